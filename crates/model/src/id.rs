@@ -1,0 +1,238 @@
+use std::fmt;
+
+/// The internal id of the repository root.
+pub const ROOT_ID: &str = "info:fedora";
+
+const DESCRIPTION_SUFFIX: &str = "fcr:metadata";
+const ACL_SUFFIX: &str = "fcr:acl";
+
+/// Why a path cannot name a resource.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum IdError {
+    /// The path has an empty segment (`a//b`).
+    #[error("path {0:?} has an empty segment")]
+    EmptySegment(String),
+    /// The path contains `.` or `..`.
+    #[error("path {0:?} contains a relative segment ('.' or '..')")]
+    RelativeSegment(String),
+    /// The path uses a name Fedora reserves for its own files or endpoints.
+    #[error("path {path:?} uses the reserved name {segment:?}")]
+    Reserved {
+        /// The whole path.
+        path: String,
+        /// The offending segment.
+        segment: String,
+    },
+    /// The path contains a control character.
+    #[error("path {0:?} contains a control character")]
+    ControlCharacter(String),
+}
+
+/// A Fedora resource identifier in its internal form: `info:fedora` followed by the
+/// percent-decoded path below the REST base, e.g. `info:fedora/a/b c`.
+///
+/// A `FedoraId` is always valid: its segments are non-empty, never `.`/`..`, never one of
+/// Fedora's reserved names, and an `fcr:` segment appears only as a final `fcr:metadata`
+/// (a binary's description) or `fcr:acl`.
+#[derive(Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct FedoraId(String);
+
+impl FedoraId {
+    /// The repository root, `info:fedora`.
+    pub fn root() -> Self {
+        Self(ROOT_ID.to_string())
+    }
+
+    /// Builds an id from a decoded path relative to the REST base (`""` is the root).
+    /// A trailing `/` is trimmed, as Fedora does.
+    pub fn from_path(path: &str) -> Result<Self, IdError> {
+        let trimmed = path.trim_start_matches('/');
+        let trimmed = trimmed.strip_suffix('/').unwrap_or(trimmed);
+        if trimmed.is_empty() {
+            return Ok(Self::root());
+        }
+        let segments: Vec<&str> = trimmed.split('/').collect();
+        let last = segments.len() - 1;
+        for (i, seg) in segments.iter().enumerate() {
+            validate_segment(trimmed, seg, i == last)?;
+        }
+        Ok(Self(format!("{ROOT_ID}/{trimmed}")))
+    }
+
+    /// Parses an internal id (`info:fedora/...`), as found in headers and inventories.
+    pub fn from_internal(id: &str) -> Result<Self, IdError> {
+        if id == ROOT_ID {
+            return Ok(Self::root());
+        }
+        match id.strip_prefix("info:fedora/") {
+            Some(path) if !path.is_empty() && !path.ends_with('/') => Self::from_path(path),
+            _ => Err(IdError::Reserved {
+                path: id.to_string(),
+                segment: id.to_string(),
+            }),
+        }
+    }
+
+    /// The internal id string, e.g. `info:fedora/a/b`.
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+
+    /// The path below the REST base, without leading slash (`""` for the root).
+    pub fn path(&self) -> &str {
+        self.0
+            .strip_prefix(ROOT_ID)
+            .map(|p| p.trim_start_matches('/'))
+            .unwrap_or("")
+    }
+
+    /// Whether this is the repository root.
+    pub fn is_root(&self) -> bool {
+        self.0 == ROOT_ID
+    }
+
+    /// Whether this id names a binary's description (`…/fcr:metadata`).
+    pub fn is_description(&self) -> bool {
+        self.0.ends_with("/fcr:metadata")
+    }
+
+    /// Whether this id names an access control list (`…/fcr:acl`).
+    pub fn is_acl(&self) -> bool {
+        self.0.ends_with("/fcr:acl")
+    }
+
+    /// The resource this id belongs to: itself, or the binary/resource behind a
+    /// `fcr:metadata`/`fcr:acl` suffix.
+    pub fn base(&self) -> FedoraId {
+        match self.0.rsplit_once('/') {
+            Some((head, DESCRIPTION_SUFFIX | ACL_SUFFIX)) => FedoraId(head.to_string()),
+            _ => self.clone(),
+        }
+    }
+
+    /// The description (`fcr:metadata`) id of this binary id.
+    pub fn description(&self) -> FedoraId {
+        FedoraId(format!("{}/{DESCRIPTION_SUFFIX}", self.0))
+    }
+
+    /// The id one path segment up; `None` for the root.
+    pub fn path_parent(&self) -> Option<FedoraId> {
+        if self.is_root() {
+            return None;
+        }
+        self.0.rsplit_once('/').map(|(head, _)| FedoraId(head.to_string()))
+    }
+
+    /// The last path segment (`""` for the root).
+    pub fn last_segment(&self) -> &str {
+        if self.is_root() {
+            return "";
+        }
+        self.0.rsplit_once('/').map(|(_, s)| s).unwrap_or("")
+    }
+
+    /// A child id below this one; `relative` may hold several segments and is validated.
+    pub fn child(&self, relative: &str) -> Result<FedoraId, IdError> {
+        let path = self.path();
+        if path.is_empty() {
+            Self::from_path(relative)
+        } else {
+            Self::from_path(&format!("{path}/{relative}"))
+        }
+    }
+
+    /// Whether `self` lies strictly below `ancestor` in the path hierarchy.
+    pub fn is_descendant_of(&self, ancestor: &FedoraId) -> bool {
+        self.0.len() > ancestor.0.len()
+            && self.0.starts_with(&ancestor.0)
+            && self.0.as_bytes()[ancestor.0.len()] == b'/'
+    }
+}
+
+fn validate_segment(path: &str, seg: &str, is_last: bool) -> Result<(), IdError> {
+    if seg.is_empty() {
+        return Err(IdError::EmptySegment(path.to_string()));
+    }
+    if seg == "." || seg == ".." {
+        return Err(IdError::RelativeSegment(path.to_string()));
+    }
+    if seg.chars().any(|c| c.is_control()) {
+        return Err(IdError::ControlCharacter(path.to_string()));
+    }
+    let reserved = matches!(
+        seg,
+        "fcr-root" | ".fcrepo" | "fcr-container.nt" | "fcr:tombstone" | "fcr:versions"
+    ) || ["~fcr-desc", "~fcr-acl", "~fcr-desc.nt", "~fcr-acl.nt"]
+        .iter()
+        .any(|suffix| seg.ends_with(suffix))
+        || (seg.starts_with("fcr:")
+            && !(is_last && (seg == DESCRIPTION_SUFFIX || seg == ACL_SUFFIX)));
+    if reserved {
+        return Err(IdError::Reserved {
+            path: path.to_string(),
+            segment: seg.to_string(),
+        });
+    }
+    Ok(())
+}
+
+impl fmt::Display for FedoraId {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl fmt::Debug for FedoraId {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "FedoraId({})", self.0)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn builds_internal_ids() {
+        assert_eq!(FedoraId::from_path("").unwrap().as_str(), "info:fedora");
+        assert_eq!(FedoraId::from_path("/a/b c/").unwrap().as_str(), "info:fedora/a/b c");
+        let d = FedoraId::from_path("a/file/fcr:metadata").unwrap();
+        assert!(d.is_description());
+        assert_eq!(d.base().as_str(), "info:fedora/a/file");
+        assert_eq!(d.base().description(), d);
+        assert_eq!(
+            FedoraId::from_path("a/b").unwrap().path_parent().unwrap().as_str(),
+            "info:fedora/a"
+        );
+        assert_eq!(FedoraId::from_path("a").unwrap().path_parent().unwrap(), FedoraId::root());
+    }
+
+    #[test]
+    fn rejects_bad_paths() {
+        for bad in [
+            "a//b",
+            "a/../b",
+            "./a",
+            "a/.fcrepo",
+            "fcr-root",
+            "a/fcr-container.nt",
+            "a/fcr:tombstone",
+            "a/fcr:versions",
+            "a/x~fcr-desc",
+            "a/x~fcr-acl.nt",
+            "a/fcr:metadata/b",
+            "fcr:foo",
+            "a/b\u{0}",
+        ] {
+            assert!(FedoraId::from_path(bad).is_err(), "{bad} should be rejected");
+        }
+    }
+
+    #[test]
+    fn descendants() {
+        let a = FedoraId::from_path("a").unwrap();
+        assert!(FedoraId::from_path("a/b").unwrap().is_descendant_of(&a));
+        assert!(!FedoraId::from_path("ab").unwrap().is_descendant_of(&a));
+        assert!(a.is_descendant_of(&FedoraId::root()));
+    }
+}
