@@ -1,0 +1,581 @@
+use std::collections::BTreeMap;
+use std::fs;
+use std::io::ErrorKind;
+use std::path::{Path, PathBuf};
+
+use arca_storage::fsutil;
+use sha2::{Digest, Sha512};
+
+use crate::error::IoContext;
+use crate::inventory::{group_state, sidecar_for};
+use crate::layout::{HashedNTuple, EXTENSION_0004, LAYOUT_CONFIG_JSON, OCFL_LAYOUT_JSON};
+use crate::mapper::encode_logical_path;
+use crate::{Error, Inventory, Result, User, Version, VersionNum, INVENTORY_TYPE_1_1};
+
+const ROOT_NAMASTE: &str = "0=ocfl_1.1";
+const ROOT_NAMASTE_1_0: &str = "0=ocfl_1.0";
+const OBJECT_NAMASTE: &str = "0=ocfl_object_1.1";
+const INVENTORY: &str = "inventory.json";
+const SIDECAR: &str = "inventory.json.sha512";
+const MUTABLE_HEAD: &str = "extensions/0005-mutable-head/head";
+const TARGET_MARKER: &str = "target";
+const UPLOADS: &str = "uploads";
+
+/// Who and when of a new version.
+#[derive(Debug, Clone)]
+pub struct VersionInfo {
+    /// RFC 3339 instant with `Z`.
+    pub created: String,
+    /// Commit message.
+    pub message: String,
+    /// User name.
+    pub user_name: String,
+    /// User address (URI).
+    pub user_address: String,
+}
+
+/// Bytes for a logical path in a new version.
+#[derive(Debug)]
+pub enum Content {
+    /// Small content held in memory (headers, RDF).
+    Bytes(Vec<u8>),
+    /// A file already written under the staging area (an upload), with its SHA-512. It is
+    /// moved, not copied.
+    File {
+        /// The staged file.
+        path: PathBuf,
+        /// Its lowercase hex SHA-512.
+        sha512: String,
+    },
+}
+
+/// One change of a version: put content at a logical path, or remove the path.
+#[derive(Debug)]
+pub struct Change {
+    /// Logical path inside the object.
+    pub logical_path: String,
+    /// New content, or `None` to remove the path from the state.
+    pub content: Option<Content>,
+}
+
+/// A version written under `staging/`, not yet visible in the root.
+#[derive(Debug)]
+pub struct Staged {
+    dir: PathBuf,
+    object_id: String,
+    object_dir: PathBuf,
+    version: VersionNum,
+    is_new_object: bool,
+    /// The inventory the object will have once published.
+    pub inventory: Inventory,
+}
+
+impl Staged {
+    /// The object's directory in the root.
+    pub fn object_dir(&self) -> &Path {
+        &self.object_dir
+    }
+}
+
+/// What a reader needs of an object: its inventory and where it lives.
+#[derive(Debug, Clone)]
+pub struct ObjectState {
+    /// Absolute object directory.
+    pub dir: PathBuf,
+    /// The head inventory (the mutable HEAD's, if the object has one).
+    pub inventory: Inventory,
+    /// Whether the head is an OCFL 0005 mutable HEAD (written by Fedora with
+    /// auto-versioning off); arca reads such objects but does not write to them yet.
+    pub mutable_head: bool,
+}
+
+impl ObjectState {
+    /// Absolute path of the content file for a logical path in the head state.
+    pub fn head_file(&self, logical: &str) -> Option<PathBuf> {
+        self.inventory
+            .resolve_head(logical)
+            .map(|p| self.dir.join(p))
+    }
+}
+
+/// An OCFL storage root on the local filesystem plus its staging area (which must be on the
+/// same filesystem, so that publishing is a rename).
+#[derive(Debug)]
+pub struct OcflRoot {
+    root: PathBuf,
+    staging: PathBuf,
+    layout: HashedNTuple,
+}
+
+impl OcflRoot {
+    /// Opens the root at `root`, creating it (as Fedora 6 would) if the directory is missing
+    /// or empty. `staging` is created if needed.
+    pub fn open_or_create(root: &Path, staging: &Path) -> Result<Self> {
+        fs::create_dir_all(root).at(root)?;
+        fs::create_dir_all(staging.join(UPLOADS)).at(staging)?;
+        let layout = if root.join(ROOT_NAMASTE).exists() || root.join(ROOT_NAMASTE_1_0).exists() {
+            Self::read_layout(root)?
+        } else {
+            let empty = fs::read_dir(root).at(root)?.next().is_none();
+            if !empty {
+                return Err(Error::Invalid(format!(
+                    "{} is not empty and has no {ROOT_NAMASTE} declaration",
+                    root.display()
+                )));
+            }
+            Self::create_root_files(root)?;
+            HashedNTuple::default()
+        };
+        if !root.join(ROOT_NAMASTE).exists() {
+            // ocfl-java upgrades a 1.0 root declaration to 1.1 when it opens it for writing.
+            fsutil::write_new(&root.join(ROOT_NAMASTE), b"ocfl_1.1\n").at(root)?;
+            let _ = fs::remove_file(root.join(ROOT_NAMASTE_1_0));
+            fsutil::sync_dir(root).at(root)?;
+        }
+        Ok(Self {
+            root: root.to_path_buf(),
+            staging: staging.to_path_buf(),
+            layout,
+        })
+    }
+
+    fn create_root_files(root: &Path) -> Result<()> {
+        let ext = root.join("extensions").join(EXTENSION_0004);
+        fs::create_dir_all(&ext).at(&ext)?;
+        fsutil::replace_atomically(&ext.join("config.json"), LAYOUT_CONFIG_JSON.as_bytes())
+            .at(&ext)?;
+        fsutil::replace_atomically(&root.join("ocfl_layout.json"), OCFL_LAYOUT_JSON.as_bytes())
+            .at(root)?;
+        fsutil::replace_atomically(&root.join(ROOT_NAMASTE), b"ocfl_1.1\n").at(root)?;
+        fsutil::sync_dir(&ext).at(&ext)?;
+        fsutil::sync_dir(&root.join("extensions")).at(root)?;
+        fsutil::sync_dir(root).at(root)
+    }
+
+    fn read_layout(root: &Path) -> Result<HashedNTuple> {
+        let layout_file = root.join("ocfl_layout.json");
+        let name = match fs::read(&layout_file) {
+            Ok(bytes) => {
+                let v: serde_json::Value = serde_json::from_slice(&bytes).map_err(|source| {
+                    Error::Json {
+                        path: layout_file.clone(),
+                        source,
+                    }
+                })?;
+                v.get("extension")
+                    .and_then(|e| e.as_str())
+                    .unwrap_or_default()
+                    .to_string()
+            }
+            // ocfl-java falls back to its default layout when the file is missing.
+            Err(e) if e.kind() == ErrorKind::NotFound => EXTENSION_0004.to_string(),
+            Err(e) => return Err(e).at(&layout_file),
+        };
+        if name != EXTENSION_0004 {
+            return Err(Error::Unsupported(format!(
+                "storage layout {name:?}; arca reads and writes {EXTENSION_0004}"
+            )));
+        }
+        let config = root.join("extensions").join(EXTENSION_0004).join("config.json");
+        match fs::read(&config) {
+            Ok(bytes) => {
+                let v: serde_json::Value = serde_json::from_slice(&bytes).map_err(|source| {
+                    Error::Json {
+                        path: config.clone(),
+                        source,
+                    }
+                })?;
+                HashedNTuple::from_config(&v).map_err(Error::Unsupported)
+            }
+            Err(e) if e.kind() == ErrorKind::NotFound => Ok(HashedNTuple::default()),
+            Err(e) => Err(e).at(&config),
+        }
+    }
+
+    /// The storage root directory.
+    pub fn path(&self) -> &Path {
+        &self.root
+    }
+
+    /// The staging directory.
+    pub fn staging_path(&self) -> &Path {
+        &self.staging
+    }
+
+    /// Directory for client uploads in progress (same filesystem as the root).
+    pub fn uploads_dir(&self) -> PathBuf {
+        self.staging.join(UPLOADS)
+    }
+
+    /// Absolute directory of an object (whether or not it exists).
+    pub fn object_dir(&self, object_id: &str) -> PathBuf {
+        self.root.join(self.layout.object_path(object_id))
+    }
+
+    /// Reads an object's head inventory; `None` if the object does not exist.
+    pub fn read_object(&self, object_id: &str) -> Result<Option<ObjectState>> {
+        Self::read_object_at(&self.object_dir(object_id))
+    }
+
+    /// Reads the object stored in `dir`; `None` if there is none.
+    pub fn read_object_at(dir: &Path) -> Result<Option<ObjectState>> {
+        let head = dir.join(MUTABLE_HEAD).join(INVENTORY);
+        let (path, mutable_head) = if head.exists() {
+            (head, true)
+        } else {
+            (dir.join(INVENTORY), false)
+        };
+        let bytes = match fs::read(&path) {
+            Ok(b) => b,
+            Err(e) if e.kind() == ErrorKind::NotFound => return Ok(None),
+            Err(e) => return Err(e).at(&path),
+        };
+        let inventory =
+            Inventory::from_slice(&bytes).map_err(|source| Error::Json { path, source })?;
+        Ok(Some(ObjectState {
+            dir: dir.to_path_buf(),
+            inventory,
+            mutable_head,
+        }))
+    }
+
+    /// Writes a new version of `object_id` (the first one if `current` is `None`) under
+    /// `staging/`. Content already stored in the object is not written again (dedup by
+    /// digest). Nothing in the root changes until [`publish`](Self::publish).
+    pub fn stage(
+        &self,
+        object_id: &str,
+        current: Option<&ObjectState>,
+        changes: Vec<Change>,
+        info: VersionInfo,
+    ) -> Result<Staged> {
+        if current.is_some_and(|c| c.mutable_head) {
+            return Err(Error::Unsupported(format!(
+                "object {object_id} has a mutable HEAD (extension 0005); arca does not write to it yet"
+            )));
+        }
+        let object_dir = self.object_dir(object_id);
+        let dir = self.staging.join(uuid::Uuid::new_v4().simple().to_string());
+        fs::create_dir(&dir).at(&dir)?;
+        let staged_result = self.stage_into(&dir, object_id, &object_dir, current, changes, info);
+        if staged_result.is_err() {
+            let _ = fs::remove_dir_all(&dir);
+        }
+        staged_result
+    }
+
+    fn stage_into(
+        &self,
+        dir: &Path,
+        object_id: &str,
+        object_dir: &Path,
+        current: Option<&ObjectState>,
+        changes: Vec<Change>,
+        info: VersionInfo,
+    ) -> Result<Staged> {
+        // The marker names the object first, so that recovery can always tell what an
+        // operation left behind was about.
+        let marker = format!("{object_id}\n{}\n", object_dir.display());
+        fsutil::write_new(&dir.join(TARGET_MARKER), marker.as_bytes()).at(dir)?;
+
+        let (mut inventory, version) = match current {
+            Some(c) => {
+                let mut inv = c.inventory.clone();
+                inv.head = inv.head.next();
+                let v = inv.head;
+                (inv, v)
+            }
+            None => (
+                Inventory {
+                    id: object_id.to_string(),
+                    inventory_type: INVENTORY_TYPE_1_1.to_string(),
+                    digest_algorithm: "sha512".to_string(),
+                    head: VersionNum::first(),
+                    content_directory: Some("content".to_string()),
+                    fixity: Default::default(),
+                    manifest: BTreeMap::new(),
+                    versions: BTreeMap::new(),
+                },
+                VersionNum::first(),
+            ),
+        };
+        if inventory.digest_algorithm != "sha512" {
+            return Err(Error::Unsupported(format!(
+                "object {object_id} uses digest algorithm {}",
+                inventory.digest_algorithm
+            )));
+        }
+        let is_new_object = current.is_none();
+        // Where the object root's files go while staged.
+        let obj_stage = if is_new_object {
+            dir.join("object")
+        } else {
+            dir.to_path_buf()
+        };
+        let version_dir = obj_stage.join(version.to_string());
+        let content_root = version_dir.join(inventory.content_dir());
+        fs::create_dir_all(&version_dir).at(&version_dir)?;
+
+        let mut state = current
+            .map(|c| c.inventory.head_state())
+            .unwrap_or_default();
+        for change in changes {
+            let Some(content) = change.content else {
+                state.remove(&change.logical_path);
+                continue;
+            };
+            let digest = match &content {
+                Content::Bytes(b) => hex::encode(Sha512::digest(b)),
+                Content::File { sha512, .. } => sha512.to_ascii_lowercase(),
+            };
+            let known = inventory.content_path_for(&digest).map(str::to_string);
+            let digest = match known {
+                Some(_) => {
+                    // Already stored (earlier version, or earlier in this one): reuse it,
+                    // keeping the manifest's spelling of the digest.
+                    if let Content::File { path, .. } = &content {
+                        let _ = fs::remove_file(path);
+                    }
+                    inventory
+                        .manifest
+                        .keys()
+                        .find(|k| k.eq_ignore_ascii_case(&digest))
+                        .cloned()
+                        .unwrap_or(digest)
+                }
+                None => {
+                    let encoded = encode_logical_path(&change.logical_path);
+                    let target = content_root.join(&encoded);
+                    if let Some(parent) = target.parent() {
+                        fs::create_dir_all(parent).at(parent)?;
+                    }
+                    match content {
+                        Content::Bytes(b) => fsutil::write_new(&target, &b).at(&target)?,
+                        Content::File { path, .. } => fs::rename(&path, &target).at(&path)?,
+                    }
+                    let content_path =
+                        format!("{version}/{}/{encoded}", inventory.content_dir());
+                    inventory
+                        .manifest
+                        .insert(digest.clone(), vec![content_path]);
+                    digest
+                }
+            };
+            state.insert(change.logical_path, digest);
+        }
+
+        inventory.versions.insert(
+            version,
+            Version {
+                created: info.created,
+                message: Some(info.message),
+                user: Some(User {
+                    name: info.user_name,
+                    address: Some(info.user_address),
+                }),
+                state: group_state(&state),
+            },
+        );
+        let bytes = inventory.to_bytes();
+        let sidecar = sidecar_for(&bytes);
+        fsutil::write_new(&version_dir.join(INVENTORY), &bytes).at(&version_dir)?;
+        fsutil::write_new(&version_dir.join(SIDECAR), sidecar.as_bytes()).at(&version_dir)?;
+        fsutil::write_new(&obj_stage.join(INVENTORY), &bytes).at(&obj_stage)?;
+        fsutil::write_new(&obj_stage.join(SIDECAR), sidecar.as_bytes()).at(&obj_stage)?;
+        if is_new_object {
+            fsutil::write_new(&obj_stage.join(OBJECT_NAMASTE), b"ocfl_object_1.1\n")
+                .at(&obj_stage)?;
+        }
+        Ok(Staged {
+            dir: dir.to_path_buf(),
+            object_id: object_id.to_string(),
+            object_dir: object_dir.to_path_buf(),
+            version,
+            is_new_object,
+            inventory,
+        })
+    }
+
+    /// Makes a staged version visible: a new object's directory is renamed into place, or
+    /// the new version directory is renamed into the object (the commit point) and the root
+    /// inventory and sidecar are replaced. Call only after the staged files are durable.
+    pub fn publish(&self, staged: &Staged) -> Result<()> {
+        if staged.is_new_object {
+            if staged.object_dir.exists() {
+                return Err(Error::AlreadyExists(staged.object_id.clone()));
+            }
+            let parent = staged.object_dir.parent().expect("object dirs have parents");
+            fs::create_dir_all(parent).at(parent)?;
+            return fs::rename(staged.dir.join("object"), &staged.object_dir)
+                .at(&staged.object_dir);
+        }
+        let version = staged.version.to_string();
+        let target = staged.object_dir.join(&version);
+        if target.exists() {
+            return Err(Error::AlreadyExists(format!(
+                "{} {version}",
+                staged.object_id
+            )));
+        }
+        fs::rename(staged.dir.join(&version), &target).at(&target)?;
+        Self::install_root_inventory(&staged.dir, &staged.object_dir)
+    }
+
+    /// Moves `inventory.json` and its sidecar from `from` into the object root.
+    fn install_root_inventory(from: &Path, object_dir: &Path) -> Result<()> {
+        for name in [INVENTORY, SIDECAR] {
+            let dest = object_dir.join(name);
+            fs::rename(from.join(name), &dest).at(&dest)?;
+        }
+        Ok(())
+    }
+
+    /// Drops the staging marker of a published version; call after the publish is durable.
+    pub fn finish(&self, staged: Staged) {
+        let _ = fs::remove_dir_all(&staged.dir);
+    }
+
+    /// Discards a staged version that will not be published.
+    pub fn abort(&self, staged: Staged) {
+        let _ = fs::remove_dir_all(&staged.dir);
+    }
+
+    /// Deletes an object and every empty directory above it (so the hierarchy keeps no
+    /// empty directories). The directory is first renamed into staging, so a crash never
+    /// leaves half an object in the root.
+    pub fn purge(&self, object_id: &str) -> Result<()> {
+        let dir = self.object_dir(object_id);
+        if !dir.exists() {
+            return Ok(());
+        }
+        let trash = self
+            .staging
+            .join(format!("purge-{}", uuid::Uuid::new_v4().simple()));
+        fs::rename(&dir, &trash).at(&dir)?;
+        fsutil::remove_empty_parents(&dir, &self.root);
+        fs::remove_dir_all(&trash).at(&trash)
+    }
+
+    /// Finishes or discards every operation left in `staging/` by a crash and returns the
+    /// ids of the objects whose storage may differ from what the catalog last saw.
+    ///
+    /// A staged operation whose version directory made it into the object is rolled
+    /// forward (the root inventory is set to that version's); anything else staged was
+    /// never acknowledged and is deleted, as are unfinished uploads.
+    pub fn recover_staging(&self) -> Result<Vec<String>> {
+        let mut touched = Vec::new();
+        let entries = fs::read_dir(&self.staging).at(&self.staging)?;
+        for entry in entries {
+            let entry = entry.at(&self.staging)?;
+            let path = entry.path();
+            if entry.file_name() == UPLOADS {
+                for upload in fs::read_dir(&path).at(&path)? {
+                    let upload = upload.at(&path)?.path();
+                    let _ = fs::remove_file(&upload).or_else(|_| fs::remove_dir_all(&upload));
+                }
+                continue;
+            }
+            if let Ok(marker) = fs::read_to_string(path.join(TARGET_MARKER)) {
+                let mut lines = marker.lines();
+                if let Some(object_id) = lines.next() {
+                    let object_dir = self.object_dir(object_id);
+                    if object_dir.exists() {
+                        self.roll_forward(&object_dir, &path)?;
+                    }
+                    touched.push(object_id.to_string());
+                }
+            }
+            if path.is_dir() {
+                fs::remove_dir_all(&path).at(&path)?;
+            } else {
+                fs::remove_file(&path).at(&path)?;
+            }
+        }
+        if !touched.is_empty() {
+            fsutil::sync_dir(&self.staging).at(&self.staging)?;
+        }
+        Ok(touched)
+    }
+
+    /// Makes the root inventory equal the highest version directory's inventory.
+    fn roll_forward(&self, object_dir: &Path, scratch: &Path) -> Result<()> {
+        let mut highest: Option<VersionNum> = None;
+        for entry in fs::read_dir(object_dir).at(object_dir)? {
+            let name = entry.at(object_dir)?.file_name();
+            if let Some(v) = name.to_str().and_then(VersionNum::parse) {
+                if highest.is_none_or(|h| v > h) {
+                    highest = Some(v);
+                }
+            }
+        }
+        let Some(version) = highest else {
+            return Err(Error::Invalid(format!(
+                "{} has no version directory",
+                object_dir.display()
+            )));
+        };
+        let version_dir = object_dir.join(version.to_string());
+        let version_inv = fs::read(version_dir.join(INVENTORY)).at(&version_dir)?;
+        let root_inv = fs::read(object_dir.join(INVENTORY)).ok();
+        let root_sidecar = fs::read_to_string(object_dir.join(SIDECAR)).ok();
+        let expected_sidecar = sidecar_for(&version_inv);
+        if root_inv.as_deref() == Some(&version_inv[..])
+            && root_sidecar.as_deref() == Some(expected_sidecar.as_str())
+        {
+            return Ok(());
+        }
+        tracing::warn!(object = %object_dir.display(), %version, "rolling root inventory forward after a crash");
+        let tmp = scratch.join("rollforward");
+        let _ = fs::remove_dir_all(&tmp);
+        fs::create_dir_all(&tmp).at(&tmp)?;
+        fsutil::write_new(&tmp.join(INVENTORY), &version_inv).at(&tmp)?;
+        fsutil::write_new(&tmp.join(SIDECAR), expected_sidecar.as_bytes()).at(&tmp)?;
+        for name in [INVENTORY, SIDECAR] {
+            fs::File::open(tmp.join(name))
+                .and_then(|f| f.sync_all())
+                .at(&tmp)?;
+        }
+        Self::install_root_inventory(&tmp, object_dir)?;
+        fsutil::sync_dir(object_dir).at(object_dir)
+    }
+
+    /// Every object directory under the root (those holding an object declaration).
+    /// Directories are visited in sorted order so that a resumed walk sees the same order.
+    pub fn list_object_dirs(&self) -> Result<Vec<PathBuf>> {
+        let mut out = Vec::new();
+        let mut stack = vec![self.root.clone()];
+        while let Some(dir) = stack.pop() {
+            let mut children = Vec::new();
+            let mut is_object = false;
+            for entry in fs::read_dir(&dir).at(&dir)? {
+                let entry = entry.at(&dir)?;
+                let name = entry.file_name();
+                if name == OBJECT_NAMASTE {
+                    is_object = true;
+                    break;
+                }
+                if dir == self.root && name == "extensions" {
+                    continue;
+                }
+                if entry.file_type().at(&dir)?.is_dir() {
+                    children.push(entry.path());
+                }
+            }
+            if is_object {
+                out.push(dir);
+            } else {
+                children.sort();
+                stack.extend(children.into_iter().rev());
+            }
+        }
+        out.sort();
+        Ok(out)
+    }
+
+    /// Verifies an inventory file against its sidecar.
+    pub fn check_sidecar(object_dir: &Path) -> Result<bool> {
+        let inv = fs::read(object_dir.join(INVENTORY)).at(object_dir)?;
+        let sidecar = fs::read_to_string(object_dir.join(SIDECAR)).at(object_dir)?;
+        Ok(sidecar.split_whitespace().next() == Some(&hex::encode(Sha512::digest(&inv))[..]))
+    }
+}

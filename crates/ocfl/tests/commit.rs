@@ -1,0 +1,212 @@
+//! Version commits, dedup, purge and crash recovery of the OCFL writer.
+
+use std::fs;
+use std::path::Path;
+
+use arca_ocfl::{Change, Content, OcflRoot, VersionInfo};
+
+fn info() -> VersionInfo {
+    VersionInfo {
+        created: "2026-11-21T20:23:49.759367621Z".into(),
+        message: "Authored by arca".into(),
+        user_name: "fedoraAdmin".into(),
+        user_address: "info:fedora/fedoraAdmin".into(),
+    }
+}
+
+fn put(path: &str, bytes: &[u8]) -> Change {
+    Change {
+        logical_path: path.into(),
+        content: Some(Content::Bytes(bytes.to_vec())),
+    }
+}
+
+fn open(dir: &Path) -> OcflRoot {
+    OcflRoot::open_or_create(&dir.join("root"), &dir.join("staging")).unwrap()
+}
+
+#[test]
+fn new_root_has_fedora_root_files() {
+    let tmp = tempfile::tempdir().unwrap();
+    open(tmp.path());
+    let root = tmp.path().join("root");
+    assert_eq!(fs::read(root.join("0=ocfl_1.1")).unwrap(), b"ocfl_1.1\n");
+    assert!(root.join("ocfl_layout.json").is_file());
+    assert!(root
+        .join("extensions/0004-hashed-n-tuple-storage-layout/config.json")
+        .is_file());
+    // reopening an existing root works and does not rewrite it
+    open(tmp.path());
+}
+
+#[test]
+fn commits_versions_with_dedup_and_sidecars() {
+    let tmp = tempfile::tempdir().unwrap();
+    let root = open(tmp.path());
+    let id = "info:fedora/c1";
+    let staged = root
+        .stage(id, None, vec![put("fcr-container.nt", b""), put(".fcrepo/fcr-root.json", b"{}")], info())
+        .unwrap();
+    root.publish(&staged).unwrap();
+    root.finish(staged);
+
+    let obj = root.read_object(id).unwrap().unwrap();
+    assert_eq!(obj.inventory.head.to_string(), "v1");
+    assert!(obj.dir.join("v1/content/fcr-container.nt").is_file());
+    assert!(OcflRoot::check_sidecar(&obj.dir).unwrap());
+    assert_eq!(
+        fs::read(obj.dir.join("inventory.json")).unwrap(),
+        fs::read(obj.dir.join("v1/inventory.json")).unwrap()
+    );
+
+    // v2 changes one file and adds one whose bytes are already stored: only one new file
+    let staged = root
+        .stage(id, Some(&obj), vec![put(".fcrepo/fcr-root.json", b"{\"a\":1}"), put("other", b"")], info())
+        .unwrap();
+    root.publish(&staged).unwrap();
+    root.finish(staged);
+    let obj = root.read_object(id).unwrap().unwrap();
+    assert_eq!(obj.inventory.head.to_string(), "v2");
+    let v2_files: Vec<_> = walk(&obj.dir.join("v2/content"));
+    assert_eq!(v2_files, vec![".fcrepo/fcr-root.json".to_string()]);
+    assert_eq!(
+        obj.head_file("other").unwrap(),
+        obj.dir.join("v1/content/fcr-container.nt")
+    );
+
+    // removing a path drops it from the head state only
+    let staged = root
+        .stage(id, Some(&obj), vec![Change { logical_path: "other".into(), content: None }], info())
+        .unwrap();
+    root.publish(&staged).unwrap();
+    root.finish(staged);
+    let obj = root.read_object(id).unwrap().unwrap();
+    assert!(obj.head_file("other").is_none());
+    assert!(!obj.dir.join("v3/content").exists(), "a version without new files has no content dir");
+    assert!(fs::read_dir(tmp.path().join("staging")).unwrap().all(|e| e.unwrap().file_name() == "uploads"));
+}
+
+#[test]
+fn percent_encodes_content_paths() {
+    let tmp = tempfile::tempdir().unwrap();
+    let root = open(tmp.path());
+    let staged = root
+        .stage("info:fedora/ag1", None, vec![put("sub/data file.bin", b"BBBB")], info())
+        .unwrap();
+    root.publish(&staged).unwrap();
+    root.finish(staged);
+    let obj = root.read_object("info:fedora/ag1").unwrap().unwrap();
+    assert!(obj.dir.join("v1/content/sub/data%20file.bin").is_file());
+    assert_eq!(fs::read(obj.head_file("sub/data file.bin").unwrap()).unwrap(), b"BBBB");
+}
+
+#[test]
+fn purge_removes_object_and_empty_parents() {
+    let tmp = tempfile::tempdir().unwrap();
+    let root = open(tmp.path());
+    let staged = root.stage("info:fedora/x", None, vec![put("a", b"1")], info()).unwrap();
+    root.publish(&staged).unwrap();
+    root.finish(staged);
+    root.purge("info:fedora/x").unwrap();
+    let names: Vec<_> = fs::read_dir(tmp.path().join("root"))
+        .unwrap()
+        .map(|e| e.unwrap().file_name().into_string().unwrap())
+        .collect();
+    let mut names = names;
+    names.sort();
+    assert_eq!(names, vec!["0=ocfl_1.1", "extensions", "ocfl_layout.json"]);
+}
+
+#[test]
+fn recovery_discards_unpublished_and_rolls_forward_half_published() {
+    let tmp = tempfile::tempdir().unwrap();
+    let root = open(tmp.path());
+    let id = "info:fedora/r";
+    let staged = root.stage(id, None, vec![put("a", b"1")], info()).unwrap();
+    root.publish(&staged).unwrap();
+    root.finish(staged);
+    let obj = root.read_object(id).unwrap().unwrap();
+
+    // crash 1: v2 staged, never published -> discarded
+    let staged = root.stage(id, Some(&obj), vec![put("a", b"2")], info()).unwrap();
+    std::mem::forget(staged);
+    // crash 2 (simulated): version dir renamed into the object, root inventory not yet
+    let lost = root.stage("info:fedora/new", None, vec![put("a", b"3")], info()).unwrap();
+    std::mem::forget(lost);
+    let touched = root.recover_staging().unwrap();
+    assert_eq!(touched.len(), 2);
+    assert_eq!(root.read_object(id).unwrap().unwrap().inventory.head.to_string(), "v1");
+    assert!(root.read_object("info:fedora/new").unwrap().is_none());
+
+    let obj = root.read_object(id).unwrap().unwrap();
+    let staged = root.stage(id, Some(&obj), vec![put("a", b"2")], info()).unwrap();
+    let staging_dir = fs::read_dir(tmp.path().join("staging"))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .find(|p| p.file_name().unwrap() != "uploads")
+        .unwrap();
+    fs::rename(staging_dir.join("v2"), obj.dir.join("v2")).unwrap();
+    std::mem::forget(staged);
+    assert!(!OcflRoot::check_sidecar(&obj.dir).unwrap() || fs::read(obj.dir.join("inventory.json")).unwrap() != fs::read(obj.dir.join("v2/inventory.json")).unwrap());
+    let touched = root.recover_staging().unwrap();
+    assert_eq!(touched, vec![id.to_string()]);
+    let obj = root.read_object(id).unwrap().unwrap();
+    assert_eq!(obj.inventory.head.to_string(), "v2");
+    assert!(OcflRoot::check_sidecar(&obj.dir).unwrap());
+    assert_eq!(fs::read(obj.head_file("a").unwrap()).unwrap(), b"2");
+}
+
+#[test]
+fn reads_the_fedora_written_sample_root() {
+    let sample = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared/ocfl-fedora-sample/root");
+    assert!(sample.exists(), "missing {sample:?}");
+    let tmp = tempfile::tempdir().unwrap();
+    // open read-only copy so the shared sample is never touched
+    let copy = tmp.path().join("root");
+    copy_dir(&sample, &copy);
+    let root = OcflRoot::open_or_create(&copy, &tmp.path().join("staging")).unwrap();
+    let dirs = root.list_object_dirs().unwrap();
+    assert_eq!(dirs.len(), 6);
+    let ag = root.read_object("info:fedora/ag1").unwrap().unwrap();
+    assert_eq!(fs::read(ag.head_file("sub/data file.bin").unwrap()).unwrap(), b"BBBB");
+    let mh = root.read_object("info:fedora/mh1").unwrap().unwrap();
+    assert!(mh.mutable_head);
+    assert_eq!(
+        fs::read_to_string(mh.head_file("fcr-container.nt").unwrap()).unwrap(),
+        "<info:fedora/mh1> <http://purl.org/dc/terms/title> \"v\" .\n"
+    );
+}
+
+fn copy_dir(from: &Path, to: &Path) {
+    fs::create_dir_all(to).unwrap();
+    for e in fs::read_dir(from).unwrap() {
+        let e = e.unwrap();
+        let dest = to.join(e.file_name());
+        if e.file_type().unwrap().is_dir() {
+            copy_dir(&e.path(), &dest);
+        } else {
+            fs::copy(e.path(), &dest).unwrap();
+            let mut perm = fs::metadata(&dest).unwrap().permissions();
+            #[allow(clippy::permissions_set_readonly_false)]
+            perm.set_readonly(false);
+            fs::set_permissions(&dest, perm).unwrap();
+        }
+    }
+}
+
+fn walk(dir: &Path) -> Vec<String> {
+    let mut out = Vec::new();
+    fn rec(base: &Path, dir: &Path, out: &mut Vec<String>) {
+        for e in fs::read_dir(dir).unwrap() {
+            let p = e.unwrap().path();
+            if p.is_dir() {
+                rec(base, &p, out);
+            } else {
+                out.push(p.strip_prefix(base).unwrap().to_string_lossy().into_owned());
+            }
+        }
+    }
+    rec(dir, dir, &mut out);
+    out.sort();
+    out
+}
