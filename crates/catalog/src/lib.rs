@@ -1,0 +1,164 @@
+//! The catalog answers "what is this resource, what are its headers, who are its children"
+//! without touching storage, and records every committed change in a change log with a
+//! monotonic sequence number (consumed later by search, notifications and other nodes).
+//!
+//! Everything in it is derived from the OCFL root and can be rebuilt from it. [`Catalog`]
+//! is the trait the kernel uses; [`SqliteCatalog`] is the embedded implementation.
+#![warn(missing_docs)]
+
+mod sqlite;
+
+use arca_model::{FedoraId, ResourceHeaders};
+use async_trait::async_trait;
+
+pub use sqlite::SqliteCatalog;
+
+/// Errors of the catalog.
+#[derive(Debug, thiserror::Error)]
+pub enum Error {
+    /// The database failed.
+    #[error("catalog database error: {0}")]
+    Database(#[from] rusqlite::Error),
+    /// A stored row could not be decoded.
+    #[error("catalog row for {id} is corrupt: {message}")]
+    Corrupt {
+        /// The resource.
+        id: String,
+        /// What is wrong.
+        message: String,
+    },
+}
+
+/// Result type of the catalog.
+pub type Result<T> = std::result::Result<T, Error>;
+
+/// What the catalog knows of one resource.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ResourceRecord {
+    /// The resource id.
+    pub id: FedoraId,
+    /// The containing resource (`None` for the root, descriptions and ACLs).
+    pub parent: Option<FedoraId>,
+    /// The OCFL object holding the resource.
+    pub ocfl_id: String,
+    /// The resource's `.fcrepo` header.
+    pub headers: ResourceHeaders,
+    /// Content file relative to the storage root, if the resource has content.
+    pub content_file: Option<String>,
+    /// For RDF sources, the stored N-Triples (internal ids), so reads need no storage access.
+    pub rdf: Option<Vec<u8>>,
+    /// Nanoseconds since the epoch of the last change to this container's children, if any.
+    pub children_changed: Option<i64>,
+}
+
+impl ResourceRecord {
+    /// Whether the resource is a tombstone.
+    pub fn is_deleted(&self) -> bool {
+        self.headers.deleted
+    }
+}
+
+/// The kind of a change-log entry.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ChangeKind {
+    /// The resource was created.
+    Create,
+    /// The resource was modified.
+    Update,
+    /// The resource was deleted (it is a tombstone now).
+    Delete,
+    /// The resource was purged.
+    Purge,
+}
+
+impl ChangeKind {
+    /// Name stored in the log.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Create => "create",
+            Self::Update => "update",
+            Self::Delete => "delete",
+            Self::Purge => "purge",
+        }
+    }
+
+    fn parse(s: &str) -> Option<Self> {
+        Some(match s {
+            "create" => Self::Create,
+            "update" => Self::Update,
+            "delete" => Self::Delete,
+            "purge" => Self::Purge,
+            _ => return None,
+        })
+    }
+}
+
+/// One committed change, in commit order.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ChangeEntry {
+    /// Monotonic sequence number.
+    pub seq: i64,
+    /// The resource changed.
+    pub id: String,
+    /// What happened.
+    pub kind: ChangeKind,
+    /// When (RFC 3339).
+    pub at: String,
+    /// Who.
+    pub user: String,
+}
+
+/// A write to the catalog; a list of them is applied atomically by [`Catalog::apply`].
+#[derive(Debug, Clone)]
+pub enum CatalogOp {
+    /// Insert or replace a resource.
+    Put(ResourceRecord),
+    /// Forget a resource (purge).
+    Remove(FedoraId),
+    /// Note that a container's children changed at this instant (nanoseconds).
+    ChildrenChanged(FedoraId, i64),
+    /// Append to the change log.
+    Log {
+        /// The resource.
+        id: FedoraId,
+        /// What happened.
+        kind: ChangeKind,
+        /// When (RFC 3339).
+        at: String,
+        /// Who.
+        user: String,
+    },
+}
+
+/// The catalog as the kernel sees it. Implementations: [`SqliteCatalog`] (embedded); a
+/// PostgreSQL one for scale-out later. Lookups of missing resources return `Ok(None)` or an
+/// empty list, never an error.
+#[async_trait]
+pub trait Catalog: Send + Sync {
+    /// One resource, live or tombstone.
+    async fn get(&self, id: &FedoraId) -> Result<Option<ResourceRecord>>;
+    /// Live children of `parent` in id order, after `after` (exclusive), at most `limit`.
+    async fn children(
+        &self,
+        parent: &FedoraId,
+        after: Option<&FedoraId>,
+        limit: usize,
+    ) -> Result<Vec<FedoraId>>;
+    /// Whether `parent` has at least one live child.
+    async fn has_children(&self, parent: &FedoraId) -> Result<bool>;
+    /// Every resource whose id lies below `id` in the path hierarchy (live or not).
+    async fn descendants(&self, id: &FedoraId) -> Result<Vec<ResourceRecord>>;
+    /// Every resource stored in one OCFL object.
+    async fn in_object(&self, ocfl_id: &str) -> Result<Vec<ResourceRecord>>;
+    /// Applies writes and change-log entries in one transaction; returns the last sequence
+    /// number assigned (or the current one if nothing was logged).
+    async fn apply(&self, ops: Vec<CatalogOp>) -> Result<i64>;
+    /// Change-log entries with `seq > after`, oldest first, at most `limit`.
+    async fn changes_since(&self, after: i64, limit: usize) -> Result<Vec<ChangeEntry>>;
+    /// Number of resources (live and tombstones).
+    async fn count(&self) -> Result<u64>;
+    /// A value from the catalog's own key/value table.
+    async fn meta(&self, key: &str) -> Result<Option<String>>;
+    /// Sets a value in the catalog's own key/value table.
+    async fn set_meta(&self, key: &str, value: &str) -> Result<()>;
+}

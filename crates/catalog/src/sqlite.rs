@@ -1,0 +1,335 @@
+use std::path::{Path, PathBuf};
+
+use arca_model::{FedoraId, ResourceHeaders};
+use async_trait::async_trait;
+use parking_lot::Mutex;
+use rusqlite::{params, Connection, OpenFlags, OptionalExtension, Row};
+
+use crate::{Catalog, CatalogOp, ChangeEntry, ChangeKind, Error, ResourceRecord, Result};
+
+const SCHEMA: &str = r#"
+CREATE TABLE IF NOT EXISTS resources (
+    id TEXT PRIMARY KEY NOT NULL,
+    parent TEXT,
+    ocfl_id TEXT NOT NULL,
+    deleted INTEGER NOT NULL,
+    headers BLOB NOT NULL,
+    content_file TEXT,
+    rdf BLOB,
+    children_changed INTEGER
+) WITHOUT ROWID;
+CREATE INDEX IF NOT EXISTS resources_by_parent ON resources(parent, id) WHERE deleted = 0;
+CREATE INDEX IF NOT EXISTS resources_by_object ON resources(ocfl_id);
+CREATE TABLE IF NOT EXISTS changes (
+    seq INTEGER PRIMARY KEY AUTOINCREMENT,
+    id TEXT NOT NULL,
+    kind TEXT NOT NULL,
+    at TEXT NOT NULL,
+    user TEXT NOT NULL
+);
+CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY NOT NULL, value TEXT NOT NULL);
+"#;
+
+const COLUMNS: &str = "id, parent, ocfl_id, headers, content_file, rdf, children_changed";
+
+/// The embedded catalog: one SQLite database in WAL mode, one writer connection and a pool
+/// of readers. Statements are short point lookups and run inline on the calling thread.
+///
+/// Durability: commits use `synchronous=NORMAL`; the kernel's group commit (a filesystem
+/// sync after every write batch) makes the WAL durable before a request is acknowledged,
+/// which is why the database must live on the same filesystem as the OCFL root.
+pub struct SqliteCatalog {
+    path: PathBuf,
+    writer: Mutex<Connection>,
+    readers: Mutex<Vec<Connection>>,
+}
+
+impl SqliteCatalog {
+    /// Opens (creating if needed) the catalog database at `path`.
+    pub fn open(path: &Path) -> Result<Self> {
+        let writer = Connection::open(path)?;
+        writer.execute_batch(
+            "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL; PRAGMA foreign_keys=OFF;
+             PRAGMA wal_autocheckpoint=4000; PRAGMA cache_size=-65536;",
+        )?;
+        writer.execute_batch(SCHEMA)?;
+        Ok(Self {
+            path: path.to_path_buf(),
+            writer: Mutex::new(writer),
+            readers: Mutex::new(Vec::new()),
+        })
+    }
+
+    fn with_reader<T>(&self, f: impl FnOnce(&Connection) -> Result<T>) -> Result<T> {
+        let conn = self.readers.lock().pop();
+        let conn = match conn {
+            Some(c) => c,
+            None => {
+                let c = Connection::open_with_flags(
+                    &self.path,
+                    OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NO_MUTEX,
+                )?;
+                c.execute_batch("PRAGMA cache_size=-16384;")?;
+                c
+            }
+        };
+        let result = f(&conn);
+        let mut pool = self.readers.lock();
+        if pool.len() < 16 {
+            pool.push(conn);
+        }
+        result
+    }
+
+    /// Deletes every row (used before a full rebuild).
+    pub fn clear(&self) -> Result<()> {
+        self.writer
+            .lock()
+            .execute_batch("DELETE FROM resources; DELETE FROM meta;")?;
+        Ok(())
+    }
+
+    /// Applies ops synchronously (used by the rebuild, which runs on plain threads).
+    pub fn apply_blocking(&self, ops: Vec<CatalogOp>) -> Result<i64> {
+        let mut conn = self.writer.lock();
+        let tx = conn.transaction()?;
+        let mut last = None;
+        for op in ops {
+            match op {
+                CatalogOp::Put(r) => {
+                    let headers = r.headers_json();
+                    tx.prepare_cached(
+                        "INSERT OR REPLACE INTO resources (id, parent, ocfl_id, deleted, headers, content_file, rdf, children_changed)
+                         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7,
+                                 COALESCE(?8, (SELECT children_changed FROM resources WHERE id = ?1)))",
+                    )?
+                    .execute(params![
+                        r.id.as_str(),
+                        r.parent.as_ref().map(FedoraId::as_str),
+                        r.ocfl_id,
+                        r.headers.deleted,
+                        headers,
+                        r.content_file,
+                        r.rdf,
+                        r.children_changed,
+                    ])?;
+                }
+                CatalogOp::Remove(id) => {
+                    tx.prepare_cached("DELETE FROM resources WHERE id = ?1")?
+                        .execute(params![id.as_str()])?;
+                }
+                CatalogOp::ChildrenChanged(id, at) => {
+                    tx.prepare_cached("UPDATE resources SET children_changed = ?2 WHERE id = ?1")?
+                        .execute(params![id.as_str(), at])?;
+                }
+                CatalogOp::Log { id, kind, at, user } => {
+                    tx.prepare_cached(
+                        "INSERT INTO changes (id, kind, at, user) VALUES (?1, ?2, ?3, ?4)",
+                    )?
+                    .execute(params![id.as_str(), kind.as_str(), at, user])?;
+                    last = Some(tx.last_insert_rowid());
+                }
+            }
+        }
+        tx.commit()?;
+        match last {
+            Some(seq) => Ok(seq),
+            None => Ok(conn
+                .query_row("SELECT COALESCE(MAX(seq), 0) FROM changes", [], |r| r.get(0))?),
+        }
+    }
+
+    /// Runs a WAL checkpoint (called on clean shutdown).
+    pub fn checkpoint(&self) -> Result<()> {
+        self.writer
+            .lock()
+            .execute_batch("PRAGMA wal_checkpoint(TRUNCATE);")?;
+        Ok(())
+    }
+}
+
+impl ResourceRecord {
+    fn headers_json(&self) -> Vec<u8> {
+        self.headers.to_json()
+    }
+}
+
+fn record_from_row(row: &Row<'_>) -> rusqlite::Result<Result<ResourceRecord>> {
+    let id: String = row.get(0)?;
+    let parent: Option<String> = row.get(1)?;
+    let ocfl_id: String = row.get(2)?;
+    let headers: Vec<u8> = row.get(3)?;
+    let content_file: Option<String> = row.get(4)?;
+    let rdf: Option<Vec<u8>> = row.get(5)?;
+    let children_changed: Option<i64> = row.get(6)?;
+    Ok((|| {
+        let corrupt = |message: String| Error::Corrupt {
+            id: id.clone(),
+            message,
+        };
+        Ok(ResourceRecord {
+            id: FedoraId::from_internal(&id).map_err(|e| corrupt(e.to_string()))?,
+            parent: parent
+                .map(|p| FedoraId::from_internal(&p))
+                .transpose()
+                .map_err(|e| corrupt(e.to_string()))?,
+            ocfl_id,
+            headers: ResourceHeaders::from_json(&headers).map_err(|e| corrupt(e.to_string()))?,
+            content_file,
+            rdf,
+            children_changed,
+        })
+    })())
+}
+
+fn collect_records(
+    stmt: &mut rusqlite::CachedStatement<'_>,
+    params: impl rusqlite::Params,
+) -> Result<Vec<ResourceRecord>> {
+    let rows = stmt.query_map(params, record_from_row)?;
+    let mut out = Vec::new();
+    for r in rows {
+        out.push(r??);
+    }
+    Ok(out)
+}
+
+/// The exclusive upper bound of the id range below `prefix/`: `/` + 1 is `0`.
+fn descendant_range(id: &FedoraId) -> (String, String) {
+    (format!("{}/", id.as_str()), format!("{}0", id.as_str()))
+}
+
+#[async_trait]
+impl Catalog for SqliteCatalog {
+    async fn get(&self, id: &FedoraId) -> Result<Option<ResourceRecord>> {
+        self.with_reader(|c| {
+            let row = c
+                .prepare_cached(&format!("SELECT {COLUMNS} FROM resources WHERE id = ?1"))?
+                .query_row(params![id.as_str()], record_from_row)
+                .optional()?;
+            row.transpose()
+        })
+    }
+
+    async fn children(
+        &self,
+        parent: &FedoraId,
+        after: Option<&FedoraId>,
+        limit: usize,
+    ) -> Result<Vec<FedoraId>> {
+        self.with_reader(|c| {
+            let mut stmt = c.prepare_cached(
+                "SELECT id FROM resources WHERE parent = ?1 AND deleted = 0 AND id > ?2
+                 ORDER BY id LIMIT ?3",
+            )?;
+            let rows = stmt.query_map(
+                params![
+                    parent.as_str(),
+                    after.map(FedoraId::as_str).unwrap_or(""),
+                    limit as i64
+                ],
+                |r| r.get::<_, String>(0),
+            )?;
+            let mut out = Vec::new();
+            for r in rows {
+                let id = r?;
+                out.push(FedoraId::from_internal(&id).map_err(|e| Error::Corrupt {
+                    id: id.clone(),
+                    message: e.to_string(),
+                })?);
+            }
+            Ok(out)
+        })
+    }
+
+    async fn has_children(&self, parent: &FedoraId) -> Result<bool> {
+        self.with_reader(|c| {
+            Ok(c.prepare_cached(
+                "SELECT EXISTS(SELECT 1 FROM resources WHERE parent = ?1 AND deleted = 0)",
+            )?
+            .query_row(params![parent.as_str()], |r| r.get(0))?)
+        })
+    }
+
+    async fn descendants(&self, id: &FedoraId) -> Result<Vec<ResourceRecord>> {
+        let (lo, hi) = if id.is_root() {
+            ("info:fedora/".to_string(), "info:fedora0".to_string())
+        } else {
+            descendant_range(id)
+        };
+        self.with_reader(|c| {
+            let mut stmt = c.prepare_cached(&format!(
+                "SELECT {COLUMNS} FROM resources WHERE id >= ?1 AND id < ?2 ORDER BY id"
+            ))?;
+            collect_records(&mut stmt, params![lo, hi])
+        })
+    }
+
+    async fn in_object(&self, ocfl_id: &str) -> Result<Vec<ResourceRecord>> {
+        self.with_reader(|c| {
+            let mut stmt = c.prepare_cached(&format!(
+                "SELECT {COLUMNS} FROM resources WHERE ocfl_id = ?1 ORDER BY id"
+            ))?;
+            collect_records(&mut stmt, params![ocfl_id])
+        })
+    }
+
+    async fn apply(&self, ops: Vec<CatalogOp>) -> Result<i64> {
+        self.apply_blocking(ops)
+    }
+
+    async fn changes_since(&self, after: i64, limit: usize) -> Result<Vec<ChangeEntry>> {
+        self.with_reader(|c| {
+            let mut stmt = c.prepare_cached(
+                "SELECT seq, id, kind, at, user FROM changes WHERE seq > ?1 ORDER BY seq LIMIT ?2",
+            )?;
+            let rows = stmt.query_map(params![after, limit as i64], |r| {
+                Ok((
+                    r.get::<_, i64>(0)?,
+                    r.get::<_, String>(1)?,
+                    r.get::<_, String>(2)?,
+                    r.get::<_, String>(3)?,
+                    r.get::<_, String>(4)?,
+                ))
+            })?;
+            let mut out = Vec::new();
+            for r in rows {
+                let (seq, id, kind, at, user) = r?;
+                let kind = ChangeKind::parse(&kind).ok_or_else(|| Error::Corrupt {
+                    id: id.clone(),
+                    message: format!("unknown change kind {kind}"),
+                })?;
+                out.push(ChangeEntry {
+                    seq,
+                    id,
+                    kind,
+                    at,
+                    user,
+                });
+            }
+            Ok(out)
+        })
+    }
+
+    async fn count(&self) -> Result<u64> {
+        self.with_reader(|c| {
+            Ok(c.query_row("SELECT COUNT(*) FROM resources", [], |r| r.get::<_, i64>(0))? as u64)
+        })
+    }
+
+    async fn meta(&self, key: &str) -> Result<Option<String>> {
+        self.with_reader(|c| {
+            Ok(c.prepare_cached("SELECT value FROM meta WHERE key = ?1")?
+                .query_row(params![key], |r| r.get(0))
+                .optional()?)
+        })
+    }
+
+    async fn set_meta(&self, key: &str, value: &str) -> Result<()> {
+        self.writer.lock().execute(
+            "INSERT OR REPLACE INTO meta (key, value) VALUES (?1, ?2)",
+            params![key, value],
+        )?;
+        Ok(())
+    }
+}
