@@ -441,8 +441,9 @@ impl OcflRoot {
     }
 
     /// Deletes an object and every empty directory above it (so the hierarchy keeps no
-    /// empty directories). The directory is first renamed into staging, so a crash never
-    /// leaves half an object in the root.
+    /// empty directories). A staging marker naming the object is written first and the
+    /// directory is then renamed into staging, so a crash never leaves half an object in the
+    /// root and recovery knows which object went away.
     pub fn purge(&self, object_id: &str) -> Result<()> {
         let dir = self.object_dir(object_id);
         if !dir.exists() {
@@ -451,7 +452,10 @@ impl OcflRoot {
         let trash = self
             .staging
             .join(format!("purge-{}", uuid::Uuid::new_v4().simple()));
-        fs::rename(&dir, &trash).at(&dir)?;
+        fs::create_dir(&trash).at(&trash)?;
+        let marker = format!("{object_id}\n{}\n", dir.display());
+        fsutil::write_new(&trash.join(TARGET_MARKER), marker.as_bytes()).at(&trash)?;
+        fs::rename(&dir, trash.join("object")).at(&dir)?;
         fsutil::remove_empty_parents(&dir, &self.root);
         fs::remove_dir_all(&trash).at(&trash)
     }

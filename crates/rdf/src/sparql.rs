@@ -1,0 +1,176 @@
+use oxigraph::model::{GraphNameRef, Quad};
+use oxigraph::sparql::SparqlEvaluator;
+use oxigraph::store::Store;
+use oxrdf::{GraphName, Triple};
+use spargebra::algebra::{Expression, GraphPattern};
+use spargebra::term::{GraphName as GroundGraphName, GraphNamePattern};
+use spargebra::{GraphUpdateOperation, SparqlParser, Update};
+
+use crate::{IdMapper, RdfError, Result};
+
+/// Applies a SPARQL 1.1 Update (`application/sparql-update`) to the triples of one resource.
+///
+/// `current` holds the resource's triples with internal ids; `resource_url` is the external URL
+/// of the resource and the base IRI of the update (so `<>` is the resource). The triples are
+/// loaded with external URLs into an in-memory store, so the update's IRIs match them; the
+/// update runs there (INSERT DATA, DELETE DATA, DELETE/INSERT … WHERE, DELETE WHERE, several
+/// operations separated by `;`), and the resulting triples come back with internal ids.
+///
+/// # Errors
+/// - [`RdfError::Syntax`]: the update does not parse (spargebra's message).
+/// - [`RdfError::Unsupported`]: it touches named graphs (`GRAPH`, `WITH`, `USING`), or uses
+///   LOAD, CLEAR, CREATE, DROP, COPY/MOVE/ADD or SERVICE.
+/// - [`RdfError::BaseIri`]: `resource_url` is not an absolute IRI.
+/// - [`RdfError::Update`], [`RdfError::Store`]: evaluation failed.
+pub fn apply_sparql_update(
+    current: &[Triple],
+    update: &str,
+    resource_url: &str,
+    mapper: &IdMapper,
+) -> Result<Vec<Triple>> {
+    let update = SparqlParser::new()
+        .with_base_iri(resource_url)
+        .map_err(|source| RdfError::BaseIri {
+            iri: resource_url.to_string(),
+            source,
+        })?
+        .parse_update(update)
+        .map_err(|e| RdfError::Syntax(e.to_string()))?;
+    check_supported(&update)?;
+
+    let store = Store::new()?;
+    store.extend(current.iter().map(|t| {
+        let t = mapper.triple_to_external(t.clone());
+        Quad::new(t.subject, t.predicate, t.object, GraphName::DefaultGraph)
+    }))?;
+    SparqlEvaluator::new()
+        .for_update(update)
+        .on_store(&store)
+        .execute()?;
+    store
+        .quads_for_pattern(None, None, None, Some(GraphNameRef::DefaultGraph))
+        .map(|quad| Ok(mapper.triple_to_internal(quad?.into())))
+        .collect()
+}
+
+/// Refuses every operation that reaches beyond the default graph of this one resource.
+fn check_supported(update: &Update) -> Result<()> {
+    let unsupported = |what: &str| {
+        Err(RdfError::Unsupported(format!(
+            "{what} is not supported: a PATCH updates the default graph of one resource"
+        )))
+    };
+    for operation in &update.operations {
+        match operation {
+            GraphUpdateOperation::InsertData { data } => {
+                if data
+                    .iter()
+                    .any(|q| q.graph_name != GroundGraphName::DefaultGraph)
+                {
+                    return unsupported("GRAPH");
+                }
+            }
+            GraphUpdateOperation::DeleteData { data } => {
+                if data
+                    .iter()
+                    .any(|q| q.graph_name != GroundGraphName::DefaultGraph)
+                {
+                    return unsupported("GRAPH");
+                }
+            }
+            GraphUpdateOperation::DeleteInsert {
+                delete,
+                insert,
+                using,
+                pattern,
+            } => {
+                let default = |g: &GraphNamePattern| *g == GraphNamePattern::DefaultGraph;
+                if !delete.iter().all(|q| default(&q.graph_name))
+                    || !insert.iter().all(|q| default(&q.graph_name))
+                {
+                    return unsupported("GRAPH (or WITH)");
+                }
+                if using.is_some() {
+                    return unsupported("USING (or WITH)");
+                }
+                if let Some(what) = forbidden_in_pattern(pattern) {
+                    return unsupported(what);
+                }
+            }
+            // COPY, MOVE and ADD are parsed into DROP and INSERT operations on graphs.
+            GraphUpdateOperation::Load { .. } => return unsupported("LOAD"),
+            GraphUpdateOperation::Clear { .. } => return unsupported("CLEAR"),
+            GraphUpdateOperation::Create { .. } => return unsupported("CREATE"),
+            GraphUpdateOperation::Drop { .. } => return unsupported("DROP (or COPY/MOVE/ADD)"),
+        }
+    }
+    Ok(())
+}
+
+/// `GRAPH` or `SERVICE` if the pattern (or an `EXISTS` inside it) uses one.
+fn forbidden_in_pattern(pattern: &GraphPattern) -> Option<&'static str> {
+    match pattern {
+        GraphPattern::Graph { .. } => Some("GRAPH"),
+        GraphPattern::Service { .. } => Some("SERVICE"),
+        GraphPattern::Bgp { .. } | GraphPattern::Path { .. } | GraphPattern::Values { .. } => None,
+        GraphPattern::Join { left, right }
+        | GraphPattern::Lateral { left, right }
+        | GraphPattern::Union { left, right }
+        | GraphPattern::Minus { left, right } => {
+            forbidden_in_pattern(left).or_else(|| forbidden_in_pattern(right))
+        }
+        GraphPattern::LeftJoin {
+            left,
+            right,
+            expression,
+        } => forbidden_in_pattern(left)
+            .or_else(|| forbidden_in_pattern(right))
+            .or_else(|| expression.as_ref().and_then(forbidden_in_expression)),
+        GraphPattern::Filter { expr, inner } => {
+            forbidden_in_expression(expr).or_else(|| forbidden_in_pattern(inner))
+        }
+        GraphPattern::Extend {
+            inner, expression, ..
+        } => forbidden_in_expression(expression).or_else(|| forbidden_in_pattern(inner)),
+        // Sub-selects: ORDER BY and aggregate expressions cannot reasonably hold EXISTS.
+        GraphPattern::OrderBy { inner, .. }
+        | GraphPattern::Project { inner, .. }
+        | GraphPattern::Distinct { inner }
+        | GraphPattern::Reduced { inner }
+        | GraphPattern::Slice { inner, .. }
+        | GraphPattern::Group { inner, .. } => forbidden_in_pattern(inner),
+    }
+}
+
+fn forbidden_in_expression(expression: &Expression) -> Option<&'static str> {
+    let any = |es: &[&Expression]| es.iter().find_map(|e| forbidden_in_expression(e));
+    match expression {
+        Expression::Exists(pattern) => forbidden_in_pattern(pattern),
+        Expression::NamedNode(_)
+        | Expression::Literal(_)
+        | Expression::Variable(_)
+        | Expression::Bound(_) => None,
+        Expression::UnaryPlus(e) | Expression::UnaryMinus(e) | Expression::Not(e) => {
+            forbidden_in_expression(e)
+        }
+        Expression::Or(a, b)
+        | Expression::And(a, b)
+        | Expression::Equal(a, b)
+        | Expression::SameTerm(a, b)
+        | Expression::Greater(a, b)
+        | Expression::GreaterOrEqual(a, b)
+        | Expression::Less(a, b)
+        | Expression::LessOrEqual(a, b)
+        | Expression::Add(a, b)
+        | Expression::Subtract(a, b)
+        | Expression::Multiply(a, b)
+        | Expression::Divide(a, b) => any(&[a, b]),
+        Expression::If(a, b, c) => any(&[a, b, c]),
+        Expression::In(e, list) => {
+            forbidden_in_expression(e).or_else(|| list.iter().find_map(forbidden_in_expression))
+        }
+        Expression::Coalesce(list) | Expression::FunctionCall(_, list) => {
+            list.iter().find_map(forbidden_in_expression)
+        }
+    }
+}

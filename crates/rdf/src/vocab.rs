@@ -1,0 +1,88 @@
+//! IRIs of the vocabularies the server reads and writes.
+
+/// The LDP namespace.
+pub const LDP_NS: &str = "http://www.w3.org/ns/ldp#";
+/// The Fedora repository namespace; every predicate in it is server managed.
+pub const FEDORA_NS: &str = "http://fedora.info/definitions/v4/repository#";
+/// The Memento namespace.
+pub const MEMENTO_NS: &str = "http://mementoweb.org/ns#";
+/// The RDF namespace.
+pub const RDF_NS: &str = "http://www.w3.org/1999/02/22-rdf-syntax-ns#";
+/// The RDF Schema namespace.
+pub const RDFS_NS: &str = "http://www.w3.org/2000/01/rdf-schema#";
+/// The XML Schema datatypes namespace.
+pub const XSD_NS: &str = "http://www.w3.org/2001/XMLSchema#";
+/// The DCMI terms namespace.
+pub const DCTERMS_NS: &str = "http://purl.org/dc/terms/";
+/// The Dublin Core 1.1 elements namespace.
+pub const DC_NS: &str = "http://purl.org/dc/elements/1.1/";
+/// The Web Access Control namespace.
+pub const ACL_NS: &str = "http://www.w3.org/ns/auth/acl#";
+/// The EBUCore namespace.
+pub const EBUCORE_NS: &str = "http://www.ebu.ch/metadata/ontologies/ebucore/ebucore#";
+/// The FOAF namespace.
+pub const FOAF_NS: &str = "http://xmlns.com/foaf/0.1/";
+/// The PREMIS namespace.
+pub const PREMIS_NS: &str = "http://www.loc.gov/premis/rdf/v1#";
+
+/// `rdf:type`.
+pub const RDF_TYPE: &str = "http://www.w3.org/1999/02/22-rdf-syntax-ns#type";
+/// `xsd:dateTime`.
+pub const XSD_DATETIME: &str = "http://www.w3.org/2001/XMLSchema#dateTime";
+
+/// `ldp:contains`: server-managed containment.
+pub const LDP_CONTAINS: &str = "http://www.w3.org/ns/ldp#contains";
+/// Prefer category: containment triples.
+pub const LDP_PREFER_CONTAINMENT: &str = "http://www.w3.org/ns/ldp#PreferContainment";
+/// Prefer category: membership triples.
+pub const LDP_PREFER_MEMBERSHIP: &str = "http://www.w3.org/ns/ldp#PreferMembership";
+/// Prefer category: the container without containment and membership triples.
+pub const LDP_PREFER_MINIMAL_CONTAINER: &str = "http://www.w3.org/ns/ldp#PreferMinimalContainer";
+/// The older name of [`LDP_PREFER_MINIMAL_CONTAINER`].
+pub const LDP_PREFER_EMPTY_CONTAINER: &str = "http://www.w3.org/ns/ldp#PreferEmptyContainer";
+
+/// Prefer category: server-managed triples.
+pub const FEDORA_SERVER_MANAGED: &str = "http://fedora.info/definitions/fcrepo#ServerManaged";
+/// Prefer category: triples of other resources that point at this one.
+pub const FEDORA_PREFER_INBOUND_REFERENCES: &str =
+    "http://fedora.info/definitions/fcrepo#PreferInboundReferences";
+
+/// `fedora:created`.
+pub const FEDORA_CREATED: &str = "http://fedora.info/definitions/v4/repository#created";
+/// `fedora:createdBy`.
+pub const FEDORA_CREATED_BY: &str = "http://fedora.info/definitions/v4/repository#createdBy";
+/// `fedora:lastModified`.
+pub const FEDORA_LAST_MODIFIED: &str = "http://fedora.info/definitions/v4/repository#lastModified";
+/// `fedora:lastModifiedBy`.
+pub const FEDORA_LAST_MODIFIED_BY: &str =
+    "http://fedora.info/definitions/v4/repository#lastModifiedBy";
+/// `fedora:hasParent`.
+pub const FEDORA_HAS_PARENT: &str = "http://fedora.info/definitions/v4/repository#hasParent";
+
+/// `ebucore:filename`.
+pub const EBUCORE_FILENAME: &str = "http://www.ebu.ch/metadata/ontologies/ebucore/ebucore#filename";
+/// `ebucore:hasMimeType`.
+pub const EBUCORE_HAS_MIME_TYPE: &str =
+    "http://www.ebu.ch/metadata/ontologies/ebucore/ebucore#hasMimeType";
+/// `premis:hasSize`.
+pub const PREMIS_HAS_SIZE: &str = "http://www.loc.gov/premis/rdf/v1#hasSize";
+/// `premis:hasMessageDigest`.
+pub const PREMIS_HAS_MESSAGE_DIGEST: &str = "http://www.loc.gov/premis/rdf/v1#hasMessageDigest";
+/// The `describedby` link relation.
+pub const IANA_DESCRIBEDBY: &str = "http://www.iana.org/assignments/relation/describedby";
+
+/// The prefixes used in Turtle (and RDF/XML) output.
+pub const PREFIXES: &[(&str, &str)] = &[
+    ("rdf", RDF_NS),
+    ("rdfs", RDFS_NS),
+    ("xsd", XSD_NS),
+    ("ldp", LDP_NS),
+    ("fedora", FEDORA_NS),
+    ("dcterms", DCTERMS_NS),
+    ("dc", DC_NS),
+    ("memento", MEMENTO_NS),
+    ("acl", ACL_NS),
+    ("ebucore", EBUCORE_NS),
+    ("foaf", FOAF_NS),
+    ("premis", PREMIS_NS),
+];
