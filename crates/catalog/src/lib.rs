@@ -161,4 +161,6 @@ pub trait Catalog: Send + Sync {
     async fn meta(&self, key: &str) -> Result<Option<String>>;
     /// Sets a value in the catalog's own key/value table.
     async fn set_meta(&self, key: &str, value: &str) -> Result<()>;
+    /// Forgets every resource and meta value (before a full rebuild); keeps the change log.
+    async fn clear(&self) -> Result<()>;
 }

@@ -81,14 +81,6 @@ impl SqliteCatalog {
         result
     }
 
-    /// Deletes every row (used before a full rebuild).
-    pub fn clear(&self) -> Result<()> {
-        self.writer
-            .lock()
-            .execute_batch("DELETE FROM resources; DELETE FROM meta;")?;
-        Ok(())
-    }
-
     /// Applies ops synchronously (used by the rebuild, which runs on plain threads).
     pub fn apply_blocking(&self, ops: Vec<CatalogOp>) -> Result<i64> {
         let mut conn = self.writer.lock();
@@ -134,8 +126,11 @@ impl SqliteCatalog {
         tx.commit()?;
         match last {
             Some(seq) => Ok(seq),
-            None => Ok(conn
-                .query_row("SELECT COALESCE(MAX(seq), 0) FROM changes", [], |r| r.get(0))?),
+            None => Ok(
+                conn.query_row("SELECT COALESCE(MAX(seq), 0) FROM changes", [], |r| {
+                    r.get(0)
+                })?,
+            ),
         }
     }
 
@@ -323,6 +318,13 @@ impl Catalog for SqliteCatalog {
                 .query_row(params![key], |r| r.get(0))
                 .optional()?)
         })
+    }
+
+    async fn clear(&self) -> Result<()> {
+        self.writer
+            .lock()
+            .execute_batch("DELETE FROM resources; DELETE FROM meta;")?;
+        Ok(())
     }
 
     async fn set_meta(&self, key: &str, value: &str) -> Result<()> {

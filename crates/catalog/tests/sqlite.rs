@@ -55,17 +55,34 @@ async fn stores_and_pages_children() {
     cat.apply(ops).await.unwrap();
 
     let root = FedoraId::root();
-    let got = cat.get(&FedoraId::from_path("c03").unwrap()).await.unwrap().unwrap();
+    let got = cat
+        .get(&FedoraId::from_path("c03").unwrap())
+        .await
+        .unwrap()
+        .unwrap();
     assert_eq!(got, record("c03", Some(""), false));
-    assert!(cat.get(&FedoraId::from_path("nope").unwrap()).await.unwrap().is_none());
+    assert!(cat
+        .get(&FedoraId::from_path("nope").unwrap())
+        .await
+        .unwrap()
+        .is_none());
 
     let page1 = cat.children(&root, None, 10).await.unwrap();
     assert_eq!(page1.len(), 10);
     assert_eq!(page1[0].path(), "c00");
-    let page3 = cat.children(&root, Some(&FedoraId::from_path("c19").unwrap()), 10).await.unwrap();
-    assert_eq!(page3.iter().map(|i| i.path()).collect::<Vec<_>>(), ["c20", "c21", "c22", "c23", "c24"]);
+    let page3 = cat
+        .children(&root, Some(&FedoraId::from_path("c19").unwrap()), 10)
+        .await
+        .unwrap();
+    assert_eq!(
+        page3.iter().map(|i| i.path()).collect::<Vec<_>>(),
+        ["c20", "c21", "c22", "c23", "c24"]
+    );
     assert!(cat.has_children(&root).await.unwrap());
-    assert!(!cat.has_children(&FedoraId::from_path("c00").unwrap()).await.unwrap());
+    assert!(!cat
+        .has_children(&FedoraId::from_path("c00").unwrap())
+        .await
+        .unwrap());
     assert_eq!(cat.count().await.unwrap(), 27);
 }
 
@@ -81,23 +98,54 @@ async fn descendants_are_path_ranges() {
     ])
     .await
     .unwrap();
-    let d = cat.descendants(&FedoraId::from_path("a").unwrap()).await.unwrap();
-    assert_eq!(d.iter().map(|r| r.id.path()).collect::<Vec<_>>(), ["a/b", "a/b/c"]);
+    let d = cat
+        .descendants(&FedoraId::from_path("a").unwrap())
+        .await
+        .unwrap();
+    assert_eq!(
+        d.iter().map(|r| r.id.path()).collect::<Vec<_>>(),
+        ["a/b", "a/b/c"]
+    );
 }
 
 #[tokio::test]
 async fn change_log_is_monotonic_and_children_clock_survives_puts() {
     let (_d, cat) = open();
     let a = FedoraId::from_path("a").unwrap();
-    let log = |kind| CatalogOp::Log { id: a.clone(), kind, at: "2026-01-01T00:00:00Z".into(), user: "u".into() };
-    let s1 = cat.apply(vec![CatalogOp::Put(record("a", Some(""), false)), log(ChangeKind::Create)]).await.unwrap();
-    let s2 = cat.apply(vec![CatalogOp::ChildrenChanged(a.clone(), 42), log(ChangeKind::Update)]).await.unwrap();
+    let log = |kind| CatalogOp::Log {
+        id: a.clone(),
+        kind,
+        at: "2026-01-01T00:00:00Z".into(),
+        user: "u".into(),
+    };
+    let s1 = cat
+        .apply(vec![
+            CatalogOp::Put(record("a", Some(""), false)),
+            log(ChangeKind::Create),
+        ])
+        .await
+        .unwrap();
+    let s2 = cat
+        .apply(vec![
+            CatalogOp::ChildrenChanged(a.clone(), 42),
+            log(ChangeKind::Update),
+        ])
+        .await
+        .unwrap();
     assert!(s2 > s1);
     // a later Put without a clock keeps the stored one
-    cat.apply(vec![CatalogOp::Put(record("a", Some(""), false))]).await.unwrap();
-    assert_eq!(cat.get(&a).await.unwrap().unwrap().children_changed, Some(42));
+    cat.apply(vec![CatalogOp::Put(record("a", Some(""), false))])
+        .await
+        .unwrap();
+    assert_eq!(
+        cat.get(&a).await.unwrap().unwrap().children_changed,
+        Some(42)
+    );
     let changes = cat.changes_since(0, 10).await.unwrap();
-    assert_eq!(changes.iter().map(|c| c.kind).collect::<Vec<_>>(), [ChangeKind::Create, ChangeKind::Update]);
+    assert_eq!(
+        changes.iter().map(|c| c.kind).collect::<Vec<_>>(),
+        [ChangeKind::Create, ChangeKind::Update]
+    );
     assert_eq!(cat.changes_since(s1, 10).await.unwrap().len(), 1);
     cat.apply(vec![CatalogOp::Remove(a.clone())]).await.unwrap();
     assert!(cat.get(&a).await.unwrap().is_none());

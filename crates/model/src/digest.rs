@@ -211,7 +211,12 @@ mod tests {
         let v = DigestValue::from_client(DigestAlgorithm::Sha1, &hex.to_uppercase()).unwrap();
         assert_eq!(v.hex, hex);
         let b64 = base64::engine::general_purpose::STANDARD.encode(hex::decode(&hex).unwrap());
-        assert_eq!(DigestValue::from_client(DigestAlgorithm::Sha1, &b64).unwrap().hex, hex);
+        assert_eq!(
+            DigestValue::from_client(DigestAlgorithm::Sha1, &b64)
+                .unwrap()
+                .hex,
+            hex
+        );
         assert!(DigestValue::from_client(DigestAlgorithm::Sha1, "abc").is_none());
     }
 

@@ -120,7 +120,9 @@ impl FedoraId {
         if self.is_root() {
             return None;
         }
-        self.0.rsplit_once('/').map(|(head, _)| FedoraId(head.to_string()))
+        self.0
+            .rsplit_once('/')
+            .map(|(head, _)| FedoraId(head.to_string()))
     }
 
     /// The last path segment (`""` for the root).
@@ -138,6 +140,32 @@ impl FedoraId {
             Self::from_path(relative)
         } else {
             Self::from_path(&format!("{path}/{relative}"))
+        }
+    }
+
+    /// The path percent-encoded for use in a URL or IRI (`a/b c` → `a/b%20c`); characters
+    /// IRIs allow, including non-ASCII letters, are kept.
+    pub fn encoded_path(&self) -> String {
+        let mut out = String::with_capacity(self.path().len());
+        for ch in self.path().chars() {
+            if ch.is_control() || " %\"<>\\^`{|}#?[]".contains(ch) {
+                let mut buf = [0u8; 4];
+                for b in ch.encode_utf8(&mut buf).bytes() {
+                    out.push_str(&format!("%{b:02X}"));
+                }
+            } else {
+                out.push(ch);
+            }
+        }
+        out
+    }
+
+    /// The IRI of this resource inside stored RDF: `info:fedora/` + [`encoded_path`](Self::encoded_path).
+    pub fn iri(&self) -> String {
+        if self.is_root() {
+            ROOT_ID.to_string()
+        } else {
+            format!("{ROOT_ID}/{}", self.encoded_path())
         }
     }
 
@@ -195,16 +223,26 @@ mod tests {
     #[test]
     fn builds_internal_ids() {
         assert_eq!(FedoraId::from_path("").unwrap().as_str(), "info:fedora");
-        assert_eq!(FedoraId::from_path("/a/b c/").unwrap().as_str(), "info:fedora/a/b c");
+        assert_eq!(
+            FedoraId::from_path("/a/b c/").unwrap().as_str(),
+            "info:fedora/a/b c"
+        );
         let d = FedoraId::from_path("a/file/fcr:metadata").unwrap();
         assert!(d.is_description());
         assert_eq!(d.base().as_str(), "info:fedora/a/file");
         assert_eq!(d.base().description(), d);
         assert_eq!(
-            FedoraId::from_path("a/b").unwrap().path_parent().unwrap().as_str(),
+            FedoraId::from_path("a/b")
+                .unwrap()
+                .path_parent()
+                .unwrap()
+                .as_str(),
             "info:fedora/a"
         );
-        assert_eq!(FedoraId::from_path("a").unwrap().path_parent().unwrap(), FedoraId::root());
+        assert_eq!(
+            FedoraId::from_path("a").unwrap().path_parent().unwrap(),
+            FedoraId::root()
+        );
     }
 
     #[test]
@@ -224,8 +262,19 @@ mod tests {
             "fcr:foo",
             "a/b\u{0}",
         ] {
-            assert!(FedoraId::from_path(bad).is_err(), "{bad} should be rejected");
+            assert!(
+                FedoraId::from_path(bad).is_err(),
+                "{bad} should be rejected"
+            );
         }
+    }
+
+    #[test]
+    fn encodes_paths_for_iris() {
+        let id = FedoraId::from_path("a/b c/ü%").unwrap();
+        assert_eq!(id.encoded_path(), "a/b%20c/ü%25");
+        assert_eq!(id.iri(), "info:fedora/a/b%20c/ü%25");
+        assert_eq!(FedoraId::root().iri(), "info:fedora");
     }
 
     #[test]

@@ -59,9 +59,12 @@ impl InteractionModel {
         match self {
             Self::BasicContainer => &["http://www.w3.org/ns/ldp#BasicContainer", CONT, RDFS, RES],
             Self::DirectContainer => &["http://www.w3.org/ns/ldp#DirectContainer", CONT, RDFS, RES],
-            Self::IndirectContainer => {
-                &["http://www.w3.org/ns/ldp#IndirectContainer", CONT, RDFS, RES]
-            }
+            Self::IndirectContainer => &[
+                "http://www.w3.org/ns/ldp#IndirectContainer",
+                CONT,
+                RDFS,
+                RES,
+            ],
             Self::NonRdfSource => &["http://www.w3.org/ns/ldp#NonRDFSource", RES],
             Self::NonRdfSourceDescription => &[RDFS, RES],
             Self::Acl => &[RDFS, RES],

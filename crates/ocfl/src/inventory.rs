@@ -215,7 +215,10 @@ pub(crate) fn group_state(by_path: &BTreeMap<String, String>) -> BTreeMap<String
 
 /// The sidecar line `<hex>  inventory.json\n` for inventory bytes (sha512).
 pub(crate) fn sidecar_for(inventory_bytes: &[u8]) -> String {
-    format!("{}  inventory.json\n", hex::encode(Sha512::digest(inventory_bytes)))
+    format!(
+        "{}  inventory.json\n",
+        hex::encode(Sha512::digest(inventory_bytes))
+    )
 }
 
 #[cfg(test)]
@@ -228,7 +231,10 @@ mod tests {
         let v10 = VersionNum::parse("v10").unwrap();
         assert!(v2 < v10);
         assert_eq!(v10.next().to_string(), "v11");
-        assert_eq!(VersionNum::parse("v007").unwrap().next().to_string(), "v008");
+        assert_eq!(
+            VersionNum::parse("v007").unwrap().next().to_string(),
+            "v008"
+        );
         assert!(VersionNum::parse("v0").is_none());
         assert!(VersionNum::parse("x1").is_none());
     }

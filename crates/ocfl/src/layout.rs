@@ -44,7 +44,9 @@ impl HashedNTuple {
             .and_then(|v| v.as_str())
             .unwrap_or("sha256");
         if alg != "sha256" {
-            return Err(format!("layout 0004 with digestAlgorithm {alg} is not supported"));
+            return Err(format!(
+                "layout 0004 with digestAlgorithm {alg} is not supported"
+            ));
         }
         let get = |k: &str, d: u64| json.get(k).and_then(|v| v.as_u64()).unwrap_or(d) as usize;
         let layout = Self {
@@ -103,14 +105,22 @@ mod tests {
     fn root_files_match_the_fedora_sample() {
         let sample = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
             .join("../../../shared/ocfl-fedora-sample/root");
-        assert!(sample.exists(), "the shared Fedora sample root is missing: {sample:?}");
+        assert!(
+            sample.exists(),
+            "the shared Fedora sample root is missing: {sample:?}"
+        );
         assert_eq!(
             std::fs::read_to_string(sample.join("ocfl_layout.json")).unwrap(),
             OCFL_LAYOUT_JSON
         );
         assert_eq!(
-            std::fs::read_to_string(sample.join("extensions").join(EXTENSION_0004).join("config.json"))
-                .unwrap(),
+            std::fs::read_to_string(
+                sample
+                    .join("extensions")
+                    .join(EXTENSION_0004)
+                    .join("config.json")
+            )
+            .unwrap(),
             LAYOUT_CONFIG_JSON
         );
     }

@@ -23,7 +23,10 @@ mod tests {
 
     #[test]
     fn encodes_like_ocfl_java_linux_mapper() {
-        assert_eq!(encode_logical_path("sub/data file.bin"), "sub/data%20file.bin");
+        assert_eq!(
+            encode_logical_path("sub/data file.bin"),
+            "sub/data%20file.bin"
+        );
         assert_eq!(encode_logical_path("a%b"), "a%25b");
         assert_eq!(encode_logical_path("tab\there"), "tab%09here");
         assert_eq!(encode_logical_path("nbsp\u{a0}x"), "nbsp%c2%a0x");

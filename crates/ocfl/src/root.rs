@@ -156,12 +156,11 @@ impl OcflRoot {
         let layout_file = root.join("ocfl_layout.json");
         let name = match fs::read(&layout_file) {
             Ok(bytes) => {
-                let v: serde_json::Value = serde_json::from_slice(&bytes).map_err(|source| {
-                    Error::Json {
+                let v: serde_json::Value =
+                    serde_json::from_slice(&bytes).map_err(|source| Error::Json {
                         path: layout_file.clone(),
                         source,
-                    }
-                })?;
+                    })?;
                 v.get("extension")
                     .and_then(|e| e.as_str())
                     .unwrap_or_default()
@@ -176,15 +175,17 @@ impl OcflRoot {
                 "storage layout {name:?}; arca reads and writes {EXTENSION_0004}"
             )));
         }
-        let config = root.join("extensions").join(EXTENSION_0004).join("config.json");
+        let config = root
+            .join("extensions")
+            .join(EXTENSION_0004)
+            .join("config.json");
         match fs::read(&config) {
             Ok(bytes) => {
-                let v: serde_json::Value = serde_json::from_slice(&bytes).map_err(|source| {
-                    Error::Json {
+                let v: serde_json::Value =
+                    serde_json::from_slice(&bytes).map_err(|source| Error::Json {
                         path: config.clone(),
                         source,
-                    }
-                })?;
+                    })?;
                 HashedNTuple::from_config(&v).map_err(Error::Unsupported)
             }
             Err(e) if e.kind() == ErrorKind::NotFound => Ok(HashedNTuple::default()),
@@ -353,8 +354,7 @@ impl OcflRoot {
                         Content::Bytes(b) => fsutil::write_new(&target, &b).at(&target)?,
                         Content::File { path, .. } => fs::rename(&path, &target).at(&path)?,
                     }
-                    let content_path =
-                        format!("{version}/{}/{encoded}", inventory.content_dir());
+                    let content_path = format!("{version}/{}/{encoded}", inventory.content_dir());
                     inventory
                         .manifest
                         .insert(digest.clone(), vec![content_path]);
@@ -404,7 +404,10 @@ impl OcflRoot {
             if staged.object_dir.exists() {
                 return Err(Error::AlreadyExists(staged.object_id.clone()));
             }
-            let parent = staged.object_dir.parent().expect("object dirs have parents");
+            let parent = staged
+                .object_dir
+                .parent()
+                .expect("object dirs have parents");
             fs::create_dir_all(parent).at(parent)?;
             return fs::rename(staged.dir.join("object"), &staged.object_dir)
                 .at(&staged.object_dir);
@@ -440,14 +443,16 @@ impl OcflRoot {
         let _ = fs::remove_dir_all(&staged.dir);
     }
 
-    /// Deletes an object and every empty directory above it (so the hierarchy keeps no
-    /// empty directories). A staging marker naming the object is written first and the
-    /// directory is then renamed into staging, so a crash never leaves half an object in the
-    /// root and recovery knows which object went away.
-    pub fn purge(&self, object_id: &str) -> Result<()> {
+    /// Takes an object out of the root: a staging marker naming the object is written
+    /// first, then the object directory is renamed into staging and the empty directories
+    /// above it are removed (the hierarchy keeps no empty directories). Returns the trash
+    /// directory to hand to [`finish_purge`](Self::finish_purge) once the caller has made
+    /// the removal durable; `None` if the object did not exist. A crash in between leaves
+    /// the marker, so recovery knows which object went away.
+    pub fn purge(&self, object_id: &str) -> Result<Option<PathBuf>> {
         let dir = self.object_dir(object_id);
         if !dir.exists() {
-            return Ok(());
+            return Ok(None);
         }
         let trash = self
             .staging
@@ -457,7 +462,27 @@ impl OcflRoot {
         fsutil::write_new(&trash.join(TARGET_MARKER), marker.as_bytes()).at(&trash)?;
         fs::rename(&dir, trash.join("object")).at(&dir)?;
         fsutil::remove_empty_parents(&dir, &self.root);
-        fs::remove_dir_all(&trash).at(&trash)
+        Ok(Some(trash))
+    }
+
+    /// Deletes the trash left by [`purge`](Self::purge).
+    pub fn finish_purge(&self, trash: PathBuf) {
+        let _ = fs::remove_dir_all(trash);
+    }
+
+    /// Cleans up after a failed [`publish`](Self::publish): rolls the object forward if its
+    /// new version directory is already in place, and drops the staging directory.
+    pub fn recover(&self, staged: Staged) -> Result<()> {
+        if staged.object_dir.exists() {
+            self.roll_forward(&staged.object_dir, &staged.dir)?;
+        }
+        let _ = fs::remove_dir_all(&staged.dir);
+        Ok(())
+    }
+
+    /// The id of the object a staged version belongs to.
+    pub fn staged_object_id(staged: &Staged) -> &str {
+        &staged.object_id
     }
 
     /// Finishes or discards every operation left in `staging/` by a crash and returns the

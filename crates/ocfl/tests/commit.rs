@@ -45,7 +45,15 @@ fn commits_versions_with_dedup_and_sidecars() {
     let root = open(tmp.path());
     let id = "info:fedora/c1";
     let staged = root
-        .stage(id, None, vec![put("fcr-container.nt", b""), put(".fcrepo/fcr-root.json", b"{}")], info())
+        .stage(
+            id,
+            None,
+            vec![
+                put("fcr-container.nt", b""),
+                put(".fcrepo/fcr-root.json", b"{}"),
+            ],
+            info(),
+        )
         .unwrap();
     root.publish(&staged).unwrap();
     root.finish(staged);
@@ -61,7 +69,15 @@ fn commits_versions_with_dedup_and_sidecars() {
 
     // v2 changes one file and adds one whose bytes are already stored: only one new file
     let staged = root
-        .stage(id, Some(&obj), vec![put(".fcrepo/fcr-root.json", b"{\"a\":1}"), put("other", b"")], info())
+        .stage(
+            id,
+            Some(&obj),
+            vec![
+                put(".fcrepo/fcr-root.json", b"{\"a\":1}"),
+                put("other", b""),
+            ],
+            info(),
+        )
         .unwrap();
     root.publish(&staged).unwrap();
     root.finish(staged);
@@ -76,14 +92,27 @@ fn commits_versions_with_dedup_and_sidecars() {
 
     // removing a path drops it from the head state only
     let staged = root
-        .stage(id, Some(&obj), vec![Change { logical_path: "other".into(), content: None }], info())
+        .stage(
+            id,
+            Some(&obj),
+            vec![Change {
+                logical_path: "other".into(),
+                content: None,
+            }],
+            info(),
+        )
         .unwrap();
     root.publish(&staged).unwrap();
     root.finish(staged);
     let obj = root.read_object(id).unwrap().unwrap();
     assert!(obj.head_file("other").is_none());
-    assert!(!obj.dir.join("v3/content").exists(), "a version without new files has no content dir");
-    assert!(fs::read_dir(tmp.path().join("staging")).unwrap().all(|e| e.unwrap().file_name() == "uploads"));
+    assert!(
+        !obj.dir.join("v3/content").exists(),
+        "a version without new files has no content dir"
+    );
+    assert!(fs::read_dir(tmp.path().join("staging"))
+        .unwrap()
+        .all(|e| e.unwrap().file_name() == "uploads"));
 }
 
 #[test]
@@ -91,23 +120,34 @@ fn percent_encodes_content_paths() {
     let tmp = tempfile::tempdir().unwrap();
     let root = open(tmp.path());
     let staged = root
-        .stage("info:fedora/ag1", None, vec![put("sub/data file.bin", b"BBBB")], info())
+        .stage(
+            "info:fedora/ag1",
+            None,
+            vec![put("sub/data file.bin", b"BBBB")],
+            info(),
+        )
         .unwrap();
     root.publish(&staged).unwrap();
     root.finish(staged);
     let obj = root.read_object("info:fedora/ag1").unwrap().unwrap();
     assert!(obj.dir.join("v1/content/sub/data%20file.bin").is_file());
-    assert_eq!(fs::read(obj.head_file("sub/data file.bin").unwrap()).unwrap(), b"BBBB");
+    assert_eq!(
+        fs::read(obj.head_file("sub/data file.bin").unwrap()).unwrap(),
+        b"BBBB"
+    );
 }
 
 #[test]
 fn purge_removes_object_and_empty_parents() {
     let tmp = tempfile::tempdir().unwrap();
     let root = open(tmp.path());
-    let staged = root.stage("info:fedora/x", None, vec![put("a", b"1")], info()).unwrap();
+    let staged = root
+        .stage("info:fedora/x", None, vec![put("a", b"1")], info())
+        .unwrap();
     root.publish(&staged).unwrap();
     root.finish(staged);
-    root.purge("info:fedora/x").unwrap();
+    let trash = root.purge("info:fedora/x").unwrap().unwrap();
+    root.finish_purge(trash);
     let names: Vec<_> = fs::read_dir(tmp.path().join("root"))
         .unwrap()
         .map(|e| e.unwrap().file_name().into_string().unwrap())
@@ -128,18 +168,32 @@ fn recovery_discards_unpublished_and_rolls_forward_half_published() {
     let obj = root.read_object(id).unwrap().unwrap();
 
     // crash 1: v2 staged, never published -> discarded
-    let staged = root.stage(id, Some(&obj), vec![put("a", b"2")], info()).unwrap();
+    let staged = root
+        .stage(id, Some(&obj), vec![put("a", b"2")], info())
+        .unwrap();
     std::mem::forget(staged);
     // crash 2 (simulated): version dir renamed into the object, root inventory not yet
-    let lost = root.stage("info:fedora/new", None, vec![put("a", b"3")], info()).unwrap();
+    let lost = root
+        .stage("info:fedora/new", None, vec![put("a", b"3")], info())
+        .unwrap();
     std::mem::forget(lost);
     let touched = root.recover_staging().unwrap();
     assert_eq!(touched.len(), 2);
-    assert_eq!(root.read_object(id).unwrap().unwrap().inventory.head.to_string(), "v1");
+    assert_eq!(
+        root.read_object(id)
+            .unwrap()
+            .unwrap()
+            .inventory
+            .head
+            .to_string(),
+        "v1"
+    );
     assert!(root.read_object("info:fedora/new").unwrap().is_none());
 
     let obj = root.read_object(id).unwrap().unwrap();
-    let staged = root.stage(id, Some(&obj), vec![put("a", b"2")], info()).unwrap();
+    let staged = root
+        .stage(id, Some(&obj), vec![put("a", b"2")], info())
+        .unwrap();
     let staging_dir = fs::read_dir(tmp.path().join("staging"))
         .unwrap()
         .map(|e| e.unwrap().path())
@@ -147,7 +201,11 @@ fn recovery_discards_unpublished_and_rolls_forward_half_published() {
         .unwrap();
     fs::rename(staging_dir.join("v2"), obj.dir.join("v2")).unwrap();
     std::mem::forget(staged);
-    assert!(!OcflRoot::check_sidecar(&obj.dir).unwrap() || fs::read(obj.dir.join("inventory.json")).unwrap() != fs::read(obj.dir.join("v2/inventory.json")).unwrap());
+    assert!(
+        !OcflRoot::check_sidecar(&obj.dir).unwrap()
+            || fs::read(obj.dir.join("inventory.json")).unwrap()
+                != fs::read(obj.dir.join("v2/inventory.json")).unwrap()
+    );
     let touched = root.recover_staging().unwrap();
     assert_eq!(touched, vec![id.to_string()]);
     let obj = root.read_object(id).unwrap().unwrap();
@@ -158,7 +216,8 @@ fn recovery_discards_unpublished_and_rolls_forward_half_published() {
 
 #[test]
 fn reads_the_fedora_written_sample_root() {
-    let sample = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared/ocfl-fedora-sample/root");
+    let sample =
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared/ocfl-fedora-sample/root");
     assert!(sample.exists(), "missing {sample:?}");
     let tmp = tempfile::tempdir().unwrap();
     // open read-only copy so the shared sample is never touched
@@ -168,7 +227,10 @@ fn reads_the_fedora_written_sample_root() {
     let dirs = root.list_object_dirs().unwrap();
     assert_eq!(dirs.len(), 6);
     let ag = root.read_object("info:fedora/ag1").unwrap().unwrap();
-    assert_eq!(fs::read(ag.head_file("sub/data file.bin").unwrap()).unwrap(), b"BBBB");
+    assert_eq!(
+        fs::read(ag.head_file("sub/data file.bin").unwrap()).unwrap(),
+        b"BBBB"
+    );
     let mh = root.read_object("info:fedora/mh1").unwrap().unwrap();
     assert!(mh.mutable_head);
     assert_eq!(

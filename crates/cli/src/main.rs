@@ -1,0 +1,173 @@
+//! `arca`: a repository server for digital preservation that speaks the Fedora API and
+//! stores OCFL in Fedora 6's layout.
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use anyhow::Context;
+use arca_config::Config;
+use clap::{Args, Parser, Subcommand};
+
+#[derive(Parser)]
+#[command(
+    name = "arca",
+    version,
+    about = "A Fedora-compatible repository server for digital preservation"
+)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Serve the Fedora API (LDP REST) over an OCFL root with embedded defaults.
+    Serve(ServeArgs),
+    /// Recreate the catalog from the OCFL root alone (in parallel, resumable).
+    Rebuild(RebuildArgs),
+    /// Reproduce the Fedora sizing studies against arca or any Fedora server.
+    Bench(arca_bench::BenchArgs),
+}
+
+/// Settings shared by commands that open a data directory.
+#[derive(Args)]
+struct CommonArgs {
+    /// TOML config file (also ARCA_CONFIG). Values from it are overridden by ARCA_*
+    /// variables, which are overridden by flags.
+    #[arg(long, env = "ARCA_CONFIG")]
+    config: Option<PathBuf>,
+    /// Data directory holding ocfl-root/, staging/ and catalog.sqlite [default: ./arca-data]
+    #[arg(long)]
+    data: Option<PathBuf>,
+}
+
+#[derive(Args)]
+struct ServeArgs {
+    #[command(flatten)]
+    common: CommonArgs,
+    /// Address to listen on [default: 127.0.0.1:8080]
+    #[arg(long)]
+    listen: Option<String>,
+    /// Path prefix of the Fedora API [default: /rest]
+    #[arg(long)]
+    base_path: Option<String>,
+}
+
+#[derive(Args)]
+struct RebuildArgs {
+    #[command(flatten)]
+    common: CommonArgs,
+    /// Continue an interrupted rebuild instead of starting over.
+    #[arg(long)]
+    resume: bool,
+}
+
+fn load_config(common: &CommonArgs) -> anyhow::Result<Config> {
+    let mut config = Config::load(common.config.as_deref())?;
+    if let Some(d) = &common.data {
+        config.data = d.clone();
+    }
+    Ok(config)
+}
+
+fn init_logging(filter: &str) {
+    let filter = tracing_subscriber::EnvFilter::try_from_default_env()
+        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new(filter));
+    let _ = tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_writer(std::io::stderr)
+        .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr()))
+        .try_init();
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .expect("tokio runtime");
+    let result = runtime.block_on(async move {
+        match cli.command {
+            Command::Serve(args) => serve(args).await.map(|_| ExitCode::SUCCESS),
+            Command::Rebuild(args) => rebuild(args).await.map(|_| ExitCode::SUCCESS),
+            Command::Bench(args) => arca_bench::run(args).await,
+        }
+    });
+    match result {
+        Ok(code) => code,
+        Err(e) => {
+            eprintln!("arca: {e:#}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+async fn serve(args: ServeArgs) -> anyhow::Result<()> {
+    let mut config = load_config(&args.common)?;
+    if let Some(l) = args.listen {
+        config.listen = l;
+    }
+    if let Some(b) = args.base_path {
+        config.base_path = b;
+    }
+    config.validate()?;
+    init_logging(&config.log);
+    let listener = tokio::net::TcpListener::bind(&config.listen)
+        .await
+        .with_context(|| format!("cannot listen on {}", config.listen))?;
+    arca_server::run(config, listener, shutdown_signal()).await
+}
+
+async fn shutdown_signal() {
+    let ctrl_c = async {
+        let _ = tokio::signal::ctrl_c().await;
+    };
+    #[cfg(unix)]
+    let term = async {
+        if let Ok(mut s) = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate())
+        {
+            s.recv().await;
+        }
+    };
+    #[cfg(not(unix))]
+    let term = std::future::pending::<()>();
+    tokio::select! {
+        _ = ctrl_c => {},
+        _ = term => {},
+    }
+    tracing::info!("shutting down");
+}
+
+async fn rebuild(args: RebuildArgs) -> anyhow::Result<()> {
+    let config = load_config(&args.common)?;
+    init_logging(&config.log);
+    let (repo, _catalog) = arca_server::open_repository(&config, false).await?;
+    let bar = indicatif::ProgressBar::new(0);
+    bar.set_style(
+        indicatif::ProgressStyle::with_template(
+            "{elapsed_precise} [{bar:40}] {pos}/{len} objects ({per_sec}, eta {eta})",
+        )
+        .expect("valid template")
+        .progress_chars("=> "),
+    );
+    let progress = |done: u64, total: u64| {
+        bar.set_length(total);
+        bar.set_position(done);
+    };
+    let stats = repo.rebuild(args.resume, &progress).await?;
+    bar.finish();
+    println!(
+        "rebuilt the catalog from {}: {} objects, {} resources, {} failed",
+        config.ocfl_root().display(),
+        stats.objects,
+        stats.resources,
+        stats.failed
+    );
+    if stats.failed > 0 {
+        anyhow::bail!(
+            "{} objects could not be indexed; see the log above",
+            stats.failed
+        );
+    }
+    Ok(())
+}

@@ -1,0 +1,155 @@
+//! The one place where kernel errors become HTTP responses.
+
+use arca_repository::{Constraint, Error};
+use axum::response::{IntoResponse, Response};
+use http::{header, HeaderValue, StatusCode};
+
+/// An error answer: a status, a plain-text message and optional extra Link headers.
+#[derive(Debug)]
+pub struct ApiError {
+    /// Status code.
+    pub status: StatusCode,
+    /// Message sent as the body.
+    pub message: String,
+    /// `Link` header values to add (constrainedBy, hasTombstone).
+    pub links: Vec<String>,
+    /// `Allow` header for 405 answers.
+    pub allow: Option<&'static str>,
+}
+
+impl ApiError {
+    /// An error with a status and message.
+    pub fn new(status: StatusCode, message: impl Into<String>) -> Self {
+        Self {
+            status,
+            message: message.into(),
+            links: Vec::new(),
+            allow: None,
+        }
+    }
+
+    /// 400.
+    pub fn bad_request(message: impl Into<String>) -> Self {
+        Self::new(StatusCode::BAD_REQUEST, message)
+    }
+
+    /// 405 with the methods that are allowed.
+    pub fn method_not_allowed(allow: &'static str) -> Self {
+        let mut e = Self::new(
+            StatusCode::METHOD_NOT_ALLOWED,
+            format!("method not allowed here; allowed: {allow}"),
+        );
+        e.allow = Some(allow);
+        e
+    }
+
+    /// 409 with a constrainedBy link to the constraint's document.
+    pub fn constraint(constraint: Constraint, message: impl Into<String>, base_url: &str) -> Self {
+        let mut e = Self::new(StatusCode::CONFLICT, message);
+        e.links.push(constrained_by(constraint, base_url));
+        e
+    }
+
+    /// Maps a kernel error. `base_url` is the external URL of the REST root (no trailing
+    /// slash), used for constraint and tombstone links.
+    pub fn from_kernel(err: Error, base_url: &str) -> Self {
+        let mapper = arca_rdf::IdMapper::new(base_url);
+        match err {
+            Error::NotFound(id) => Self::new(StatusCode::NOT_FOUND, format!("{} not found", external(&id, base_url))),
+            Error::Gone(id) => {
+                let url = external(&id, base_url);
+                let mut e = Self::new(StatusCode::GONE, format!("{url} has been deleted"));
+                e.links.push(format!("<{url}/fcr:tombstone>; rel=\"hasTombstone\""));
+                e
+            }
+            Error::Constraint { constraint, message } => Self::constraint(constraint, message, base_url),
+            Error::ServerManaged(triples) => Self::constraint(
+                Constraint::ServerManagedTriples,
+                arca_rdf::describe_statements(&triples, &mapper),
+                base_url,
+            ),
+            Error::AlreadyExists(id) => Self::new(StatusCode::CONFLICT, format!("{} already exists", external(&id, base_url))),
+            Error::PreconditionFailed(m) => Self::new(StatusCode::PRECONDITION_FAILED, m),
+            Error::BadRequest(m) => Self::bad_request(m),
+            Error::InvalidId(e) => {
+                let reserved = matches!(e, arca_model::IdError::Reserved { .. });
+                if reserved {
+                    Self::constraint(Constraint::InvalidPath, e.to_string(), base_url)
+                } else {
+                    Self::bad_request(e.to_string())
+                }
+            }
+            Error::Rdf(arca_rdf::RdfError::Unsupported(m)) => {
+                Self::constraint(Constraint::Unsupported, m, base_url)
+            }
+            Error::Rdf(e) => Self::bad_request(format!("malformed RDF or SPARQL: {e}")),
+            Error::UnsupportedDigest(alg) => Self::bad_request(format!(
+                "unsupported digest algorithm {alg:?}; supported: sha-512, sha-256, sha (sha-1), md5"
+            )),
+            e @ Error::DigestMismatch { .. } => {
+                Self::constraint(Constraint::DigestMismatch, e.to_string(), base_url)
+            }
+            Error::Body(m) => Self::bad_request(format!("reading the request body failed: {m}")),
+            e if e.is_storage_full() => Self::new(
+                StatusCode::INSUFFICIENT_STORAGE,
+                format!("the repository's storage is full; nothing was stored: {e}"),
+            ),
+            e => {
+                tracing::error!(error = %e, "internal error");
+                Self::new(StatusCode::INTERNAL_SERVER_ERROR, format!("internal error: {e}"))
+            }
+        }
+    }
+}
+
+fn external(id: &arca_model::FedoraId, base_url: &str) -> String {
+    if id.is_root() {
+        base_url.to_string()
+    } else {
+        format!("{base_url}/{}", id.encoded_path())
+    }
+}
+
+/// The constrainedBy link for a constraint.
+pub fn constrained_by(constraint: Constraint, base_url: &str) -> String {
+    let server = base_url
+        .find("://")
+        .and_then(|i| base_url[i + 3..].find('/').map(|j| &base_url[..i + 3 + j]))
+        .unwrap_or(base_url);
+    format!(
+        "<{server}/static/constraints/{}.txt>; rel=\"http://www.w3.org/ns/ldp#constrainedBy\"",
+        constraint.name()
+    )
+}
+
+impl IntoResponse for ApiError {
+    fn into_response(self) -> Response {
+        let mut resp = (self.status, self.message).into_response();
+        let h = resp.headers_mut();
+        h.insert(
+            header::CONTENT_TYPE,
+            HeaderValue::from_static("text/plain; charset=utf-8"),
+        );
+        for l in self.links {
+            if let Ok(v) = HeaderValue::from_str(&l) {
+                h.append(header::LINK, v);
+            }
+        }
+        if let Some(allow) = self.allow {
+            h.insert(header::ALLOW, HeaderValue::from_static(allow));
+        }
+        resp
+    }
+}
+
+/// Text of the constraint documents served under `/static/constraints/`.
+pub fn constraint_document(name: &str) -> Option<&'static str> {
+    Some(match name {
+        "server-managed-triples" => "arca manages these statements itself and refuses requests that set them: any predicate in the namespace http://fedora.info/definitions/v4/repository# (created, createdBy, lastModified, lastModifiedBy, hasParent, ...), ldp:contains, and rdf:type statements whose object is in the ldp:, fedora: or memento: namespaces. Send `Prefer: handling=lenient; received=\"minimal\"` to have them ignored instead.\n",
+        "interaction-model" => "A resource's interaction model is chosen when it is created (Link: <type>; rel=\"type\") and never changes afterwards. A body must fit the model: RDF for RDF sources, bytes for binaries (ldp:NonRDFSource).\n",
+        "invalid-path" => "Paths may not contain empty segments, '.' or '..', nor the names Fedora reserves for its own use (.fcrepo, fcr-root, fcr-container.nt, fcr:tombstone, fcr:versions, names ending in ~fcr-desc or ~fcr-acl, and any other fcr: segment than a final fcr:metadata or fcr:acl). Resources can only be created inside containers, and the repository root cannot be deleted.\n",
+        "digest-mismatch" => "A binary sent with a Digest header is stored only if the digest computed over the received bytes equals the one sent. Values may be hex (as Fedora clients send them) or base64 (RFC 3230). Supported algorithms: sha-512, sha-256, sha (sha-1), md5.\n",
+        "unsupported" => "This request needs a feature arca does not offer yet: direct and indirect containers, Archival Group writes, access control lists (fcr:acl), versions (fcr:versions), transactions (fcr:tx), external content, and SPARQL Update operations on named graphs, LOAD, CLEAR, CREATE, DROP, COPY, MOVE, ADD or SERVICE.\n",
+        _ => return None,
+    })
+}

@@ -1,0 +1,895 @@
+//! One function per operation. Each turns a parsed request into kernel calls and builds the
+//! response headers the Fedora API requires.
+
+use std::sync::Arc;
+
+use arca_catalog::ResourceRecord;
+use arca_model::{DigestAlgorithm, FedoraId, InteractionModel, MultiHasher};
+use arca_rdf::{vocab, IdMapper, Prefer, RdfFormat, ReturnPref};
+use arca_repository::{Error, NewContent, Precondition, Repository};
+use axum::body::Body;
+use axum::extract::Request;
+use axum::response::Response;
+use http::{header, HeaderMap, HeaderValue, StatusCode};
+use oxrdf::{Literal, NamedNode, NamedOrBlankNode, Term, Triple};
+
+use crate::error::ApiError;
+use crate::headers::{self, Condition, RangeRequest};
+use crate::upload;
+
+/// Per-request context.
+pub(crate) struct Ctx {
+    pub repo: Arc<Repository>,
+    pub base_url: String,
+    pub user: String,
+}
+
+type HandlerResult = Result<Response, ApiError>;
+
+/// Media types accepted as RDF request bodies.
+const ACCEPT_POST: &str =
+    "text/turtle, application/n-triples, application/ld+json, application/rdf+xml, */*";
+const ACCEPT_PATCH: &str = "application/sparql-update";
+/// Bodies read for paged container listings at most this many children per page.
+const MAX_PAGE: usize = 10_000;
+/// Children read per catalog query when listing all of them.
+const LIST_BATCH: usize = 5_000;
+
+impl Ctx {
+    fn err(&self, e: Error) -> ApiError {
+        ApiError::from_kernel(e, &self.base_url)
+    }
+
+    fn url(&self, id: &FedoraId) -> String {
+        if id.is_root() {
+            self.base_url.clone()
+        } else {
+            format!("{}/{}", self.base_url, id.encoded_path())
+        }
+    }
+
+    fn mapper(&self) -> IdMapper {
+        IdMapper::new(&self.base_url)
+    }
+}
+
+fn model_of(record: &ResourceRecord) -> InteractionModel {
+    record
+        .headers
+        .model()
+        .unwrap_or(InteractionModel::BasicContainer)
+}
+
+fn allow_for(record: &ResourceRecord) -> &'static str {
+    match model_of(record) {
+        m if m.is_container() && record.id.is_root() => "GET, HEAD, OPTIONS, POST, PUT, PATCH",
+        m if m.is_container() => "GET, HEAD, OPTIONS, POST, PUT, PATCH, DELETE",
+        InteractionModel::NonRdfSource => "GET, HEAD, OPTIONS, PUT, DELETE",
+        _ => "GET, HEAD, OPTIONS, PUT, PATCH",
+    }
+}
+
+fn set(h: &mut HeaderMap, name: header::HeaderName, value: &str) {
+    if let Ok(v) = HeaderValue::from_str(value) {
+        h.insert(name, v);
+    }
+}
+
+fn add_link(h: &mut HeaderMap, value: String) {
+    if let Ok(v) = HeaderValue::from_str(&value) {
+        h.append(header::LINK, v);
+    }
+}
+
+/// Headers every response about a resource carries: type links, ETag, Last-Modified,
+/// Allow, Accept-Post/Accept-Patch, describedby/describes.
+fn resource_headers(ctx: &Ctx, record: &ResourceRecord, h: &mut HeaderMap) {
+    let model = model_of(record);
+    for t in model.rdf_types() {
+        add_link(h, format!("<{t}>;rel=\"type\""));
+    }
+    set(h, header::ETAG, &headers::etag(record));
+    set(
+        h,
+        header::LAST_MODIFIED,
+        &httpdate::fmt_http_date(headers::last_modified(record)),
+    );
+    set(h, header::ALLOW, allow_for(record));
+    if model.is_container() {
+        set(
+            h,
+            header::HeaderName::from_static("accept-post"),
+            ACCEPT_POST,
+        );
+    }
+    if model.is_rdf_source() {
+        set(
+            h,
+            header::HeaderName::from_static("accept-patch"),
+            ACCEPT_PATCH,
+        );
+    }
+    match model {
+        InteractionModel::NonRdfSource => add_link(
+            h,
+            format!(
+                "<{}>;rel=\"describedby\"",
+                ctx.url(&record.id.description())
+            ),
+        ),
+        InteractionModel::NonRdfSourceDescription => add_link(
+            h,
+            format!("<{}>;rel=\"describes\"", ctx.url(&record.id.base())),
+        ),
+        _ => {}
+    }
+}
+
+fn response(status: StatusCode, body: Body) -> Response {
+    let mut r = Response::new(body);
+    *r.status_mut() = status;
+    r
+}
+
+fn check_condition(
+    ctx: &Ctx,
+    h: &HeaderMap,
+    record: &ResourceRecord,
+    is_read: bool,
+) -> Result<Option<Response>, ApiError> {
+    match headers::evaluate(h, Some(record), is_read) {
+        Condition::Proceed => Ok(None),
+        Condition::NotModified => {
+            let mut r = response(StatusCode::NOT_MODIFIED, Body::empty());
+            set(r.headers_mut(), header::ETAG, &headers::etag(record));
+            set(
+                r.headers_mut(),
+                header::LAST_MODIFIED,
+                &httpdate::fmt_http_date(headers::last_modified(record)),
+            );
+            Ok(Some(r))
+        }
+        Condition::Failed => Err(ctx.err(Error::PreconditionFailed(
+            "the resource does not match the request's If-Match / If-Unmodified-Since / If-None-Match".into(),
+        ))),
+    }
+}
+
+/// A precondition re-checked under the resource's lock, for writes.
+fn write_precondition(h: &HeaderMap) -> Option<Precondition> {
+    let relevant = [
+        header::IF_MATCH,
+        header::IF_NONE_MATCH,
+        header::IF_UNMODIFIED_SINCE,
+    ];
+    if !relevant.iter().any(|n| h.contains_key(n)) {
+        return None;
+    }
+    let h = h.clone();
+    Some(Box::new(
+        move |record: &ResourceRecord| match headers::evaluate(&h, Some(record), false) {
+            Condition::Proceed => Ok(()),
+            _ => Err(Error::PreconditionFailed(
+                "the resource changed: its ETag or modification date no longer matches".into(),
+            )),
+        },
+    ))
+}
+
+// ---------------------------------------------------------------------------- reads
+
+pub(crate) async fn read(ctx: &Ctx, id: FedoraId, head: bool, req: Request) -> HandlerResult {
+    let record = ctx.repo.get(&id).await.map_err(|e| ctx.err(e))?;
+    let h = req.headers();
+    if let Some(r) = check_condition(ctx, h, &record, true)? {
+        return Ok(r);
+    }
+    if model_of(&record).is_binary() {
+        read_binary(ctx, &record, head, h).await
+    } else {
+        read_rdf(ctx, &record, head, req).await
+    }
+}
+
+async fn read_binary(
+    ctx: &Ctx,
+    record: &ResourceRecord,
+    head: bool,
+    h: &HeaderMap,
+) -> HandlerResult {
+    let wanted = headers::want_digest(h).map_err(ApiError::bad_request)?;
+    let path = ctx.repo.content_path(record).ok_or_else(|| {
+        ctx.err(Error::Internal(format!(
+            "binary {} has no content file",
+            record.id
+        )))
+    })?;
+    let len = record.headers.content_size.unwrap_or(0).max(0) as u64;
+    let mut out = response(StatusCode::OK, Body::empty());
+    let oh = out.headers_mut();
+    resource_headers(ctx, record, oh);
+    set(
+        oh,
+        header::CONTENT_TYPE,
+        record
+            .headers
+            .mime_type
+            .as_deref()
+            .unwrap_or("application/octet-stream"),
+    );
+    set(oh, header::ACCEPT_RANGES, "bytes");
+    let filename = record
+        .headers
+        .filename
+        .clone()
+        .unwrap_or_else(|| record.id.last_segment().to_string());
+    set(
+        oh,
+        header::CONTENT_DISPOSITION,
+        &format!("attachment; filename=\"{}\"", filename.replace('"', "")),
+    );
+    if let Some(algs) = wanted {
+        let digest = digest_header(record, &path, &algs)
+            .await
+            .map_err(|e| ctx.err(e))?;
+        set(oh, header::HeaderName::from_static("digest"), &digest);
+    }
+    let (status, start, count) = match headers::range(h, len) {
+        RangeRequest::Full => (StatusCode::OK, 0, len),
+        RangeRequest::Partial { start, end } => {
+            set(
+                oh,
+                header::CONTENT_RANGE,
+                &format!("bytes {start}-{end}/{len}"),
+            );
+            (StatusCode::PARTIAL_CONTENT, start, end - start + 1)
+        }
+        RangeRequest::Unsatisfiable => {
+            let mut e = ApiError::new(
+                StatusCode::RANGE_NOT_SATISFIABLE,
+                format!("the range is outside the binary's {len} bytes"),
+            );
+            e.links.clear();
+            let mut r = axum::response::IntoResponse::into_response(e);
+            set(
+                r.headers_mut(),
+                header::CONTENT_RANGE,
+                &format!("bytes */{len}"),
+            );
+            return Ok(r);
+        }
+    };
+    *out.status_mut() = status;
+    set(
+        out.headers_mut(),
+        header::CONTENT_LENGTH,
+        &count.to_string(),
+    );
+    if head {
+        return Ok(out);
+    }
+    *out.body_mut() = file_body(&path, start, count)
+        .await
+        .map_err(|e| ctx.err(Error::Io(e)))?;
+    Ok(out)
+}
+
+/// Small files are read at once; large ones stream in 256 KiB chunks.
+async fn file_body(path: &std::path::Path, start: u64, count: u64) -> std::io::Result<Body> {
+    const SMALL: u64 = 256 << 10;
+    if count <= SMALL {
+        let path = path.to_path_buf();
+        let bytes = tokio::task::spawn_blocking(move || -> std::io::Result<Vec<u8>> {
+            use std::io::{Read, Seek, SeekFrom};
+            let mut f = std::fs::File::open(&path)?;
+            if start > 0 {
+                f.seek(SeekFrom::Start(start))?;
+            }
+            let mut buf = Vec::with_capacity(count as usize);
+            f.take(count).read_to_end(&mut buf)?;
+            Ok(buf)
+        })
+        .await
+        .map_err(std::io::Error::other)??;
+        return Ok(Body::from(bytes));
+    }
+    use tokio::io::{AsyncReadExt, AsyncSeekExt};
+    let mut f = tokio::fs::File::open(path).await?;
+    if start > 0 {
+        f.seek(std::io::SeekFrom::Start(start)).await?;
+    }
+    let stream = tokio_util::io::ReaderStream::with_capacity(f.take(count), 256 << 10);
+    Ok(Body::from_stream(stream))
+}
+
+/// `Digest` answer for `Want-Digest`, in hex as Fedora writes it. Stored digests are used
+/// when present; others are computed from the content.
+async fn digest_header(
+    record: &ResourceRecord,
+    path: &std::path::Path,
+    algs: &[DigestAlgorithm],
+) -> Result<String, Error> {
+    let stored: Vec<arca_model::DigestValue> = record
+        .headers
+        .digests
+        .iter()
+        .flatten()
+        .filter_map(|u| DigestAlgorithm::parse_urn(u))
+        .collect();
+    let missing: Vec<DigestAlgorithm> = algs
+        .iter()
+        .copied()
+        .filter(|a| !stored.iter().any(|d| d.algorithm == *a))
+        .collect();
+    let mut computed = Vec::new();
+    if !missing.is_empty() {
+        let path = path.to_path_buf();
+        computed = tokio::task::spawn_blocking(move || -> std::io::Result<_> {
+            use std::io::Read;
+            let mut f = std::fs::File::open(path)?;
+            let mut h = MultiHasher::new(&missing);
+            let mut buf = vec![0u8; 1 << 20];
+            loop {
+                let n = f.read(&mut buf)?;
+                if n == 0 {
+                    break;
+                }
+                h.update(&buf[..n]);
+            }
+            Ok(h.finish())
+        })
+        .await
+        .map_err(std::io::Error::other)??;
+    }
+    let parts: Vec<String> = algs
+        .iter()
+        .filter_map(|a| {
+            stored
+                .iter()
+                .chain(computed.iter())
+                .find(|d| d.algorithm == *a)
+                .map(|d| format!("{}={}", a.http_token(), d.hex))
+        })
+        .collect();
+    Ok(parts.join(", "))
+}
+
+async fn read_rdf(ctx: &Ctx, record: &ResourceRecord, head: bool, req: Request) -> HandlerResult {
+    let h = req.headers();
+    let accept = h.get(header::ACCEPT).and_then(|v| v.to_str().ok());
+    let format = RdfFormat::negotiate(accept).ok_or_else(|| {
+        ApiError::new(
+            StatusCode::NOT_ACCEPTABLE,
+            "this resource is available as text/turtle, application/ld+json, application/n-triples or application/rdf+xml",
+        )
+    })?;
+    let prefer = Prefer::parse(h.get_all("prefer").iter().filter_map(|v| v.to_str().ok()));
+    let query = Paging::from_query(req.uri().query(), prefer.max_member_count)
+        .map_err(ApiError::bad_request)?;
+    let mut out = response(StatusCode::OK, Body::empty());
+    let oh = out.headers_mut();
+    resource_headers(ctx, record, oh);
+    set(
+        oh,
+        header::CONTENT_TYPE,
+        &format!("{};charset=utf-8", format.media_type()),
+    );
+    set(oh, header::VARY, "Accept, Prefer, Range, Accept-Encoding");
+    // Preference-Applied only when every preference was honoured: arca does not (yet)
+    // return inbound references or embedded descriptions.
+    let unhonoured = [
+        vocab::FEDORA_PREFER_INBOUND_REFERENCES,
+        "http://www.w3.org/ns/oa#PreferContainedDescriptions",
+    ]
+    .iter()
+    .any(|c| prefer.include.iter().any(|i| i == c));
+    if let (Some(ret), false) = (&prefer.return_representation, unhonoured) {
+        let v = match ret {
+            ReturnPref::Minimal => "return=minimal",
+            ReturnPref::Representation => "return=representation",
+        };
+        set(oh, header::HeaderName::from_static("preference-applied"), v);
+    }
+    let mut triples = ctx.repo.triples(record).map_err(|e| ctx.err(e))?;
+    if prefer.wants(vocab::FEDORA_SERVER_MANAGED, true) {
+        server_managed_triples(ctx, record, &mut triples)
+            .await
+            .map_err(|e| ctx.err(e))?;
+    }
+    if model_of(record).is_container() && prefer.wants(vocab::LDP_PREFER_CONTAINMENT, true) {
+        let next = containment_triples(ctx, record, &query, &mut triples)
+            .await
+            .map_err(|e| ctx.err(e))?;
+        if let Some(after) = next {
+            let url = ctx.url(&record.id);
+            let limit = query.limit.unwrap_or(MAX_PAGE);
+            let cursor = percent_encoding::utf8_percent_encode(
+                after.path(),
+                percent_encoding::NON_ALPHANUMERIC,
+            );
+            add_link(
+                out.headers_mut(),
+                format!("<{url}?limit={limit}&after={cursor}>;rel=\"next\""),
+            );
+        }
+    }
+    if head {
+        return Ok(out);
+    }
+    let body =
+        arca_rdf::serialize(&triples, format, &ctx.mapper()).map_err(|e| ctx.err(Error::Rdf(e)))?;
+    *out.body_mut() = Body::from(body);
+    Ok(out)
+}
+
+/// Requested page of children.
+struct Paging {
+    limit: Option<usize>,
+    after: Option<FedoraId>,
+}
+
+impl Paging {
+    fn from_query(query: Option<&str>, max_member_count: Option<usize>) -> Result<Self, String> {
+        let mut p = Paging {
+            limit: max_member_count,
+            after: None,
+        };
+        for pair in query.unwrap_or("").split('&').filter(|s| !s.is_empty()) {
+            let (k, v) = pair.split_once('=').unwrap_or((pair, ""));
+            let v = percent_encoding::percent_decode_str(v)
+                .decode_utf8()
+                .map_err(|_| "query parameter is not UTF-8".to_string())?;
+            match k {
+                "limit" => {
+                    p.limit = Some(
+                        v.parse::<usize>()
+                            .map_err(|_| format!("limit must be a positive number, not {v:?}"))?
+                            .clamp(1, MAX_PAGE),
+                    )
+                }
+                "after" => {
+                    p.after = Some(
+                        FedoraId::from_path(&v).map_err(|e| format!("bad after cursor: {e}"))?,
+                    )
+                }
+                _ => {}
+            }
+        }
+        if p.after.is_some() && p.limit.is_none() {
+            p.limit = Some(MAX_PAGE);
+        }
+        Ok(p)
+    }
+}
+
+/// Adds `ldp:contains` triples; returns the cursor of the next page if the listing was cut.
+async fn containment_triples(
+    ctx: &Ctx,
+    record: &ResourceRecord,
+    paging: &Paging,
+    triples: &mut Vec<Triple>,
+) -> Result<Option<FedoraId>, Error> {
+    let subject = NamedNode::new_unchecked(record.id.iri());
+    let contains = NamedNode::new_unchecked(vocab::LDP_CONTAINS);
+    let mut after = paging.after.clone();
+    let mut remaining = paging.limit;
+    loop {
+        let batch = remaining.map_or(LIST_BATCH, |r| r.min(LIST_BATCH));
+        if batch == 0 {
+            break;
+        }
+        let children = ctx.repo.children(&record.id, after.as_ref(), batch).await?;
+        let got = children.len();
+        for c in &children {
+            triples.push(Triple::new(
+                subject.clone(),
+                contains.clone(),
+                NamedNode::new_unchecked(c.iri()),
+            ));
+        }
+        after = children.last().cloned().or(after);
+        if let Some(r) = &mut remaining {
+            *r -= got;
+        }
+        if got < batch {
+            return Ok(None);
+        }
+        if remaining == Some(0) {
+            // Was this page the last one?
+            let more = ctx.repo.children(&record.id, after.as_ref(), 1).await?;
+            return Ok(if more.is_empty() { None } else { after });
+        }
+    }
+    Ok(None)
+}
+
+async fn server_managed_triples(
+    ctx: &Ctx,
+    record: &ResourceRecord,
+    out: &mut Vec<Triple>,
+) -> Result<(), Error> {
+    let model = model_of(record);
+    // A description speaks about its binary.
+    let (subject_record, subject_model) = if model == InteractionModel::NonRdfSourceDescription {
+        let binary = ctx.repo.get(&record.id.base()).await?;
+        (binary, InteractionModel::NonRdfSource)
+    } else {
+        (record.clone(), model)
+    };
+    let s: NamedOrBlankNode = NamedNode::new_unchecked(subject_record.id.iri()).into();
+    let mut add = |p: &str, o: Term| {
+        out.push(Triple::new(s.clone(), NamedNode::new_unchecked(p), o));
+    };
+    let iri = |i: &str| -> Term { NamedNode::new_unchecked(i).into() };
+    for t in subject_model.rdf_types() {
+        add(vocab::RDF_TYPE, iri(t));
+    }
+    let fedora_types: &[&str] = if subject_model.is_binary() {
+        &["Binary", "Resource"]
+    } else if subject_model.is_container() {
+        &["Container", "Resource"]
+    } else {
+        &["Resource"]
+    };
+    for t in fedora_types {
+        add(vocab::RDF_TYPE, iri(&format!("{}{t}", vocab::FEDORA_NS)));
+    }
+    if subject_record.id.is_root() {
+        add(
+            vocab::RDF_TYPE,
+            iri(&format!("{}RepositoryRoot", vocab::FEDORA_NS)),
+        );
+    }
+    let h = &subject_record.headers;
+    let date = |v: &Option<String>| -> Option<Term> {
+        v.as_ref().map(|d| {
+            Literal::new_typed_literal(d, NamedNode::new_unchecked(vocab::XSD_DATETIME)).into()
+        })
+    };
+    let plain = |v: &Option<String>| -> Option<Term> {
+        v.as_ref().map(|d| Literal::new_simple_literal(d).into())
+    };
+    for (p, v) in [
+        (vocab::FEDORA_CREATED, date(&h.created_date)),
+        (vocab::FEDORA_CREATED_BY, plain(&h.created_by)),
+        (vocab::FEDORA_LAST_MODIFIED, date(&h.last_modified_date)),
+        (vocab::FEDORA_LAST_MODIFIED_BY, plain(&h.last_modified_by)),
+    ] {
+        if let Some(v) = v {
+            add(p, v);
+        }
+    }
+    if let Some(parent) = &subject_record.parent {
+        add(vocab::FEDORA_HAS_PARENT, iri(&parent.iri()));
+    }
+    if subject_model.is_binary() {
+        if let Some(size) = h.content_size {
+            add(
+                vocab::PREMIS_HAS_SIZE,
+                Literal::new_typed_literal(
+                    size.to_string(),
+                    NamedNode::new_unchecked("http://www.w3.org/2001/XMLSchema#long"),
+                )
+                .into(),
+            );
+        }
+        if let Some(m) = plain(&h.mime_type) {
+            add(vocab::EBUCORE_HAS_MIME_TYPE, m);
+        }
+        if let Some(f) = plain(&h.filename) {
+            add(vocab::EBUCORE_FILENAME, f);
+        }
+        for d in h.digests.iter().flatten() {
+            add(vocab::PREMIS_HAS_MESSAGE_DIGEST, iri(d));
+        }
+    }
+    Ok(())
+}
+
+pub(crate) async fn options(ctx: &Ctx, id: FedoraId) -> HandlerResult {
+    let record = ctx.repo.get(&id).await.map_err(|e| ctx.err(e))?;
+    let mut out = response(StatusCode::OK, Body::empty());
+    resource_headers(ctx, &record, out.headers_mut());
+    Ok(out)
+}
+
+// ---------------------------------------------------------------------------- writes
+
+/// How a request body is to be taken.
+enum BodyKind {
+    Rdf(RdfFormat),
+    Binary,
+}
+
+/// Decides from Link type, Content-Type and the target model how to read the body.
+fn body_kind(
+    h: &HeaderMap,
+    link: Option<InteractionModel>,
+    existing: Option<InteractionModel>,
+) -> Result<BodyKind, ApiError> {
+    let content_type = h
+        .get(header::CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .map(str::to_string);
+    let rdf_format = content_type.as_deref().and_then(RdfFormat::from_media_type);
+    let model = existing.or(link);
+    match model {
+        Some(InteractionModel::NonRdfSource) => Ok(BodyKind::Binary),
+        Some(_) => match (&content_type, rdf_format) {
+            (None, _) => Ok(BodyKind::Rdf(RdfFormat::Turtle)),
+            (Some(_), Some(f)) => Ok(BodyKind::Rdf(f)),
+            (Some(ct), None) => Err(ApiError::new(
+                StatusCode::UNSUPPORTED_MEDIA_TYPE,
+                format!("{ct} is not an RDF media type; RDF sources accept text/turtle, application/n-triples, application/ld+json, application/rdf+xml"),
+            )),
+        },
+        // No model named: RDF media types make a container, anything else a binary.
+        // text/plain is N-Triples for RDF sources but, as in Fedora, a binary on creation.
+        None => match (content_type.as_deref(), rdf_format) {
+            (Some(ct), Some(f)) if !ct.trim().to_ascii_lowercase().starts_with("text/plain") => {
+                Ok(BodyKind::Rdf(f))
+            }
+            (None, _) => Ok(BodyKind::Rdf(RdfFormat::Turtle)),
+            _ => Ok(BodyKind::Binary),
+        },
+    }
+}
+
+/// Reads the body as the new content of resource `id`.
+async fn read_content(
+    ctx: &Ctx,
+    id: &FedoraId,
+    kind: BodyKind,
+    req: Request,
+) -> Result<NewContent, ApiError> {
+    let h = req.headers().clone();
+    let prefer = Prefer::parse(h.get_all("prefer").iter().filter_map(|v| v.to_str().ok()));
+    match kind {
+        BodyKind::Rdf(format) => {
+            let body = axum::body::to_bytes(req.into_body(), 64 << 20)
+                .await
+                .map_err(|e| ApiError::bad_request(format!("reading the body failed: {e}")))?;
+            // A description's statements are about its binary.
+            let subject = if id.is_description() {
+                id.base()
+            } else {
+                id.clone()
+            };
+            let triples = arca_rdf::parse(&body, format, &ctx.url(&subject), &ctx.mapper())
+                .map_err(|e| ctx.err(Error::Rdf(e)))?;
+            Ok(NewContent::Rdf {
+                triples,
+                lenient: prefer.lenient,
+            })
+        }
+        BodyKind::Binary => {
+            let expected = headers::request_digests(&h).map_err(|m| {
+                if m.starts_with("unsupported") {
+                    ctx.err(Error::UnsupportedDigest(m))
+                } else {
+                    ApiError::bad_request(m)
+                }
+            })?;
+            let mut extra: Vec<DigestAlgorithm> = expected
+                .iter()
+                .map(|d| d.algorithm)
+                .filter(|a| *a != DigestAlgorithm::Sha512)
+                .collect();
+            extra.sort();
+            extra.dedup();
+            let binary = upload::receive(req.into_body(), ctx.repo.uploads_dir(), extra)
+                .await
+                .map_err(|e| ctx.err(e))?;
+            let mime = h
+                .get(header::CONTENT_TYPE)
+                .and_then(|v| v.to_str().ok())
+                .unwrap_or("application/octet-stream")
+                .to_string();
+            Ok(NewContent::Binary {
+                binary,
+                mime,
+                filename: headers::content_disposition_filename(&h),
+                expected,
+            })
+        }
+    }
+}
+
+fn refuse_external(ctx: &Ctx, h: &HeaderMap) -> Result<(), ApiError> {
+    if headers::has_external_content(h) {
+        return Err(ctx.err(Error::constraint(
+            arca_repository::Constraint::Unsupported,
+            "external content (rel=\"http://fedora.info/definitions/fcrepo#ExternalContent\") is not supported yet",
+        )));
+    }
+    Ok(())
+}
+
+fn created_response(ctx: &Ctx, record: &ResourceRecord) -> Response {
+    let url = ctx.url(&record.id);
+    let mut out = response(StatusCode::CREATED, Body::from(url.clone()));
+    let h = out.headers_mut();
+    resource_headers(ctx, record, h);
+    set(h, header::LOCATION, &url);
+    set(h, header::CONTENT_TYPE, "text/plain; charset=utf-8");
+    out
+}
+
+pub(crate) async fn create(ctx: &Ctx, parent: FedoraId, req: Request) -> HandlerResult {
+    let h = req.headers().clone();
+    refuse_external(ctx, &h)?;
+    let parent_record = ctx.repo.get(&parent).await.map_err(|e| ctx.err(e))?;
+    if !model_of(&parent_record).is_container() {
+        return Err(ApiError::method_not_allowed(allow_for(&parent_record)));
+    }
+    let link = headers::link_type(&h).map_err(|m| {
+        ctx.err(Error::constraint(
+            arca_repository::Constraint::InteractionModel,
+            m,
+        ))
+    })?;
+    let id = mint_id(ctx, &parent, &h).await?;
+    let kind = body_kind(&h, link, None)?;
+    let model = match (&kind, link) {
+        (BodyKind::Binary, _) => InteractionModel::NonRdfSource,
+        (BodyKind::Rdf(_), Some(m)) => m,
+        (BodyKind::Rdf(_), None) => InteractionModel::BasicContainer,
+    };
+    let content = read_content(ctx, &id, kind, req).await?;
+    let record = ctx
+        .repo
+        .create(id, model, content, &ctx.user)
+        .await
+        .map_err(|e| ctx.err(e))?;
+    Ok(created_response(ctx, &record))
+}
+
+/// The id of a POSTed child: the Slug if it is free and valid, a UUID otherwise.
+async fn mint_id(ctx: &Ctx, parent: &FedoraId, h: &HeaderMap) -> Result<FedoraId, ApiError> {
+    if let Some(slug) = h.get("slug").and_then(|v| v.to_str().ok()) {
+        let slug = percent_encoding::percent_decode_str(slug.trim())
+            .decode_utf8()
+            .map_err(|_| ApiError::bad_request("the Slug is not valid UTF-8"))?;
+        if !slug.is_empty() {
+            let id = parent
+                .child(&slug)
+                .map_err(|e| ctx.err(Error::InvalidId(e)))?;
+            if ctx
+                .repo
+                .lookup(&id)
+                .await
+                .map_err(|e| ctx.err(e))?
+                .is_none()
+            {
+                return Ok(id);
+            }
+        }
+    }
+    parent
+        .child(&uuid::Uuid::new_v4().to_string())
+        .map_err(|e| ctx.err(Error::InvalidId(e)))
+}
+
+pub(crate) async fn put(ctx: &Ctx, id: FedoraId, req: Request) -> HandlerResult {
+    let h = req.headers().clone();
+    refuse_external(ctx, &h)?;
+    let link = headers::link_type(&h).map_err(|m| {
+        ctx.err(Error::constraint(
+            arca_repository::Constraint::InteractionModel,
+            m,
+        ))
+    })?;
+    let existing = ctx.repo.lookup(&id).await.map_err(|e| ctx.err(e))?;
+    match existing {
+        Some(r) if r.is_deleted() => Err(ctx.err(Error::Gone(id))),
+        Some(record) => {
+            check_condition(ctx, &h, &record, false)?;
+            let kind = body_kind(&h, link, Some(model_of(&record)))?;
+            let content = read_content(ctx, &id, kind, req).await?;
+            let record = ctx
+                .repo
+                .replace(&id, link, content, &ctx.user, write_precondition(&h))
+                .await
+                .map_err(|e| ctx.err(e))?;
+            let mut out = response(StatusCode::NO_CONTENT, Body::empty());
+            resource_headers(ctx, &record, out.headers_mut());
+            Ok(out)
+        }
+        None => {
+            if h.contains_key(header::IF_MATCH) {
+                return Err(ctx.err(Error::PreconditionFailed(
+                    "If-Match was sent but the resource does not exist".into(),
+                )));
+            }
+            let kind = body_kind(&h, link, None)?;
+            let model = match (&kind, link) {
+                (BodyKind::Binary, _) => InteractionModel::NonRdfSource,
+                (BodyKind::Rdf(_), Some(m)) => m,
+                (BodyKind::Rdf(_), None) => InteractionModel::BasicContainer,
+            };
+            let content = read_content(ctx, &id, kind, req).await?;
+            let record = ctx
+                .repo
+                .create(id, model, content, &ctx.user)
+                .await
+                .map_err(|e| ctx.err(e))?;
+            Ok(created_response(ctx, &record))
+        }
+    }
+}
+
+pub(crate) async fn patch(ctx: &Ctx, id: FedoraId, req: Request) -> HandlerResult {
+    let h = req.headers().clone();
+    let record = ctx.repo.get(&id).await.map_err(|e| ctx.err(e))?;
+    if model_of(&record).is_binary() {
+        return Err(ApiError::method_not_allowed(allow_for(&record)));
+    }
+    let ct = h
+        .get(header::CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .unwrap_or("");
+    if !ct
+        .split(';')
+        .next()
+        .unwrap_or("")
+        .trim()
+        .eq_ignore_ascii_case("application/sparql-update")
+    {
+        return Err(ApiError::new(
+            StatusCode::UNSUPPORTED_MEDIA_TYPE,
+            format!("PATCH takes application/sparql-update, not {ct:?}"),
+        ));
+    }
+    check_condition(ctx, &h, &record, false)?;
+    let body = axum::body::to_bytes(req.into_body(), 16 << 20)
+        .await
+        .map_err(|e| ApiError::bad_request(format!("reading the body failed: {e}")))?;
+    let update = String::from_utf8(body.to_vec())
+        .map_err(|_| ApiError::bad_request("the SPARQL update is not valid UTF-8"))?;
+    let prefer = Prefer::parse(h.get_all("prefer").iter().filter_map(|v| v.to_str().ok()));
+    let subject = if id.is_description() {
+        id.base()
+    } else {
+        id.clone()
+    };
+    let url = ctx.url(&subject);
+    let mapper = ctx.mapper();
+    let apply = Box::new(move |triples: Vec<Triple>| {
+        arca_rdf::apply_sparql_update(&triples, &update, &url, &mapper).map_err(Error::Rdf)
+    });
+    let record = ctx
+        .repo
+        .patch(
+            &id,
+            apply,
+            prefer.lenient,
+            &ctx.user,
+            write_precondition(&h),
+        )
+        .await
+        .map_err(|e| ctx.err(e))?;
+    let mut out = response(StatusCode::NO_CONTENT, Body::empty());
+    resource_headers(ctx, &record, out.headers_mut());
+    Ok(out)
+}
+
+pub(crate) async fn delete(ctx: &Ctx, id: FedoraId, req: Request) -> HandlerResult {
+    let record = ctx.repo.get(&id).await.map_err(|e| ctx.err(e))?;
+    if !allow_for(&record).contains("DELETE") {
+        return Err(ApiError::method_not_allowed(allow_for(&record)));
+    }
+    check_condition(ctx, req.headers(), &record, false)?;
+    ctx.repo
+        .delete(&id, &ctx.user, write_precondition(req.headers()))
+        .await
+        .map_err(|e| ctx.err(e))?;
+    Ok(response(StatusCode::NO_CONTENT, Body::empty()))
+}
+
+pub(crate) async fn purge(ctx: &Ctx, id: FedoraId) -> HandlerResult {
+    ctx.repo
+        .purge(&id, &ctx.user)
+        .await
+        .map_err(|e| ctx.err(e))?;
+    Ok(response(StatusCode::NO_CONTENT, Body::empty()))
+}

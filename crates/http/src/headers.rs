@@ -1,0 +1,415 @@
+//! Parsing and producing the HTTP headers the Fedora API uses: Link, Digest, Want-Digest,
+//! Range, Content-Disposition, ETag and the conditional-request rules.
+
+use arca_catalog::ResourceRecord;
+use arca_model::{parse_instant, DigestAlgorithm, DigestValue, InteractionModel};
+use http::HeaderMap;
+use md5::{Digest, Md5};
+
+/// The interaction model named by `Link: <…>; rel="type"` headers, if any. Types that are
+/// not interaction models (e.g. `ldp:Resource`, `ldp:RDFSource`, `ldp:Container`) are skipped;
+/// an unknown LDP type is an error.
+pub fn link_type(headers: &HeaderMap) -> Result<Option<InteractionModel>, String> {
+    let mut found = None;
+    for value in headers.get_all(http::header::LINK) {
+        let Ok(value) = value.to_str() else {
+            return Err("a Link header is not valid ASCII".into());
+        };
+        for link in split_links(value) {
+            let Some((target, params)) = parse_link(link) else {
+                continue;
+            };
+            let is_type = params.iter().any(|(k, v)| {
+                k.eq_ignore_ascii_case("rel") && v.split_whitespace().any(|r| r == "type")
+            });
+            if !is_type {
+                continue;
+            }
+            let model = match target.as_str() {
+                "http://www.w3.org/ns/ldp#Resource"
+                | "http://www.w3.org/ns/ldp#RDFSource"
+                | "http://www.w3.org/ns/ldp#Container" => InteractionModel::BasicContainer,
+                "http://www.w3.org/ns/ldp#NonRDFSource" => InteractionModel::NonRdfSource,
+                "http://www.w3.org/ns/ldp#BasicContainer" => InteractionModel::BasicContainer,
+                "http://www.w3.org/ns/ldp#DirectContainer" => InteractionModel::DirectContainer,
+                "http://www.w3.org/ns/ldp#IndirectContainer" => InteractionModel::IndirectContainer,
+                t if t.starts_with("http://www.w3.org/ns/ldp#") => {
+                    return Err(format!("unknown interaction model <{t}>"))
+                }
+                _ => continue,
+            };
+            // A specific model wins over the generic ldp:Resource/RDFSource/Container.
+            let generic = matches!(
+                target.as_str(),
+                "http://www.w3.org/ns/ldp#Resource"
+                    | "http://www.w3.org/ns/ldp#RDFSource"
+                    | "http://www.w3.org/ns/ldp#Container"
+            );
+            if !(generic && found.is_some()) {
+                found = Some(model);
+            }
+        }
+    }
+    Ok(found)
+}
+
+/// Whether a Link header names external content (not supported yet).
+pub fn has_external_content(headers: &HeaderMap) -> bool {
+    headers.get_all(http::header::LINK).iter().any(|v| {
+        v.to_str()
+            .map(|s| s.contains("http://fedora.info/definitions/fcrepo#ExternalContent"))
+            .unwrap_or(false)
+    })
+}
+
+fn split_links(value: &str) -> Vec<&str> {
+    let mut out = Vec::new();
+    let mut depth_angle = false;
+    let mut quoted = false;
+    let mut start = 0;
+    for (i, c) in value.char_indices() {
+        match c {
+            '<' if !quoted => depth_angle = true,
+            '>' if !quoted => depth_angle = false,
+            '"' if !depth_angle => quoted = !quoted,
+            ',' if !depth_angle && !quoted => {
+                out.push(value[start..i].trim());
+                start = i + 1;
+            }
+            _ => {}
+        }
+    }
+    out.push(value[start..].trim());
+    out
+}
+
+fn parse_link(link: &str) -> Option<(String, Vec<(String, String)>)> {
+    let link = link.trim();
+    let rest = link.strip_prefix('<')?;
+    let end = rest.find('>')?;
+    let target = rest[..end].to_string();
+    let params = rest[end + 1..]
+        .split(';')
+        .filter_map(|p| {
+            let (k, v) = p.split_once('=')?;
+            Some((k.trim().to_string(), v.trim().trim_matches('"').to_string()))
+        })
+        .collect();
+    Some((target, params))
+}
+
+/// The digests a client sent in `Digest` headers (`alg=value, alg=value`).
+pub fn request_digests(headers: &HeaderMap) -> Result<Vec<DigestValue>, String> {
+    let mut out = Vec::new();
+    for value in headers.get_all("digest") {
+        let value = value.to_str().map_err(|_| "Digest header is not ASCII")?;
+        for part in value.split(',') {
+            let part = part.trim();
+            if part.is_empty() {
+                continue;
+            }
+            let (alg, val) = part
+                .split_once('=')
+                .ok_or_else(|| format!("malformed Digest value {part:?}"))?;
+            let algorithm = DigestAlgorithm::from_token(alg)
+                .ok_or_else(|| format!("unsupported digest algorithm {:?}", alg.trim()))?;
+            let digest = DigestValue::from_client(algorithm, val).ok_or_else(|| {
+                format!(
+                    "the {algorithm} digest {val:?} is neither hex nor base64 of the right length"
+                )
+            })?;
+            out.push(digest);
+        }
+    }
+    Ok(out)
+}
+
+/// Algorithms asked for by `Want-Digest` (q-values honoured, `q=0` excluded), best first.
+/// `Ok(None)` if no Want-Digest was sent; an error if it names only unsupported algorithms.
+pub fn want_digest(headers: &HeaderMap) -> Result<Option<Vec<DigestAlgorithm>>, String> {
+    let values: Vec<&str> = headers
+        .get_all("want-digest")
+        .iter()
+        .filter_map(|v| v.to_str().ok())
+        .collect();
+    if values.is_empty() {
+        return Ok(None);
+    }
+    let mut wanted: Vec<(f32, usize, DigestAlgorithm)> = Vec::new();
+    let mut named = Vec::new();
+    for (i, item) in values.iter().flat_map(|v| v.split(',')).enumerate() {
+        let mut parts = item.split(';');
+        let token = parts.next().unwrap_or("").trim();
+        if token.is_empty() {
+            continue;
+        }
+        named.push(token.to_string());
+        let q = parts
+            .filter_map(|p| p.trim().strip_prefix("q="))
+            .filter_map(|q| q.trim().parse::<f32>().ok())
+            .next()
+            .unwrap_or(1.0);
+        if let Some(alg) = DigestAlgorithm::from_token(token) {
+            if q > 0.0 {
+                wanted.push((q, i, alg));
+            }
+        }
+    }
+    if wanted.is_empty() {
+        return Err(format!(
+            "Want-Digest names no supported algorithm ({}); supported: sha-512, sha-256, sha, md5",
+            named.join(", ")
+        ));
+    }
+    wanted.sort_by(|a, b| b.0.total_cmp(&a.0).then(a.1.cmp(&b.1)));
+    Ok(Some(wanted.into_iter().map(|(_, _, a)| a).collect()))
+}
+
+/// A byte range request resolved against a length.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum RangeRequest {
+    /// No (usable) Range header: the whole content.
+    Full,
+    /// Bytes `start..=end`.
+    Partial {
+        /// First byte.
+        start: u64,
+        /// Last byte (inclusive).
+        end: u64,
+    },
+    /// The range cannot be satisfied (416).
+    Unsatisfiable,
+}
+
+/// Resolves a single-range `Range: bytes=…` header against a content length. Multi-range
+/// requests are answered with the full content, as RFC 9110 allows.
+pub fn range(headers: &HeaderMap, len: u64) -> RangeRequest {
+    let Some(value) = headers
+        .get(http::header::RANGE)
+        .and_then(|v| v.to_str().ok())
+    else {
+        return RangeRequest::Full;
+    };
+    let Some(spec) = value.trim().strip_prefix("bytes=") else {
+        return RangeRequest::Full;
+    };
+    if spec.contains(',') {
+        return RangeRequest::Full;
+    }
+    let Some((a, b)) = spec.split_once('-') else {
+        return RangeRequest::Full;
+    };
+    let (a, b) = (a.trim(), b.trim());
+    let (start, end) = if a.is_empty() {
+        let Ok(suffix) = b.parse::<u64>() else {
+            return RangeRequest::Full;
+        };
+        if suffix == 0 || len == 0 {
+            return RangeRequest::Unsatisfiable;
+        }
+        (len.saturating_sub(suffix), len - 1)
+    } else {
+        let Ok(start) = a.parse::<u64>() else {
+            return RangeRequest::Full;
+        };
+        let end = if b.is_empty() {
+            len.saturating_sub(1)
+        } else {
+            match b.parse::<u64>() {
+                Ok(e) => e.min(len.saturating_sub(1)),
+                Err(_) => return RangeRequest::Full,
+            }
+        };
+        (start, end)
+    };
+    if start >= len || start > end {
+        RangeRequest::Unsatisfiable
+    } else {
+        RangeRequest::Partial { start, end }
+    }
+}
+
+/// The file name from `Content-Disposition: attachment; filename="…"`.
+pub fn content_disposition_filename(headers: &HeaderMap) -> Option<String> {
+    let value = headers
+        .get(http::header::CONTENT_DISPOSITION)?
+        .to_str()
+        .ok()?;
+    for part in value.split(';') {
+        let part = part.trim();
+        if let Some(v) = part.strip_prefix("filename*=") {
+            let v = v.trim_matches('"');
+            let encoded = v.split("''").nth(1).unwrap_or(v);
+            return percent_encoding::percent_decode_str(encoded)
+                .decode_utf8()
+                .ok()
+                .map(|s| s.into_owned());
+        }
+        if let Some(v) = part.strip_prefix("filename=") {
+            return Some(v.trim().trim_matches('"').to_string());
+        }
+    }
+    None
+}
+
+/// The ETag of a resource: strong for binaries, weak for RDF sources (whose
+/// representation also depends on their children).
+pub fn etag(record: &ResourceRecord) -> String {
+    let token = record.headers.state_token.as_deref().unwrap_or("");
+    let is_binary = record
+        .headers
+        .model()
+        .is_some_and(InteractionModel::is_binary);
+    if is_binary {
+        format!("\"{token}\"")
+    } else {
+        let children = record.children_changed.unwrap_or(0);
+        let hash = hex::encode(Md5::digest(format!("{token}/{children}").as_bytes()));
+        format!("W/\"{hash}\"")
+    }
+}
+
+/// Last modification, including changes of children for containers, in whole seconds.
+pub fn last_modified(record: &ResourceRecord) -> std::time::SystemTime {
+    let own = record
+        .headers
+        .last_modified_date
+        .as_deref()
+        .and_then(parse_instant)
+        .map(|t| t.unix_timestamp_nanos())
+        .unwrap_or(0);
+    let nanos = own.max(record.children_changed.unwrap_or(0) as i128);
+    std::time::UNIX_EPOCH + std::time::Duration::from_secs((nanos / 1_000_000_000) as u64)
+}
+
+fn strip_weak(tag: &str) -> &str {
+    tag.trim().strip_prefix("W/").unwrap_or(tag.trim())
+}
+
+fn etag_list_matches(list: &str, etag: &str) -> bool {
+    list.split(',')
+        .any(|t| t.trim() == "*" || strip_weak(t) == strip_weak(etag))
+}
+
+/// Outcome of evaluating conditional headers.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Condition {
+    /// Go ahead.
+    Proceed,
+    /// 304 Not Modified (GET/HEAD only).
+    NotModified,
+    /// 412 Precondition Failed.
+    Failed,
+}
+
+/// Evaluates If-Match, If-Unmodified-Since, If-None-Match and If-Modified-Since in the
+/// order RFC 9110 §13.2.2 gives. `record` is `None` when the resource does not exist.
+pub fn evaluate(headers: &HeaderMap, record: Option<&ResourceRecord>, is_read: bool) -> Condition {
+    let get = |name: http::header::HeaderName| headers.get(name).and_then(|v| v.to_str().ok());
+    let tag = record.map(etag);
+    if let Some(im) = get(http::header::IF_MATCH) {
+        match &tag {
+            Some(t) if etag_list_matches(im, t) => {}
+            _ => return Condition::Failed,
+        }
+    } else if let (Some(ius), Some(r)) = (get(http::header::IF_UNMODIFIED_SINCE), record) {
+        if let Ok(since) = httpdate::parse_http_date(ius) {
+            if last_modified(r) > since {
+                return Condition::Failed;
+            }
+        }
+    }
+    if let Some(inm) = get(http::header::IF_NONE_MATCH) {
+        let matches = match &tag {
+            Some(t) => etag_list_matches(inm, t),
+            None => false,
+        };
+        if matches {
+            return if is_read {
+                Condition::NotModified
+            } else {
+                Condition::Failed
+            };
+        }
+    } else if let (true, Some(ims), Some(r)) =
+        (is_read, get(http::header::IF_MODIFIED_SINCE), record)
+    {
+        if let Ok(since) = httpdate::parse_http_date(ims) {
+            if last_modified(r) <= since {
+                return Condition::NotModified;
+            }
+        }
+    }
+    Condition::Proceed
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use http::HeaderValue;
+
+    fn h(pairs: &[(&'static str, &str)]) -> HeaderMap {
+        let mut m = HeaderMap::new();
+        for (k, v) in pairs {
+            m.append(*k, HeaderValue::from_str(v).unwrap());
+        }
+        m
+    }
+
+    #[test]
+    fn link_types() {
+        let m = h(&[(
+            "link",
+            "<http://www.w3.org/ns/ldp#NonRDFSource>; rel=\"type\"",
+        )]);
+        assert_eq!(link_type(&m).unwrap(), Some(InteractionModel::NonRdfSource));
+        let m = h(&[("link", "<http://www.w3.org/ns/ldp#Resource>; rel=\"type\", <http://www.w3.org/ns/ldp#BasicContainer>;rel=type")]);
+        assert_eq!(
+            link_type(&m).unwrap(),
+            Some(InteractionModel::BasicContainer)
+        );
+        let m = h(&[("link", "<http://www.w3.org/ns/ldp#Bogus>; rel=\"type\"")]);
+        assert!(link_type(&m).is_err());
+        let m = h(&[("link", "<http://example.org/x>; rel=\"describedby\"")]);
+        assert_eq!(link_type(&m).unwrap(), None);
+    }
+
+    #[test]
+    fn want_digest_q_values() {
+        let m = h(&[("want-digest", "md5;q=0.3, sha-256;q=1, sha;q=0")]);
+        assert_eq!(
+            want_digest(&m).unwrap().unwrap(),
+            vec![DigestAlgorithm::Sha256, DigestAlgorithm::Md5]
+        );
+        assert!(want_digest(&h(&[("want-digest", "foo, bar")])).is_err());
+        assert_eq!(want_digest(&h(&[])).unwrap(), None);
+    }
+
+    #[test]
+    fn ranges() {
+        let r = |v: &str| range(&h(&[("range", v)]), 100);
+        assert_eq!(r("bytes=0-9"), RangeRequest::Partial { start: 0, end: 9 });
+        assert_eq!(r("bytes=90-"), RangeRequest::Partial { start: 90, end: 99 });
+        assert_eq!(r("bytes=-10"), RangeRequest::Partial { start: 90, end: 99 });
+        assert_eq!(
+            r("bytes=95-200"),
+            RangeRequest::Partial { start: 95, end: 99 }
+        );
+        assert_eq!(r("bytes=100-"), RangeRequest::Unsatisfiable);
+        assert_eq!(r("bytes=0-1,5-6"), RangeRequest::Full);
+    }
+
+    #[test]
+    fn digests_and_filenames() {
+        let m = h(&[(
+            "digest",
+            "md5=5d41402abc4b2a76b9719d911017c592, SHA=qvTGHdzF6KLavt4PO0gs2a6pQ00=",
+        )]);
+        let d = request_digests(&m).unwrap();
+        assert_eq!(d.len(), 2);
+        assert_eq!(d[1].algorithm, DigestAlgorithm::Sha1);
+        assert!(request_digests(&h(&[("digest", "crc32=abc")])).is_err());
+        let m = h(&[("content-disposition", "attachment; filename=\"a b.txt\"")]);
+        assert_eq!(content_disposition_filename(&m).unwrap(), "a b.txt");
+    }
+}

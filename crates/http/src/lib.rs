@@ -1,0 +1,184 @@
+//! The Fedora API over HTTP.
+//!
+//! Every request is first parsed into an [`Operation`] (method + target), then dispatched
+//! to one handler; every kernel error becomes a response in one place,
+//! [`ApiError::from_kernel`]. Paths below the base path (`/rest` by default) name
+//! resources; `…/fcr:metadata` is a binary's description and `…/fcr:tombstone` a deleted
+//! resource's tombstone.
+//!
+//! Paging (an arca extension): `GET <container>?limit=N[&after=<child path>]` (or
+//! `Prefer: return=representation; max-member-count="N"`) returns at most N `ldp:contains`
+//! triples in id order, and a `Link: <…?limit=N&after=…>; rel="next"` header when more
+//! children follow.
+#![warn(missing_docs)]
+
+mod error;
+mod handlers;
+pub mod headers;
+mod upload;
+
+use std::sync::Arc;
+
+use arca_model::FedoraId;
+use arca_repository::Repository;
+use axum::extract::{Path, Request, State};
+use axum::response::{IntoResponse, Response};
+use axum::routing::get;
+use axum::Router;
+use http::{Method, StatusCode};
+
+pub use error::{constrained_by, ApiError};
+
+/// Settings of the HTTP layer.
+#[derive(Debug, Clone)]
+pub struct HttpConfig {
+    /// Path prefix of the REST API, without trailing slash (`/rest`).
+    pub base_path: String,
+    /// External URL of the REST root (e.g. `https://repo.example.org/rest`); derived from the
+    /// `Host` header when `None`.
+    pub base_url: Option<String>,
+    /// The user recorded as creator and modifier (no authentication yet).
+    pub default_user: String,
+}
+
+impl Default for HttpConfig {
+    fn default() -> Self {
+        Self {
+            base_path: "/rest".into(),
+            base_url: None,
+            default_user: "fedoraAdmin".into(),
+        }
+    }
+}
+
+#[derive(Clone)]
+struct AppState {
+    repo: Arc<Repository>,
+    config: Arc<HttpConfig>,
+}
+
+/// Builds the router for the Fedora API and the constraint documents.
+pub fn router(repo: Arc<Repository>, config: HttpConfig) -> Router {
+    let state = AppState {
+        repo,
+        config: Arc::new(config),
+    };
+    Router::new()
+        .route("/static/constraints/{name}", get(constraint_document))
+        .fallback(dispatch)
+        .with_state(state)
+}
+
+async fn constraint_document(Path(name): Path<String>) -> Response {
+    match error::constraint_document(name.trim_end_matches(".txt")) {
+        Some(text) => (
+            [(http::header::CONTENT_TYPE, "text/plain; charset=utf-8")],
+            text,
+        )
+            .into_response(),
+        None => StatusCode::NOT_FOUND.into_response(),
+    }
+}
+
+/// What a request asks for, decided before any work is done.
+#[derive(Debug)]
+enum Operation {
+    Read { id: FedoraId, head: bool },
+    Options(FedoraId),
+    Create(FedoraId),
+    Put(FedoraId),
+    Patch(FedoraId),
+    Delete(FedoraId),
+    Purge(FedoraId),
+    Tombstone,
+    NotSupported(&'static str),
+    MethodNotAllowed(&'static str),
+}
+
+/// Parses the method and the path below the base into an operation.
+fn parse_operation(method: &Method, path: &str) -> Result<Operation, arca_repository::Error> {
+    let decoded = percent_encoding::percent_decode_str(path)
+        .decode_utf8()
+        .map_err(|_| arca_repository::Error::BadRequest("the path is not valid UTF-8".into()))?;
+    let segments: Vec<&str> = decoded.trim_matches('/').split('/').collect();
+    for (i, seg) in segments.iter().enumerate() {
+        match *seg {
+            "fcr:versions" => return Ok(Operation::NotSupported("versioning (fcr:versions)")),
+            "fcr:fixity" => return Ok(Operation::NotSupported("fixity reports (fcr:fixity)")),
+            "fcr:tx" => return Ok(Operation::NotSupported("transactions (fcr:tx)")),
+            "fcr:search" => return Ok(Operation::NotSupported("search (fcr:search)")),
+            "fcr:acl" if i + 1 == segments.len() => {
+                return Ok(Operation::NotSupported("access control lists (fcr:acl)"))
+            }
+            "fcr:tombstone" if i + 1 == segments.len() => {
+                let id = FedoraId::from_path(&segments[..i].join("/"))?;
+                return Ok(match *method {
+                    Method::DELETE => Operation::Purge(id),
+                    _ => Operation::Tombstone,
+                });
+            }
+            _ => {}
+        }
+    }
+    let id = FedoraId::from_path(&decoded)?;
+    Ok(match *method {
+        Method::GET => Operation::Read { id, head: false },
+        Method::HEAD => Operation::Read { id, head: true },
+        Method::OPTIONS => Operation::Options(id),
+        Method::POST => Operation::Create(id),
+        Method::PUT => Operation::Put(id),
+        Method::PATCH => Operation::Patch(id),
+        Method::DELETE => Operation::Delete(id),
+        _ => Operation::MethodNotAllowed("GET, HEAD, OPTIONS, POST, PUT, PATCH, DELETE"),
+    })
+}
+
+async fn dispatch(State(state): State<AppState>, req: Request) -> Response {
+    let base_path = state.config.base_path.as_str();
+    let path = req.uri().path();
+    let Some(rest) = path.strip_prefix(base_path) else {
+        return ApiError::new(
+            StatusCode::NOT_FOUND,
+            format!("no resource at {path}; the Fedora API is under {base_path}/"),
+        )
+        .into_response();
+    };
+    if !(rest.is_empty() || rest.starts_with('/')) {
+        return ApiError::new(StatusCode::NOT_FOUND, format!("no resource at {path}"))
+            .into_response();
+    }
+    let base_url = state.config.base_url.clone().unwrap_or_else(|| {
+        let host = req
+            .headers()
+            .get(http::header::HOST)
+            .and_then(|h| h.to_str().ok())
+            .unwrap_or("localhost");
+        format!("http://{host}{base_path}")
+    });
+    let op = match parse_operation(req.method(), rest) {
+        Ok(op) => op,
+        Err(e) => return ApiError::from_kernel(e, &base_url).into_response(),
+    };
+    let ctx = handlers::Ctx {
+        repo: state.repo.clone(),
+        base_url,
+        user: state.config.default_user.clone(),
+    };
+    let result = match op {
+        Operation::Read { id, head } => handlers::read(&ctx, id, head, req).await,
+        Operation::Options(id) => handlers::options(&ctx, id).await,
+        Operation::Create(id) => handlers::create(&ctx, id, req).await,
+        Operation::Put(id) => handlers::put(&ctx, id, req).await,
+        Operation::Patch(id) => handlers::patch(&ctx, id, req).await,
+        Operation::Delete(id) => handlers::delete(&ctx, id, req).await,
+        Operation::Purge(id) => handlers::purge(&ctx, id).await,
+        Operation::Tombstone => Err(ApiError::method_not_allowed("DELETE")),
+        Operation::NotSupported(what) => Err(ApiError::constraint(
+            arca_repository::Constraint::Unsupported,
+            format!("{what} is not supported by arca yet"),
+            &ctx.base_url,
+        )),
+        Operation::MethodNotAllowed(allow) => Err(ApiError::method_not_allowed(allow)),
+    };
+    result.unwrap_or_else(IntoResponse::into_response)
+}

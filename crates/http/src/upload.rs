@@ -1,0 +1,85 @@
+//! Receiving binary bodies: small ones in memory, large ones streamed to a file in the
+//! uploads directory by a writer thread that hashes as it writes, so memory stays flat
+//! whatever the size.
+
+use std::fs::File;
+use std::io::Write;
+use std::path::PathBuf;
+
+use arca_model::{DigestAlgorithm, MultiHasher};
+use arca_repository::{BinaryData, Error, ReceivedBinary, Upload};
+use axum::body::Body;
+use bytes::{Bytes, BytesMut};
+
+/// Bodies up to this size are kept in memory.
+const MEMORY_LIMIT: usize = 1 << 20;
+/// Chunks in flight between the socket and the writer thread.
+const CHANNEL_DEPTH: usize = 16;
+/// Files at least this large are fsynced by the writer thread itself, so that the shared
+/// group-commit sync does not have to flush them.
+const SELF_SYNC_THRESHOLD: u64 = 8 << 20;
+
+/// Reads a request body, computing SHA-512 plus `extra` digests on the way.
+pub async fn receive(
+    body: Body,
+    uploads_dir: PathBuf,
+    extra: Vec<DigestAlgorithm>,
+) -> Result<ReceivedBinary, Error> {
+    let mut body = body.into_data_stream();
+    let mut buf = BytesMut::new();
+    use futures_util::StreamExt;
+    while let Some(chunk) = body.next().await {
+        let chunk = chunk.map_err(|e| Error::Body(e.to_string()))?;
+        buf.extend_from_slice(&chunk);
+        if buf.len() > MEMORY_LIMIT {
+            return stream_to_file(buf.freeze(), body, uploads_dir, extra).await;
+        }
+    }
+    Ok(ReceivedBinary::from_memory(buf.freeze(), &extra))
+}
+
+async fn stream_to_file(
+    first: Bytes,
+    mut rest: axum::body::BodyDataStream,
+    uploads_dir: PathBuf,
+    extra: Vec<DigestAlgorithm>,
+) -> Result<ReceivedBinary, Error> {
+    use futures_util::StreamExt;
+    let upload = Upload::new_in(&uploads_dir);
+    let path = upload.path().to_path_buf();
+    let (tx, mut rx) = tokio::sync::mpsc::channel::<Bytes>(CHANNEL_DEPTH);
+    let writer = tokio::task::spawn_blocking(move || -> std::io::Result<_> {
+        let mut file = File::create(&path)?;
+        let mut hasher = MultiHasher::new(&extra);
+        while let Some(chunk) = rx.blocking_recv() {
+            hasher.update(&chunk);
+            file.write_all(&chunk)?;
+        }
+        if hasher.len() >= SELF_SYNC_THRESHOLD {
+            file.sync_data()?;
+        }
+        Ok((hasher.len(), hasher.finish()))
+    });
+    // A failed send means the writer stopped (an I/O error), reported when it is joined.
+    let mut ok = tx.send(first).await.is_ok();
+    while ok {
+        match rest.next().await {
+            Some(Ok(chunk)) => ok = tx.send(chunk).await.is_ok(),
+            Some(Err(e)) => {
+                drop(tx);
+                let _ = writer.await;
+                return Err(Error::Body(e.to_string()));
+            }
+            None => break,
+        }
+    }
+    drop(tx);
+    let (size, digests) = writer
+        .await
+        .map_err(|e| Error::Io(std::io::Error::other(e)))??;
+    Ok(ReceivedBinary {
+        data: BinaryData::File(upload),
+        size,
+        digests,
+    })
+}

@@ -1,0 +1,98 @@
+use std::fs;
+use std::path::{Path, PathBuf};
+
+use arca_model::{DigestAlgorithm, DigestValue, MultiHasher};
+use bytes::Bytes;
+
+use crate::{Error, Result};
+
+/// Bytes of a binary as received from a client, already hashed.
+#[derive(Debug)]
+pub enum BinaryData {
+    /// A small body kept in memory.
+    Memory(Bytes),
+    /// A large body streamed into the uploads directory.
+    File(Upload),
+}
+
+/// A received binary: its bytes plus every digest computed while receiving it.
+#[derive(Debug)]
+pub struct ReceivedBinary {
+    /// The bytes.
+    pub data: BinaryData,
+    /// Size in bytes.
+    pub size: u64,
+    /// SHA-512 first, then the algorithms the client asked to verify.
+    pub digests: Vec<DigestValue>,
+}
+
+impl ReceivedBinary {
+    /// Hashes an in-memory body.
+    pub fn from_memory(bytes: Bytes, extra: &[DigestAlgorithm]) -> Self {
+        let mut h = MultiHasher::new(extra);
+        h.update(&bytes);
+        Self {
+            size: bytes.len() as u64,
+            digests: h.finish(),
+            data: BinaryData::Memory(bytes),
+        }
+    }
+
+    /// The SHA-512 hex.
+    pub fn sha512(&self) -> &str {
+        &self.digests[0].hex
+    }
+
+    /// Checks the client's expected digests; a mismatch is an error and nothing is kept.
+    pub fn verify(&self, expected: &[DigestValue]) -> Result<()> {
+        for want in expected {
+            let got = self
+                .digests
+                .iter()
+                .find(|d| d.algorithm == want.algorithm)
+                .expect("every expected algorithm was computed");
+            if !got.hex.eq_ignore_ascii_case(&want.hex) {
+                return Err(Error::DigestMismatch {
+                    algorithm: want.algorithm,
+                    expected: want.hex.clone(),
+                    actual: got.hex.clone(),
+                });
+            }
+        }
+        Ok(())
+    }
+}
+
+/// A file in the uploads directory, deleted when dropped unless it was moved into a
+/// version (so a failed or abandoned request never leaves bytes behind).
+#[derive(Debug)]
+pub struct Upload {
+    path: Option<PathBuf>,
+}
+
+impl Upload {
+    /// A new, unique upload path in `dir` (the file is created by the caller).
+    pub fn new_in(dir: &Path) -> Self {
+        Self {
+            path: Some(dir.join(uuid::Uuid::new_v4().simple().to_string())),
+        }
+    }
+
+    /// The file's path.
+    pub fn path(&self) -> &Path {
+        self.path.as_deref().expect("upload still owned")
+    }
+
+    /// Hands the file over to the OCFL writer, which moves it.
+    pub(crate) fn take(mut self) -> PathBuf {
+        self.path.take().expect("upload still owned")
+    }
+}
+
+impl Drop for Upload {
+    fn drop(&mut self) {
+        if let Some(p) = self.path.take() {
+            let _ = fs::remove_file(p);
+        }
+    }
+}

@@ -1,0 +1,132 @@
+use arca_model::{DigestAlgorithm, FedoraId, IdError};
+use oxrdf::Triple;
+
+/// Which server constraint a refused request ran into; the HTTP layer links each to its
+/// constraint document (`Link: <…>; rel="http://www.w3.org/ns/ldp#constrainedBy"`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Constraint {
+    /// A body tried to set server-managed triples.
+    ServerManagedTriples,
+    /// A request tried to change a resource's interaction model, or asked for one arca
+    /// does not offer.
+    InteractionModel,
+    /// A path names something that cannot be created there (reserved name, child of a
+    /// binary, Archival Group part).
+    InvalidPath,
+    /// A binary's `Digest` did not match the received bytes.
+    DigestMismatch,
+    /// The request needs a feature arca does not have yet.
+    Unsupported,
+}
+
+impl Constraint {
+    /// Short name used in constraint document URLs.
+    pub fn name(self) -> &'static str {
+        match self {
+            Self::ServerManagedTriples => "server-managed-triples",
+            Self::InteractionModel => "interaction-model",
+            Self::InvalidPath => "invalid-path",
+            Self::DigestMismatch => "digest-mismatch",
+            Self::Unsupported => "unsupported",
+        }
+    }
+
+    /// Every constraint, for the constraint documents.
+    pub const ALL: [Constraint; 5] = [
+        Self::ServerManagedTriples,
+        Self::InteractionModel,
+        Self::InvalidPath,
+        Self::DigestMismatch,
+        Self::Unsupported,
+    ];
+}
+
+/// Errors of the kernel. The HTTP layer maps each variant to a status in one place.
+#[derive(Debug, thiserror::Error)]
+pub enum Error {
+    /// No such resource.
+    #[error("{0} not found")]
+    NotFound(FedoraId),
+    /// The resource was deleted; its tombstone is there.
+    #[error("{0} has been deleted")]
+    Gone(FedoraId),
+    /// A request broke a server constraint (409 with constrainedBy).
+    #[error("{message}")]
+    Constraint {
+        /// Which constraint.
+        constraint: Constraint,
+        /// Human-readable explanation.
+        message: String,
+    },
+    /// The body sets server-managed triples (409 listing them).
+    #[error("the body sets server-managed triples")]
+    ServerManaged(Vec<Triple>),
+    /// The resource exists already where a new one was to be created.
+    #[error("{0} already exists")]
+    AlreadyExists(FedoraId),
+    /// A conditional request's precondition did not hold.
+    #[error("precondition failed: {0}")]
+    PreconditionFailed(String),
+    /// The request is malformed.
+    #[error("{0}")]
+    BadRequest(String),
+    /// The path is not a valid resource path.
+    #[error(transparent)]
+    InvalidId(#[from] IdError),
+    /// An RDF body or SPARQL update is malformed or unsupported.
+    #[error(transparent)]
+    Rdf(#[from] arca_rdf::RdfError),
+    /// A digest algorithm the client named is not supported.
+    #[error("unsupported digest algorithm {0:?}")]
+    UnsupportedDigest(String),
+    /// A digest the client sent does not match the received bytes.
+    #[error("{algorithm} digest mismatch: expected {expected}, computed {actual}")]
+    DigestMismatch {
+        /// The algorithm.
+        algorithm: DigestAlgorithm,
+        /// What the client sent (hex).
+        expected: String,
+        /// What arca computed (hex).
+        actual: String,
+    },
+    /// The client went away or the body could not be read.
+    #[error("reading the request body failed: {0}")]
+    Body(String),
+    /// The storage layer failed.
+    #[error(transparent)]
+    Storage(#[from] arca_ocfl::Error),
+    /// The catalog failed.
+    #[error(transparent)]
+    Catalog(#[from] arca_catalog::Error),
+    /// A file operation failed.
+    #[error("I/O error: {0}")]
+    Io(#[from] std::io::Error),
+    /// Storage and catalog disagree, or some other invariant broke.
+    #[error("internal inconsistency: {0}")]
+    Internal(String),
+}
+
+impl Error {
+    /// Shorthand for a constraint error.
+    pub fn constraint(constraint: Constraint, message: impl Into<String>) -> Self {
+        Self::Constraint {
+            constraint,
+            message: message.into(),
+        }
+    }
+
+    /// Whether the underlying cause is a full disk.
+    pub fn is_storage_full(&self) -> bool {
+        let io = match self {
+            Error::Io(e) => Some(e),
+            Error::Storage(arca_ocfl::Error::Io { source, .. }) => Some(source),
+            _ => None,
+        };
+        io.is_some_and(|e| {
+            e.kind() == std::io::ErrorKind::StorageFull || e.raw_os_error() == Some(28)
+        })
+    }
+}
+
+/// Result type of the kernel.
+pub type Result<T> = std::result::Result<T, Error>;

@@ -1,0 +1,215 @@
+//! Deriving catalog rows from storage: one object at a time (recovery) or the whole root
+//! in parallel (rebuild, resumable).
+
+use std::fs;
+use std::path::{Path, PathBuf};
+
+use arca_catalog::{CatalogOp, ResourceRecord};
+use arca_model::{FedoraId, InteractionModel, ResourceHeaders};
+use arca_ocfl::{ObjectState, OcflRoot};
+use rayon::prelude::*;
+
+use crate::{Error, Repository, Result};
+
+/// Meta key holding the rebuild state.
+pub(crate) const REBUILD_STATE: &str = "rebuild.state";
+/// Meta key holding the last object directory a rebuild committed.
+const REBUILD_CURSOR: &str = "rebuild.cursor";
+/// Rebuild state: in progress (resumable).
+pub(crate) const RUNNING: &str = "running";
+/// Rebuild state: done.
+pub(crate) const COMPLETE: &str = "complete";
+/// Objects read and committed per catalog transaction during a rebuild.
+const CHUNK: usize = 512;
+
+/// The catalog records of every resource in an object's head state, read from its
+/// `.fcrepo/*.json` headers (and, for live RDF sources, their N-Triples content).
+pub fn records_from_object(root: &Path, object: &ObjectState) -> Result<Vec<ResourceRecord>> {
+    let rel_dir = object
+        .dir
+        .strip_prefix(root)
+        .unwrap_or(&object.dir)
+        .to_path_buf();
+    let mut out = Vec::new();
+    for (logical, _) in object.inventory.head_state() {
+        if !(logical.starts_with(".fcrepo/") && logical.ends_with(".json")) {
+            continue;
+        }
+        let file = object.head_file(&logical).expect("head paths resolve");
+        let bytes = fs::read(&file).map_err(|e| Error::Io(with_path(e, &file)))?;
+        let headers = ResourceHeaders::from_json(&bytes).map_err(|e| {
+            Error::Storage(arca_ocfl::Error::Invalid(format!(
+                "{}: bad resource header: {e}",
+                file.display()
+            )))
+        })?;
+        let id = FedoraId::from_internal(&headers.id)?;
+        let model = headers.model();
+        let content_rel = headers
+            .content_path
+            .as_deref()
+            .and_then(|p| object.inventory.resolve_head(p))
+            .map(|p| rel_dir.join(p));
+        let rdf = match (&content_rel, model) {
+            (Some(p), Some(m)) if m.is_rdf_source() && !headers.deleted => {
+                let full = root.join(p);
+                Some(fs::read(&full).map_err(|e| Error::Io(with_path(e, &full)))?)
+            }
+            _ => None,
+        };
+        let contained = !id.is_root()
+            && !matches!(
+                model,
+                Some(InteractionModel::NonRdfSourceDescription | InteractionModel::Acl)
+            );
+        let parent = if contained {
+            match &headers.parent {
+                Some(p) => Some(FedoraId::from_internal(p)?),
+                None => {
+                    return Err(Error::Storage(arca_ocfl::Error::Invalid(format!(
+                        "{}: header of {id} has no parent",
+                        file.display()
+                    ))))
+                }
+            }
+        } else {
+            None
+        };
+        out.push(ResourceRecord {
+            id,
+            parent,
+            ocfl_id: object.inventory.id.clone(),
+            content_file: content_rel.map(|p| p.to_string_lossy().into_owned()),
+            rdf,
+            headers,
+            children_changed: None,
+        });
+    }
+    Ok(out)
+}
+
+fn with_path(e: std::io::Error, path: &Path) -> std::io::Error {
+    std::io::Error::new(e.kind(), format!("{}: {e}", path.display()))
+}
+
+/// Outcome of a rebuild.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct RebuildStats {
+    /// Objects indexed.
+    pub objects: u64,
+    /// Resources indexed.
+    pub resources: u64,
+    /// Objects that could not be read (logged; see the server log).
+    pub failed: u64,
+}
+
+impl Repository {
+    /// Replaces the catalog rows of one object by what storage holds now (none if the
+    /// object is gone).
+    pub async fn reindex_object(&self, ocfl_id: &str) -> Result<()> {
+        let mut ops: Vec<CatalogOp> = self
+            .catalog
+            .in_object(ocfl_id)
+            .await?
+            .into_iter()
+            .map(|r| CatalogOp::Remove(r.id))
+            .collect();
+        if let Some(object) = self.ocfl.read_object(ocfl_id)? {
+            for r in records_from_object(self.ocfl.path(), &object)? {
+                ops.push(CatalogOp::Put(r));
+            }
+        }
+        self.catalog.apply(ops).await?;
+        Ok(())
+    }
+
+    /// Recreates the catalog from storage alone, reading objects in parallel and
+    /// committing in chunks. With `resume`, continues after the last committed chunk of an
+    /// interrupted rebuild instead of starting over. `progress(done, total)` is called after
+    /// every chunk.
+    pub async fn rebuild(
+        &self,
+        resume: bool,
+        progress: &(dyn Fn(u64, u64) + Sync),
+    ) -> Result<RebuildStats> {
+        let root = self.ocfl.path().to_path_buf();
+        let dirs = {
+            let ocfl_root = root.clone();
+            let staging = self.ocfl.staging_path().to_path_buf();
+            tokio::task::spawn_blocking(move || {
+                OcflRoot::open_or_create(&ocfl_root, &staging)?.list_object_dirs()
+            })
+            .await
+            .map_err(|e| Error::Io(std::io::Error::other(e)))??
+        };
+        let cursor = if resume {
+            self.catalog.meta(REBUILD_CURSOR).await?
+        } else {
+            None
+        };
+        if cursor.is_none() {
+            self.catalog.clear().await?;
+        }
+        self.catalog.set_meta(REBUILD_STATE, RUNNING).await?;
+        let todo: Vec<PathBuf> = match &cursor {
+            Some(c) => dirs
+                .into_iter()
+                .filter(|d| d.to_string_lossy().as_ref() > c.as_str())
+                .collect(),
+            None => dirs,
+        };
+        let total = todo.len() as u64;
+        let mut stats = RebuildStats::default();
+        for chunk in todo.chunks(CHUNK) {
+            let chunk: Vec<PathBuf> = chunk.to_vec();
+            let root = root.clone();
+            let read = tokio::task::spawn_blocking(move || {
+                chunk
+                    .par_iter()
+                    .map(|dir| {
+                        let result = OcflRoot::read_object_at(dir).map_err(Error::from).and_then(
+                            |o| match o {
+                                Some(o) => records_from_object(&root, &o),
+                                None => Ok(Vec::new()),
+                            },
+                        );
+                        (dir.clone(), result)
+                    })
+                    .collect::<Vec<_>>()
+            })
+            .await
+            .map_err(|e| Error::Io(std::io::Error::other(e)))?;
+            let mut ops = Vec::new();
+            let mut last = None;
+            for (dir, result) in read {
+                match result {
+                    Ok(records) => {
+                        stats.objects += 1;
+                        stats.resources += records.len() as u64;
+                        ops.extend(records.into_iter().map(CatalogOp::Put));
+                    }
+                    Err(e) => {
+                        stats.failed += 1;
+                        tracing::error!(object = %dir.display(), error = %e, "object could not be indexed");
+                    }
+                }
+                last = Some(dir);
+            }
+            self.catalog.apply(ops).await?;
+            if let Some(last) = last {
+                self.catalog
+                    .set_meta(REBUILD_CURSOR, &last.to_string_lossy())
+                    .await?;
+            }
+            progress(stats.objects + stats.failed, total);
+        }
+        self.catalog.set_meta(REBUILD_STATE, COMPLETE).await?;
+        tracing::info!(
+            objects = stats.objects,
+            resources = stats.resources,
+            failed = stats.failed,
+            "catalog rebuilt from storage"
+        );
+        Ok(stats)
+    }
+}

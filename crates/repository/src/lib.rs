@@ -1,0 +1,970 @@
+//! The arca kernel: Fedora resource operations over an OCFL root and a catalog.
+//!
+//! Every write follows the same path ([`Repository::execute`]): stage the new OCFL
+//! version(s) under `staging/`, wait for a shared filesystem sync (group commit), publish
+//! (rename into the root), record the change in the catalog, wait for a second shared sync,
+//! answer. Reads come from the catalog alone. Storage stays the truth: after a crash,
+//! [`Repository::open`] rolls storage forward and re-derives the catalog rows of every
+//! object that was in flight.
+#![warn(missing_docs)]
+
+mod content;
+mod error;
+mod index;
+mod locks;
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use arca_catalog::{Catalog, CatalogOp, ChangeKind, ResourceRecord};
+use arca_model::{
+    format_instant, now, DigestValue, FedoraId, InteractionModel, ResourceHeaders, Timestamp,
+    HEADERS_VERSION, OCFL_USER_ADDRESS, OCFL_USER_NAME,
+};
+use arca_ocfl::{Change, Content, ObjectState, OcflRoot, Staged, VersionInfo};
+use arca_storage::GroupCommit;
+use bytes::Bytes;
+use oxrdf::Triple;
+use sha2::{Digest, Sha512};
+
+pub use content::{BinaryData, ReceivedBinary, Upload};
+pub use error::{Constraint, Error, Result};
+pub use index::{records_from_object, RebuildStats};
+use locks::ObjectLocks;
+
+/// Header logical path of an object's root resource.
+const ROOT_HEADER: &str = ".fcrepo/fcr-root.json";
+/// Header logical path of the description of an object's root binary.
+const ROOT_DESC_HEADER: &str = ".fcrepo/fcr-root~fcr-desc.json";
+/// Content logical path of a container that is an object root.
+const CONTAINER_CONTENT: &str = "fcr-container.nt";
+
+/// New content for a resource.
+#[derive(Debug)]
+pub enum NewContent {
+    /// Triples for an RDF source (internal ids), and whether server-managed statements
+    /// are dropped (`Prefer: handling=lenient`) instead of refused.
+    Rdf {
+        /// The client's triples.
+        triples: Vec<Triple>,
+        /// Drop server-managed triples instead of refusing the request.
+        lenient: bool,
+    },
+    /// Bytes for a binary.
+    Binary {
+        /// The received bytes and their digests.
+        binary: ReceivedBinary,
+        /// Media type.
+        mime: String,
+        /// File name from `Content-Disposition`.
+        filename: Option<String>,
+        /// Digests the client sent, to verify.
+        expected: Vec<DigestValue>,
+    },
+}
+
+/// A check run under the resource's lock before a change (conditional requests).
+pub type Precondition = Box<dyn FnOnce(&ResourceRecord) -> Result<()> + Send>;
+
+/// A SPARQL-style change of an RDF source's triples, run under its lock.
+pub type TripleUpdate = Box<dyn FnOnce(Vec<Triple>) -> Result<Vec<Triple>> + Send>;
+
+/// The kernel. Cheap to share behind an `Arc`.
+pub struct Repository {
+    ocfl: OcflRoot,
+    catalog: Arc<dyn Catalog>,
+    commit: GroupCommit,
+    locks: ObjectLocks,
+    version_message: String,
+}
+
+/// One resource to (re)write inside an object in a planned change.
+struct ResourcePlan {
+    headers: ResourceHeaders,
+    parent: Option<FedoraId>,
+    content_logical: Option<String>,
+    rdf: Option<Vec<u8>>,
+}
+
+/// All changes to one OCFL object in a planned change.
+struct ObjectPlan {
+    ocfl_id: String,
+    current: Option<ObjectState>,
+    changes: Vec<Change>,
+    resources: Vec<ResourcePlan>,
+}
+
+impl Repository {
+    /// Opens the kernel: recovers what a crash left in staging, rebuilds the catalog if it
+    /// is new or an earlier rebuild did not finish (when `rebuild_if_needed`; the `arca
+    /// rebuild` command runs its own), and creates the repository root resource on a new
+    /// root.
+    pub async fn open(
+        ocfl: OcflRoot,
+        catalog: Arc<dyn Catalog>,
+        version_message: String,
+        rebuild_if_needed: bool,
+    ) -> Result<Self> {
+        let commit = GroupCommit::start(ocfl.path())?;
+        let repo = Self {
+            ocfl,
+            catalog,
+            commit,
+            locks: ObjectLocks::new(),
+            version_message,
+        };
+        let touched = repo.ocfl.recover_staging()?;
+        if !touched.is_empty() {
+            tracing::warn!(
+                objects = touched.len(),
+                "recovered operations interrupted by a crash"
+            );
+        }
+        match repo.catalog.meta(index::REBUILD_STATE).await?.as_deref() {
+            Some(index::COMPLETE) => {
+                for id in &touched {
+                    repo.reindex_object(id).await?;
+                }
+            }
+            state if rebuild_if_needed => {
+                let resume = state == Some(index::RUNNING);
+                tracing::info!(
+                    resume,
+                    "catalog is not complete; rebuilding it from storage"
+                );
+                let last_logged = std::sync::atomic::AtomicU64::new(0);
+                repo.rebuild(resume, &|done, total| {
+                    let tenth = done * 10 / total.max(1);
+                    if last_logged.swap(tenth, std::sync::atomic::Ordering::Relaxed) != tenth {
+                        tracing::info!(done, total, "rebuilding the catalog");
+                    }
+                })
+                .await?;
+            }
+            _ => return Ok(repo),
+        }
+        repo.ensure_root().await?;
+        Ok(repo)
+    }
+
+    /// The OCFL root.
+    pub fn ocfl(&self) -> &OcflRoot {
+        &self.ocfl
+    }
+
+    /// The catalog.
+    pub fn catalog(&self) -> &Arc<dyn Catalog> {
+        &self.catalog
+    }
+
+    /// Group-commit statistics.
+    pub fn sync_stats(&self) -> arca_storage::SyncStats {
+        self.commit.stats()
+    }
+
+    /// Directory where large uploads are streamed (same filesystem as the root).
+    pub fn uploads_dir(&self) -> PathBuf {
+        self.ocfl.uploads_dir()
+    }
+
+    /// Absolute path of a resource's content file.
+    pub fn content_path(&self, record: &ResourceRecord) -> Option<PathBuf> {
+        record
+            .content_file
+            .as_ref()
+            .map(|f| self.ocfl.path().join(f))
+    }
+
+    /// A live resource; [`Error::Gone`] for a tombstone, [`Error::NotFound`] otherwise.
+    pub async fn get(&self, id: &FedoraId) -> Result<ResourceRecord> {
+        match self.catalog.get(id).await? {
+            Some(r) if r.is_deleted() => Err(Error::Gone(id.clone())),
+            Some(r) => Ok(r),
+            None => Err(Error::NotFound(id.clone())),
+        }
+    }
+
+    /// A resource, live or tombstone.
+    pub async fn lookup(&self, id: &FedoraId) -> Result<Option<ResourceRecord>> {
+        Ok(self.catalog.get(id).await?)
+    }
+
+    /// Live children of a container, in id order, paged by key.
+    pub async fn children(
+        &self,
+        id: &FedoraId,
+        after: Option<&FedoraId>,
+        limit: usize,
+    ) -> Result<Vec<FedoraId>> {
+        Ok(self.catalog.children(id, after, limit).await?)
+    }
+
+    /// Whether a container has live children.
+    pub async fn has_children(&self, id: &FedoraId) -> Result<bool> {
+        Ok(self.catalog.has_children(id).await?)
+    }
+
+    /// The stored triples (internal ids) of an RDF source.
+    pub fn triples(&self, record: &ResourceRecord) -> Result<Vec<Triple>> {
+        match &record.rdf {
+            Some(nt) => Ok(arca_rdf::parse_ntriples(nt)?),
+            None => Ok(Vec::new()),
+        }
+    }
+
+    /// Creates a resource at `id` (POST with a minted or Slug id, or PUT to a new path).
+    pub async fn create(
+        &self,
+        id: FedoraId,
+        model: InteractionModel,
+        content: NewContent,
+        user: &str,
+    ) -> Result<ResourceRecord> {
+        check_creatable(&id, model)?;
+        let content = prepare_content(content, model)?;
+        let parent = self.find_parent(&id).await?;
+        let _locks = self.locks.lock(&[id.as_str()], &[parent.as_str()]).await;
+        match self.catalog.get(&id).await? {
+            Some(r) if r.is_deleted() => return Err(Error::Gone(id)),
+            Some(_) => return Err(Error::AlreadyExists(id)),
+            None => {}
+        }
+        // The parent may have been deleted while we waited for the locks.
+        self.get(&parent).await?;
+
+        let at = now();
+        let mut headers = new_headers(&id, Some(&parent), model, at, user);
+        let mut plan = ObjectPlan {
+            ocfl_id: id.to_string(),
+            current: None,
+            changes: Vec::new(),
+            resources: Vec::new(),
+        };
+        match content {
+            NewContent::Rdf { triples, .. } => {
+                plan.add_rdf(
+                    ROOT_HEADER,
+                    CONTAINER_CONTENT,
+                    headers,
+                    Some(parent.clone()),
+                    &triples,
+                );
+            }
+            NewContent::Binary {
+                binary,
+                mime,
+                filename,
+                ..
+            } => {
+                let name = id.last_segment().to_string();
+                headers.filename = Some(filename.unwrap_or_else(|| name.clone()));
+                plan.add_binary(&name, headers, Some(parent.clone()), binary, mime);
+                let desc_id = id.description();
+                let desc = new_headers(
+                    &desc_id,
+                    Some(&id),
+                    InteractionModel::NonRdfSourceDescription,
+                    at,
+                    user,
+                );
+                plan.add_rdf(
+                    ROOT_DESC_HEADER,
+                    &format!("{name}~fcr-desc.nt"),
+                    desc,
+                    None,
+                    &[],
+                );
+            }
+        }
+        let extra = vec![
+            CatalogOp::ChildrenChanged(parent, nanos(at)),
+            log(&id, ChangeKind::Create, at, user),
+        ];
+        let records = self.execute(vec![plan], extra).await?;
+        Ok(records.into_iter().next().expect("the created resource"))
+    }
+
+    /// Replaces the content of an existing resource (PUT). `model` is the interaction model
+    /// the client named, if any; it must match the resource's.
+    pub async fn replace(
+        &self,
+        id: &FedoraId,
+        model: Option<InteractionModel>,
+        content: NewContent,
+        user: &str,
+        precondition: Option<Precondition>,
+    ) -> Result<ResourceRecord> {
+        let probe = self.get(id).await?;
+        let _locks = self.locks.lock(&[probe.ocfl_id.as_str()], &[]).await;
+        let record = self.get(id).await?;
+        if let Some(check) = precondition {
+            check(&record)?;
+        }
+        let current_model = model_of(&record)?;
+        if let Some(asked) = model {
+            if asked != current_model {
+                return Err(Error::constraint(
+                    Constraint::InteractionModel,
+                    format!(
+                        "the interaction model of {id} is <{current_model}> and cannot be changed to <{asked}>"
+                    ),
+                ));
+            }
+        }
+        let content = prepare_content(content, current_model)?;
+        let at = now();
+        let mut plan = self.plan_for(&record).await?;
+        match content {
+            NewContent::Rdf { triples, .. } => {
+                plan.rewrite_rdf(&record, at, user, &triples)?;
+            }
+            NewContent::Binary {
+                binary,
+                mime,
+                filename,
+                ..
+            } => {
+                plan.rewrite_binary(self, &record, at, user, binary, mime, filename)
+                    .await?;
+            }
+        }
+        let extra = vec![log(id, ChangeKind::Update, at, user)];
+        let records = self.execute(vec![plan], extra).await?;
+        Ok(records
+            .into_iter()
+            .find(|r| &r.id == id)
+            .expect("the replaced resource"))
+    }
+
+    /// Changes an RDF source's triples with `update` (PATCH with SPARQL Update).
+    pub async fn patch(
+        &self,
+        id: &FedoraId,
+        update: TripleUpdate,
+        lenient: bool,
+        user: &str,
+        precondition: Option<Precondition>,
+    ) -> Result<ResourceRecord> {
+        let probe = self.get(id).await?;
+        let _locks = self.locks.lock(&[probe.ocfl_id.as_str()], &[]).await;
+        let record = self.get(id).await?;
+        if let Some(check) = precondition {
+            check(&record)?;
+        }
+        if !model_of(&record)?.is_rdf_source() {
+            return Err(Error::constraint(
+                Constraint::InteractionModel,
+                format!("{id} is a binary; PATCH applies to RDF sources"),
+            ));
+        }
+        let triples = update(self.triples(&record)?)?;
+        let triples = checked_triples(triples, lenient)?;
+        let at = now();
+        let mut plan = self.plan_for(&record).await?;
+        plan.rewrite_rdf(&record, at, user, &triples)?;
+        let extra = vec![log(id, ChangeKind::Update, at, user)];
+        let records = self.execute(vec![plan], extra).await?;
+        Ok(records
+            .into_iter()
+            .find(|r| &r.id == id)
+            .expect("the patched resource"))
+    }
+
+    /// Deletes a resource and everything it contains, leaving tombstones.
+    pub async fn delete(
+        &self,
+        id: &FedoraId,
+        user: &str,
+        precondition: Option<Precondition>,
+    ) -> Result<()> {
+        let probe = self.get(id).await?;
+        if id.is_root() {
+            return Err(Error::constraint(
+                Constraint::InvalidPath,
+                "the repository root cannot be deleted",
+            ));
+        }
+        if id.is_description() || id.is_acl() {
+            return Err(Error::constraint(
+                Constraint::InvalidPath,
+                format!("{id} cannot be deleted on its own; delete the resource it belongs to"),
+            ));
+        }
+        let mut affected: Vec<ResourceRecord> = self
+            .catalog
+            .descendants(id)
+            .await?
+            .into_iter()
+            .filter(|r| !r.is_deleted())
+            .collect();
+        affected.push(probe);
+        let mut object_ids: Vec<&str> = affected.iter().map(|r| r.ocfl_id.as_str()).collect();
+        object_ids.sort_unstable();
+        object_ids.dedup();
+        let _locks = self.locks.lock(&object_ids, &[]).await;
+        let record = self.get(id).await?;
+        if let Some(check) = precondition {
+            check(&record)?;
+        }
+
+        let at = now();
+        let mut by_object: BTreeMap<String, Vec<ResourceRecord>> = BTreeMap::new();
+        for r in affected {
+            // re-read under the lock
+            if let Some(fresh) = self.catalog.get(&r.id).await? {
+                if !fresh.is_deleted() {
+                    by_object
+                        .entry(fresh.ocfl_id.clone())
+                        .or_default()
+                        .push(fresh);
+                }
+            }
+        }
+        let mut plans = Vec::new();
+        let mut extra = Vec::new();
+        for (ocfl_id, resources) in by_object {
+            let mut plan = self.plan_for_object(&ocfl_id).await?;
+            for r in &resources {
+                plan.tombstone(r, at, user);
+                if !r.id.is_description() && !r.id.is_acl() {
+                    extra.push(log(&r.id, ChangeKind::Delete, at, user));
+                }
+            }
+            plans.push(plan);
+        }
+        if let Some(parent) = &record.parent {
+            extra.push(CatalogOp::ChildrenChanged(parent.clone(), nanos(at)));
+        }
+        self.execute(plans, extra).await?;
+        Ok(())
+    }
+
+    /// Purges a tombstone (DELETE on `fcr:tombstone`): the resource and the tombstones below
+    /// it leave storage and catalog for good.
+    pub async fn purge(&self, id: &FedoraId, user: &str) -> Result<()> {
+        let record = match self.catalog.get(id).await? {
+            Some(r) if r.is_deleted() => r,
+            _ => return Err(Error::NotFound(id.clone())),
+        };
+        let mut affected = self.catalog.descendants(id).await?;
+        affected.push(record);
+        if affected.iter().any(|r| !r.is_deleted()) {
+            return Err(Error::constraint(
+                Constraint::InvalidPath,
+                format!("{id} contains live resources and cannot be purged"),
+            ));
+        }
+        let mut object_ids: Vec<&str> = affected.iter().map(|r| r.ocfl_id.as_str()).collect();
+        object_ids.sort_unstable();
+        object_ids.dedup();
+        let _locks = self.locks.lock(&object_ids, &[]).await;
+        if object_ids
+            .iter()
+            .any(|o| !affected.iter().any(|r| r.id.as_str() == *o))
+        {
+            return Err(Error::constraint(
+                Constraint::Unsupported,
+                format!("{id} is part of an Archival Group; purging parts is not supported yet"),
+            ));
+        }
+        let mut trash = Vec::new();
+        for object in &object_ids {
+            if let Some(t) = self.ocfl.purge(object)? {
+                trash.push(t);
+            }
+        }
+        let at = now();
+        let mut ops: Vec<CatalogOp> = affected
+            .iter()
+            .map(|r| CatalogOp::Remove(r.id.clone()))
+            .collect();
+        ops.push(log(id, ChangeKind::Purge, at, user));
+        self.catalog.apply(ops).await?;
+        self.commit.barrier().await?;
+        for t in trash {
+            self.ocfl.finish_purge(t);
+        }
+        Ok(())
+    }
+
+    /// Runs planned object changes through the durable write path and returns the new
+    /// catalog records of every resource written.
+    async fn execute(
+        &self,
+        plans: Vec<ObjectPlan>,
+        extra: Vec<CatalogOp>,
+    ) -> Result<Vec<ResourceRecord>> {
+        let info = VersionInfo {
+            created: format_instant(now()),
+            message: self.version_message.clone(),
+            user_name: OCFL_USER_NAME.to_string(),
+            user_address: OCFL_USER_ADDRESS.to_string(),
+        };
+        let mut staged: Vec<(Staged, Vec<ResourcePlan>)> = Vec::with_capacity(plans.len());
+        for plan in plans {
+            match self.ocfl.stage(
+                &plan.ocfl_id,
+                plan.current.as_ref(),
+                plan.changes,
+                info.clone(),
+            ) {
+                Ok(s) => staged.push((s, plan.resources)),
+                Err(e) => {
+                    for (s, _) in staged {
+                        self.ocfl.abort(s);
+                    }
+                    return Err(e.into());
+                }
+            }
+        }
+        if let Err(e) = self.commit.barrier().await {
+            for (s, _) in staged {
+                self.ocfl.abort(s);
+            }
+            return Err(e.into());
+        }
+        for i in 0..staged.len() {
+            if let Err(e) = self.ocfl.publish(&staged[i].0) {
+                return Err(self.repair_after_failure(staged, e.into()).await);
+            }
+        }
+        let mut records = Vec::new();
+        for (s, resources) in &staged {
+            let dir = s
+                .object_dir()
+                .strip_prefix(self.ocfl.path())
+                .expect("objects live under the root")
+                .to_path_buf();
+            for r in resources {
+                records.push(r.to_record(&s.inventory, &dir));
+            }
+        }
+        let mut ops: Vec<CatalogOp> = records.iter().cloned().map(CatalogOp::Put).collect();
+        ops.extend(extra);
+        if let Err(e) = self.catalog.apply(ops).await {
+            return Err(self.repair_after_failure(staged, e.into()).await);
+        }
+        self.commit.barrier().await?;
+        for (s, _) in staged {
+            self.ocfl.finish(s);
+        }
+        Ok(records)
+    }
+
+    /// After a failed publish or catalog write: storage is rolled forward where a version
+    /// already landed, and the catalog is re-derived from storage for every object involved.
+    async fn repair_after_failure(
+        &self,
+        staged: Vec<(Staged, Vec<ResourcePlan>)>,
+        error: Error,
+    ) -> Error {
+        tracing::error!(%error, "write failed after staging; repairing from storage");
+        for (s, _) in staged {
+            let id = OcflRoot::staged_object_id(&s).to_string();
+            if let Err(e) = self.ocfl.recover(s) {
+                tracing::error!(object = %id, error = %e, "roll-forward failed");
+            }
+            if let Err(e) = self.reindex_object(&id).await {
+                tracing::error!(object = %id, error = %e, "reindex after failure failed");
+            }
+        }
+        error
+    }
+
+    /// Nearest existing ancestor of a new resource, which must be a live container outside
+    /// any Archival Group.
+    async fn find_parent(&self, id: &FedoraId) -> Result<FedoraId> {
+        let mut cur = id.path_parent();
+        while let Some(candidate) = cur {
+            if let Some(r) = self.catalog.get(&candidate).await? {
+                if r.is_deleted() {
+                    return Err(Error::Gone(candidate));
+                }
+                let model = model_of(&r)?;
+                if !model.is_container() {
+                    return Err(Error::constraint(
+                        Constraint::InvalidPath,
+                        format!(
+                            "{id} cannot be created below {candidate}, which is not a container"
+                        ),
+                    ));
+                }
+                if r.headers.archival_group || r.headers.archival_group_id.is_some() {
+                    return Err(Error::constraint(
+                        Constraint::Unsupported,
+                        format!("{candidate} is (part of) an Archival Group; arca does not write into Archival Groups yet"),
+                    ));
+                }
+                return Ok(candidate);
+            }
+            cur = candidate.path_parent();
+        }
+        Err(Error::NotFound(FedoraId::root()))
+    }
+
+    /// A plan against the object holding `record` (its current state read from storage).
+    async fn plan_for(&self, record: &ResourceRecord) -> Result<ObjectPlan> {
+        if record.headers.archival_group || record.headers.archival_group_id.is_some() {
+            return Err(Error::constraint(
+                Constraint::Unsupported,
+                format!(
+                    "{} belongs to an Archival Group; arca does not write into Archival Groups yet",
+                    record.id
+                ),
+            ));
+        }
+        self.plan_for_object(&record.ocfl_id).await
+    }
+
+    async fn plan_for_object(&self, ocfl_id: &str) -> Result<ObjectPlan> {
+        let current = self.ocfl.read_object(ocfl_id)?.ok_or_else(|| {
+            Error::Storage(arca_ocfl::Error::Invalid(format!(
+                "the catalog knows object {ocfl_id} but storage does not"
+            )))
+        })?;
+        Ok(ObjectPlan {
+            ocfl_id: ocfl_id.to_string(),
+            current: Some(current),
+            changes: Vec::new(),
+            resources: Vec::new(),
+        })
+    }
+
+    /// Creates the repository root resource if the catalog has none.
+    async fn ensure_root(&self) -> Result<()> {
+        let root = FedoraId::root();
+        if self.catalog.get(&root).await?.is_some() {
+            return Ok(());
+        }
+        if self.ocfl.read_object(root.as_str())?.is_some() {
+            return self.reindex_object(root.as_str()).await;
+        }
+        let at = now();
+        let headers = new_headers(
+            &root,
+            Some(&root),
+            InteractionModel::BasicContainer,
+            at,
+            OCFL_USER_NAME,
+        );
+        let mut plan = ObjectPlan {
+            ocfl_id: root.to_string(),
+            current: None,
+            changes: Vec::new(),
+            resources: Vec::new(),
+        };
+        plan.add_rdf(ROOT_HEADER, CONTAINER_CONTENT, headers, None, &[]);
+        self.execute(
+            vec![plan],
+            vec![log(&root, ChangeKind::Create, at, OCFL_USER_NAME)],
+        )
+        .await?;
+        Ok(())
+    }
+}
+
+impl ObjectPlan {
+    fn add_rdf(
+        &mut self,
+        header_path: &str,
+        content_path: &str,
+        mut headers: ResourceHeaders,
+        parent: Option<FedoraId>,
+        triples: &[Triple],
+    ) {
+        let nt = arca_rdf::to_ntriples(triples);
+        headers.content_size = Some(nt.len() as i64);
+        headers.digests = Some(vec![format!(
+            "urn:sha-512:{}",
+            hex::encode(Sha512::digest(&nt))
+        )]);
+        headers.content_path = Some(content_path.to_string());
+        self.put(header_path, headers.to_json());
+        self.put(content_path, nt.clone());
+        self.resources.push(ResourcePlan {
+            headers,
+            parent,
+            content_logical: Some(content_path.to_string()),
+            rdf: Some(nt),
+        });
+    }
+
+    fn add_binary(
+        &mut self,
+        content_path: &str,
+        mut headers: ResourceHeaders,
+        parent: Option<FedoraId>,
+        binary: ReceivedBinary,
+        mime: String,
+    ) {
+        headers.mime_type = Some(mime);
+        headers.content_size = Some(binary.size as i64);
+        headers.digests = Some(binary.digests.iter().map(DigestValue::urn).collect());
+        headers.content_path = Some(content_path.to_string());
+        let sha512 = binary.sha512().to_string();
+        let content = match binary.data {
+            BinaryData::Memory(bytes) => Content::Bytes(bytes.to_vec()),
+            BinaryData::File(upload) => Content::File {
+                path: upload.take(),
+                sha512,
+            },
+        };
+        self.changes.push(Change {
+            logical_path: content_path.to_string(),
+            content: Some(content),
+        });
+        self.put(header_path_for(&headers), headers.to_json());
+        self.resources.push(ResourcePlan {
+            headers,
+            parent,
+            content_logical: Some(content_path.to_string()),
+            rdf: None,
+        });
+    }
+
+    /// New triples for an existing RDF source.
+    fn rewrite_rdf(
+        &mut self,
+        record: &ResourceRecord,
+        at: Timestamp,
+        user: &str,
+        triples: &[Triple],
+    ) -> Result<()> {
+        let mut headers = record.headers.clone();
+        headers.touch(at, user);
+        let content_path = headers.content_path.clone().ok_or_else(|| {
+            Error::Storage(arca_ocfl::Error::Invalid(format!(
+                "{} has no content path",
+                record.id
+            )))
+        })?;
+        let header_path = header_path_for(&headers).to_string();
+        self.add_rdf(
+            &header_path,
+            &content_path,
+            headers,
+            record.parent.clone(),
+            triples,
+        );
+        Ok(())
+    }
+
+    /// New bytes for an existing binary; its description's memento date is touched too, as
+    /// Fedora does.
+    #[allow(clippy::too_many_arguments)]
+    async fn rewrite_binary(
+        &mut self,
+        repo: &Repository,
+        record: &ResourceRecord,
+        at: Timestamp,
+        user: &str,
+        binary: ReceivedBinary,
+        mime: String,
+        filename: Option<String>,
+    ) -> Result<()> {
+        let mut headers = record.headers.clone();
+        headers.touch(at, user);
+        if let Some(f) = filename {
+            headers.filename = Some(f);
+        }
+        let content_path = headers
+            .content_path
+            .clone()
+            .unwrap_or_else(|| record.id.last_segment().to_string());
+        self.add_binary(&content_path, headers, record.parent.clone(), binary, mime);
+        if let Some(mut desc) = repo.catalog.get(&record.id.description()).await? {
+            desc.headers.memento_created_date = Some(format_instant(at));
+            self.put(ROOT_DESC_HEADER, desc.headers.to_json());
+            self.resources.push(ResourcePlan {
+                content_logical: desc.headers.content_path.clone(),
+                headers: desc.headers,
+                parent: None,
+                rdf: desc.rdf,
+            });
+        }
+        Ok(())
+    }
+
+    /// Turns a resource into a tombstone: header `deleted:true`, content out of the state.
+    fn tombstone(&mut self, record: &ResourceRecord, at: Timestamp, user: &str) {
+        let mut headers = record.headers.clone();
+        headers.touch(at, user);
+        headers.deleted = true;
+        headers.content_size = Some(-1);
+        headers.digests = Some(Vec::new());
+        if let Some(path) = headers.content_path.take() {
+            self.changes.push(Change {
+                logical_path: path,
+                content: None,
+            });
+        }
+        self.put(header_path_for(&headers), headers.to_json());
+        self.resources.push(ResourcePlan {
+            headers,
+            parent: record.parent.clone(),
+            content_logical: None,
+            rdf: None,
+        });
+    }
+
+    fn put(&mut self, logical: &str, bytes: Vec<u8>) {
+        self.changes.push(Change {
+            logical_path: logical.to_string(),
+            content: Some(Content::Bytes(bytes)),
+        });
+    }
+}
+
+impl ResourcePlan {
+    fn to_record(&self, inventory: &arca_ocfl::Inventory, object_dir: &Path) -> ResourceRecord {
+        let content_file = self.content_logical.as_ref().and_then(|l| {
+            inventory
+                .resolve_head(l)
+                .map(|p| object_dir.join(p).to_string_lossy().into_owned())
+        });
+        ResourceRecord {
+            id: FedoraId::from_internal(&self.headers.id).expect("headers carry valid ids"),
+            parent: self.parent.clone(),
+            ocfl_id: inventory.id.clone(),
+            headers: self.headers.clone(),
+            content_file,
+            rdf: self.rdf.clone(),
+            children_changed: None,
+        }
+    }
+}
+
+/// The header logical path of a resource that is an object root or its description.
+fn header_path_for(headers: &ResourceHeaders) -> &'static str {
+    if headers.id.ends_with("/fcr:metadata") {
+        ROOT_DESC_HEADER
+    } else {
+        ROOT_HEADER
+    }
+}
+
+fn new_headers(
+    id: &FedoraId,
+    parent: Option<&FedoraId>,
+    model: InteractionModel,
+    at: Timestamp,
+    user: &str,
+) -> ResourceHeaders {
+    let mut h = ResourceHeaders {
+        id: id.to_string(),
+        parent: parent.map(|p| p.to_string()),
+        archival_group_id: None,
+        state_token: None,
+        interaction_model: model.iri().to_string(),
+        mime_type: None,
+        filename: None,
+        content_size: None,
+        digests: None,
+        external_url: None,
+        external_handling: None,
+        created_date: Some(format_instant(at)),
+        created_by: Some(user.to_string()),
+        last_modified_date: None,
+        last_modified_by: None,
+        memento_created_date: None,
+        archival_group: false,
+        object_root: !id.is_description() && !id.is_acl(),
+        deleted: false,
+        content_path: None,
+        headers_version: Some(HEADERS_VERSION.to_string()),
+    };
+    h.touch(at, user);
+    h
+}
+
+fn model_of(record: &ResourceRecord) -> Result<InteractionModel> {
+    record.headers.model().ok_or_else(|| {
+        Error::Storage(arca_ocfl::Error::Invalid(format!(
+            "{} has an unknown interaction model {}",
+            record.id, record.headers.interaction_model
+        )))
+    })
+}
+
+fn check_creatable(id: &FedoraId, model: InteractionModel) -> Result<()> {
+    if id.is_acl() {
+        return Err(Error::constraint(
+            Constraint::Unsupported,
+            "access control lists (fcr:acl) are not supported yet",
+        ));
+    }
+    if id.is_description() {
+        return Err(Error::NotFound(id.base()));
+    }
+    match model {
+        InteractionModel::BasicContainer | InteractionModel::NonRdfSource => Ok(()),
+        InteractionModel::DirectContainer | InteractionModel::IndirectContainer => {
+            Err(Error::constraint(
+                Constraint::Unsupported,
+                format!("<{model}> containers are not supported yet; use ldp:BasicContainer"),
+            ))
+        }
+        other => Err(Error::constraint(
+            Constraint::InteractionModel,
+            format!("resources with interaction model <{other}> cannot be created directly"),
+        )),
+    }
+}
+
+/// Checks the body against the interaction model it will live under.
+fn prepare_content(content: NewContent, model: InteractionModel) -> Result<NewContent> {
+    match content {
+        NewContent::Rdf { triples, lenient } if model.is_rdf_source() => Ok(NewContent::Rdf {
+            triples: checked_triples(triples, lenient)?,
+            lenient,
+        }),
+        NewContent::Binary {
+            binary,
+            mime,
+            filename,
+            expected,
+        } if model.is_binary() => {
+            binary.verify(&expected)?;
+            Ok(NewContent::Binary {
+                binary,
+                mime,
+                filename,
+                expected,
+            })
+        }
+        _ => Err(Error::constraint(
+            Constraint::InteractionModel,
+            format!("the body does not fit a resource with interaction model <{model}>"),
+        )),
+    }
+}
+
+fn checked_triples(triples: Vec<Triple>, lenient: bool) -> Result<Vec<Triple>> {
+    let (kept, rejected) = arca_rdf::split_server_managed(triples);
+    if !rejected.is_empty() && !lenient {
+        return Err(Error::ServerManaged(rejected));
+    }
+    Ok(kept)
+}
+
+fn nanos(at: Timestamp) -> i64 {
+    at.unix_timestamp_nanos() as i64
+}
+
+fn log(id: &FedoraId, kind: ChangeKind, at: Timestamp, user: &str) -> CatalogOp {
+    CatalogOp::Log {
+        id: id.clone(),
+        kind,
+        at: format_instant(at),
+        user: user.to_string(),
+    }
+}
+
+/// Wraps bytes received in memory; shorthand for callers and tests.
+pub fn memory_binary(
+    bytes: impl Into<Bytes>,
+    extra: &[arca_model::DigestAlgorithm],
+) -> ReceivedBinary {
+    ReceivedBinary::from_memory(bytes.into(), extra)
+}

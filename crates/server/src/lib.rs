@@ -1,0 +1,71 @@
+//! The composition root: the only crate (with the CLI) that names concrete backends.
+//! [`open_repository`] builds the kernel from a [`Config`]; [`run`] serves it until the
+//! shutdown future resolves.
+
+use std::future::Future;
+use std::sync::Arc;
+
+use anyhow::Context;
+use arca_catalog::SqliteCatalog;
+use arca_config::Config;
+use arca_http::HttpConfig;
+use arca_ocfl::OcflRoot;
+use arca_repository::Repository;
+use tokio::net::TcpListener;
+
+/// Message recorded in every OCFL version arca writes.
+pub fn version_message() -> String {
+    format!("Authored by arca {}", env!("CARGO_PKG_VERSION"))
+}
+
+/// Opens (or creates) the storage root, staging area and catalog of `config`, recovers
+/// from a crash if needed, rebuilds an incomplete catalog when `rebuild_if_needed`, and
+/// returns the kernel.
+pub async fn open_repository(
+    config: &Config,
+    rebuild_if_needed: bool,
+) -> anyhow::Result<(Arc<Repository>, Arc<SqliteCatalog>)> {
+    std::fs::create_dir_all(&config.data)
+        .with_context(|| format!("cannot create data directory {}", config.data.display()))?;
+    let ocfl = OcflRoot::open_or_create(&config.ocfl_root(), &config.staging())
+        .with_context(|| format!("cannot open the OCFL root {}", config.ocfl_root().display()))?;
+    let catalog = Arc::new(
+        SqliteCatalog::open(&config.catalog_path()).with_context(|| {
+            format!(
+                "cannot open the catalog {}",
+                config.catalog_path().display()
+            )
+        })?,
+    );
+    let repo = Repository::open(ocfl, catalog.clone(), version_message(), rebuild_if_needed)
+        .await
+        .context("cannot open the repository")?;
+    Ok((Arc::new(repo), catalog))
+}
+
+/// Serves the Fedora API on `listener` until `shutdown` resolves, then drains requests in
+/// flight and checkpoints the catalog.
+pub async fn run(
+    config: Config,
+    listener: TcpListener,
+    shutdown: impl Future<Output = ()> + Send + 'static,
+) -> anyhow::Result<()> {
+    let (repo, catalog) = open_repository(&config, true).await?;
+    let app = arca_http::router(
+        repo,
+        HttpConfig {
+            base_path: config.base_path.clone(),
+            base_url: config.base_url.clone(),
+            default_user: config.default_user.clone(),
+        },
+    );
+    let addr = listener.local_addr()?;
+    tracing::info!(%addr, base = %config.base_path, data = %config.data.display(), "arca is serving the Fedora API");
+    eprintln!("arca listening on http://{addr}{}/", config.base_path);
+    axum::serve(listener, app)
+        .with_graceful_shutdown(shutdown)
+        .await?;
+    catalog.checkpoint()?;
+    tracing::info!("arca stopped");
+    Ok(())
+}
