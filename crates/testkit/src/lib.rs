@@ -1,0 +1,223 @@
+//! Test support: [`TestServer`] runs a real arca server in-process on `127.0.0.1:0` over a
+//! temporary data directory; [`TestServer::request`] talks HTTP/1.1 to it; [`shared`]
+//! locates the shared fixtures (`../shared` beside the checkout).
+
+use std::path::{Path, PathBuf};
+
+use bytes::Bytes;
+use http_body_util::{BodyExt, Full};
+use hyper::{HeaderMap, Method, StatusCode};
+use hyper_util::client::legacy::Client;
+use hyper_util::rt::TokioExecutor;
+use tokio::sync::oneshot;
+
+/// A running in-process arca server.
+pub struct TestServer {
+    /// `http://127.0.0.1:PORT/rest` (no trailing slash).
+    pub base: String,
+    data: Option<tempfile::TempDir>,
+    data_path: PathBuf,
+    stop: Option<oneshot::Sender<()>>,
+    task: Option<tokio::task::JoinHandle<()>>,
+    client: Client<hyper_util::client::legacy::connect::HttpConnector, Full<Bytes>>,
+}
+
+/// A response with its body read.
+#[derive(Debug)]
+pub struct Reply {
+    /// Status.
+    pub status: StatusCode,
+    /// Headers.
+    pub headers: HeaderMap,
+    /// Body.
+    pub body: Bytes,
+}
+
+impl Reply {
+    /// Body as UTF-8 text.
+    pub fn text(&self) -> String {
+        String::from_utf8_lossy(&self.body).into_owned()
+    }
+
+    /// First value of a header.
+    pub fn header(&self, name: &str) -> Option<&str> {
+        self.headers.get(name).and_then(|v| v.to_str().ok())
+    }
+
+    /// All values of a header, joined as one comma-separated string.
+    pub fn header_all(&self, name: &str) -> String {
+        self.headers
+            .get_all(name)
+            .iter()
+            .filter_map(|v| v.to_str().ok())
+            .collect::<Vec<_>>()
+            .join(", ")
+    }
+
+    /// Whether a `Link` header with `rel` names `target`.
+    pub fn has_link(&self, target: &str, rel: &str) -> bool {
+        self.headers.get_all("link").iter().any(|v| {
+            let v = v.to_str().unwrap_or("");
+            v.split(',').any(|l| {
+                l.contains(&format!("<{target}>"))
+                    && (l.contains(&format!("rel=\"{rel}\"")) || l.contains(&format!("rel={rel}")))
+            })
+        })
+    }
+}
+
+impl TestServer {
+    /// Starts a server on a fresh temporary data directory.
+    pub async fn start() -> Self {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let path = dir.path().to_path_buf();
+        let mut s = Self::start_at(&path).await;
+        s.data = Some(dir);
+        s
+    }
+
+    /// Starts a server on an existing data directory (kept after the server stops).
+    pub async fn start_at(data: &Path) -> Self {
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+            .await
+            .expect("bind");
+        let addr = listener.local_addr().expect("addr");
+        let config = arca_config::Config {
+            listen: addr.to_string(),
+            data: data.to_path_buf(),
+            ..Default::default()
+        };
+        let (stop, stopped) = oneshot::channel::<()>();
+        let (ready_tx, ready_rx) = oneshot::channel::<Result<(), String>>();
+        let task = tokio::spawn(async move {
+            // Report start-up failures instead of hanging the test.
+            let result = arca_server::run(config, listener, async move {
+                let _ = stopped.await;
+            });
+            let _ = ready_tx.send(Ok(()));
+            if let Err(e) = result.await {
+                panic!("arca server failed: {e:#}");
+            }
+        });
+        let _ = ready_rx.await;
+        let client = Client::builder(TokioExecutor::new()).build_http();
+        let server = Self {
+            base: format!("http://{addr}/rest"),
+            data: None,
+            data_path: data.to_path_buf(),
+            stop: Some(stop),
+            task: Some(task),
+            client,
+        };
+        // Wait until the API answers (the repository opens asynchronously).
+        for _ in 0..200 {
+            if let Ok(r) = server
+                .try_request(Method::GET, &server.base, &[], Bytes::new())
+                .await
+            {
+                if r.status == StatusCode::OK {
+                    return server;
+                }
+            }
+            tokio::time::sleep(std::time::Duration::from_millis(25)).await;
+        }
+        panic!("arca test server did not come up at {}", server.base);
+    }
+
+    /// The data directory.
+    pub fn data(&self) -> &Path {
+        &self.data_path
+    }
+
+    /// The OCFL storage root.
+    pub fn ocfl_root(&self) -> PathBuf {
+        self.data_path.join("ocfl-root")
+    }
+
+    /// URL of a path below the REST root (`""` is the root).
+    pub fn url(&self, path: &str) -> String {
+        if path.is_empty() {
+            self.base.clone()
+        } else {
+            format!("{}/{}", self.base, path.trim_start_matches('/'))
+        }
+    }
+
+    /// Sends a request; panics on transport errors.
+    pub async fn request(
+        &self,
+        method: Method,
+        url: &str,
+        headers: &[(&str, &str)],
+        body: impl Into<Bytes>,
+    ) -> Reply {
+        self.try_request(method, url, headers, body.into())
+            .await
+            .unwrap_or_else(|e| panic!("request to {url} failed: {e}"))
+    }
+
+    async fn try_request(
+        &self,
+        method: Method,
+        url: &str,
+        headers: &[(&str, &str)],
+        body: Bytes,
+    ) -> Result<Reply, String> {
+        let mut req = hyper::Request::builder().method(method).uri(url);
+        for (k, v) in headers {
+            req = req.header(*k, *v);
+        }
+        let req = req.body(Full::new(body)).map_err(|e| e.to_string())?;
+        let resp = self.client.request(req).await.map_err(|e| e.to_string())?;
+        let status = resp.status();
+        let headers = resp.headers().clone();
+        let body = resp
+            .into_body()
+            .collect()
+            .await
+            .map_err(|e| e.to_string())?
+            .to_bytes();
+        Ok(Reply {
+            status,
+            headers,
+            body,
+        })
+    }
+
+    /// GET shorthand.
+    pub async fn get(&self, path: &str, headers: &[(&str, &str)]) -> Reply {
+        self.request(Method::GET, &self.url(path), headers, Bytes::new())
+            .await
+    }
+
+    /// Stops the server and waits for it to finish (graceful shutdown).
+    pub async fn stop(mut self) -> Option<tempfile::TempDir> {
+        if let Some(s) = self.stop.take() {
+            let _ = s.send(());
+        }
+        if let Some(t) = self.task.take() {
+            let _ = t.await;
+        }
+        self.data.take()
+    }
+}
+
+impl Drop for TestServer {
+    fn drop(&mut self) {
+        if let Some(s) = self.stop.take() {
+            let _ = s.send(());
+        }
+    }
+}
+
+/// The shared fixtures directory (`../shared` beside the checkout). Panics with a clear
+/// message if it is missing: the fixtures are part of the test suite.
+pub fn shared() -> PathBuf {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared");
+    assert!(
+        dir.is_dir(),
+        "the shared fixtures are missing: expected {}",
+        dir.display()
+    );
+    dir.canonicalize().expect("canonical shared dir")
+}
