@@ -59,7 +59,9 @@ impl ApiError {
             Error::Gone(id) => {
                 let url = external(&id, base_url);
                 let mut e = Self::new(StatusCode::GONE, format!("{url} has been deleted"));
-                e.links.push(format!("<{url}/fcr:tombstone>; rel=\"hasTombstone\""));
+                // A deleted description's tombstone is its binary's.
+                let tombstone = external(&id.base(), base_url);
+                e.links.push(format!("<{tombstone}/fcr:tombstone>; rel=\"hasTombstone\""));
                 e
             }
             Error::Constraint { constraint, message } => Self::constraint(constraint, message, base_url),

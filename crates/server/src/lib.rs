@@ -51,6 +51,7 @@ pub async fn run(
     shutdown: impl Future<Output = ()> + Send + 'static,
 ) -> anyhow::Result<()> {
     let (repo, catalog) = open_repository(&config, true).await?;
+    let repo_stats = repo.clone();
     let app = arca_http::router(
         repo,
         HttpConfig {
@@ -66,6 +67,12 @@ pub async fn run(
         .with_graceful_shutdown(shutdown)
         .await?;
     catalog.checkpoint()?;
-    tracing::info!("arca stopped");
+    let sync = repo_stats.sync_stats();
+    tracing::info!(
+        syncs = sync.syncs,
+        waiters = sync.waiters_served,
+        avg_sync_ms = sync.sync_nanos as f64 / 1e6 / sync.syncs.max(1) as f64,
+        "arca stopped"
+    );
     Ok(())
 }

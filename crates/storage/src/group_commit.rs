@@ -26,6 +26,7 @@ struct Shared {
     wake: Condvar,
     syncs: AtomicU64,
     waiters_served: AtomicU64,
+    sync_nanos: AtomicU64,
 }
 
 #[derive(Default)]
@@ -41,6 +42,8 @@ pub struct SyncStats {
     pub syncs: u64,
     /// Number of barrier calls answered.
     pub waiters_served: u64,
+    /// Total time spent in filesystem syncs, in nanoseconds.
+    pub sync_nanos: u64,
 }
 
 impl GroupCommit {
@@ -52,6 +55,7 @@ impl GroupCommit {
             wake: Condvar::new(),
             syncs: AtomicU64::new(0),
             waiters_served: AtomicU64::new(0),
+            sync_nanos: AtomicU64::new(0),
         });
         let worker = shared.clone();
         thread::Builder::new()
@@ -95,6 +99,7 @@ impl GroupCommit {
         SyncStats {
             syncs: self.shared.syncs.load(Ordering::Relaxed),
             waiters_served: self.shared.waiters_served.load(Ordering::Relaxed),
+            sync_nanos: self.shared.sync_nanos.load(Ordering::Relaxed),
         }
     }
 }
@@ -119,10 +124,13 @@ impl Shared {
                 }
                 std::mem::take(&mut q.waiters)
             };
+            let started = std::time::Instant::now();
             let result = sync_filesystem(&handle).map_err(|e| {
                 tracing::error!(error = %e, "filesystem sync failed");
                 e.to_string()
             });
+            self.sync_nanos
+                .fetch_add(started.elapsed().as_nanos() as u64, Ordering::Relaxed);
             self.syncs.fetch_add(1, Ordering::Relaxed);
             self.waiters_served
                 .fetch_add(batch.len() as u64, Ordering::Relaxed);

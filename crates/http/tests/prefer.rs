@@ -1,0 +1,175 @@
+//! `Prefer: return=minimal|representation` with include/omit of `ldp:PreferContainment`,
+//! `ldp:PreferMinimalContainer` and `fcrepo:ServerManaged`, and `Preference-Applied`.
+mod common;
+
+use arca_testkit::TestServer;
+use common::*;
+
+const TITLE: &str = "<> <http://purl.org/dc/terms/title> \"P\" .";
+
+async fn setup() -> TestServer {
+    let s = TestServer::start().await;
+    container_with(&s, "p", TITLE).await;
+    container(&s, "p/c1").await;
+    container(&s, "p/c2").await;
+    s
+}
+
+fn prefer(value: &str) -> [(&str, &str); 1] {
+    [("prefer", value)]
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn without_prefer_everything_is_returned_and_nothing_applied() {
+    let s = setup().await;
+    let url = s.url("p");
+    let r = s.get("p", &[]).await;
+    assert!(r.header("preference-applied").is_none());
+    let g = Graph::of(&r, &url);
+    assert!(g.has_lit(&url, DC_TITLE, "P"));
+    assert_eq!(g.with_predicate(LDP_CONTAINS).len(), 2);
+    assert!(!g.objects(&url, &fedora("created")).is_empty());
+    s.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn return_minimal_drops_containment_and_keeps_server_managed() {
+    let s = setup().await;
+    let url = s.url("p");
+    let r = s.get("p", &prefer("return=minimal")).await;
+    assert_eq!(r.status, 200);
+    assert_eq!(r.header("preference-applied"), Some("return=minimal"));
+    let g = Graph::of(&r, &url);
+    assert!(g.with_predicate(LDP_CONTAINS).is_empty());
+    assert!(g.has_lit(&url, DC_TITLE, "P"));
+    assert!(g.has(&url, RDF_TYPE, LDP_BASIC_CONTAINER));
+    assert!(!g.objects(&url, &fedora("lastModified")).is_empty());
+    s.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn omit_and_include_containment() {
+    let s = setup().await;
+    let url = s.url("p");
+    let omit = format!("return=representation; omit=\"{LDP_PREFER_CONTAINMENT}\"");
+    let r = s.get("p", &prefer(&omit)).await;
+    assert_eq!(r.status, 200);
+    assert_eq!(
+        r.header("preference-applied"),
+        Some("return=representation")
+    );
+    let g = Graph::of(&r, &url);
+    assert!(g.with_predicate(LDP_CONTAINS).is_empty());
+    assert!(g.has_lit(&url, DC_TITLE, "P"));
+    assert!(!g.objects(&url, &fedora("created")).is_empty());
+
+    let include = format!("return=representation; include=\"{LDP_PREFER_CONTAINMENT}\"");
+    let r = s.get("p", &prefer(&include)).await;
+    assert_eq!(
+        r.header("preference-applied"),
+        Some("return=representation")
+    );
+    let g = Graph::of(&r, &url);
+    let mut contained = g.object_iris(&url, LDP_CONTAINS);
+    contained.sort();
+    assert_eq!(contained, vec![s.url("p/c1"), s.url("p/c2")]);
+
+    // ldp:PreferMinimalContainer (and its old name PreferEmptyContainer) drop containment.
+    for minimal in [
+        LDP_PREFER_MINIMAL,
+        "http://www.w3.org/ns/ldp#PreferEmptyContainer",
+    ] {
+        let v = format!("return=representation; include=\"{minimal}\"");
+        let r = s.get("p", &prefer(&v)).await;
+        assert_eq!(
+            r.header("preference-applied"),
+            Some("return=representation")
+        );
+        let g = Graph::of(&r, &url);
+        assert!(g.with_predicate(LDP_CONTAINS).is_empty(), "{minimal}");
+        assert!(g.has_lit(&url, DC_TITLE, "P"));
+    }
+    // ... unless containment is included as well.
+    let v =
+        format!("return=representation; include=\"{LDP_PREFER_MINIMAL} {LDP_PREFER_CONTAINMENT}\"");
+    let g = Graph::of(&s.get("p", &prefer(&v)).await, &url);
+    assert_eq!(g.with_predicate(LDP_CONTAINS).len(), 2);
+    // omit wins over include.
+    let v = format!(
+        "return=representation; include=\"{LDP_PREFER_CONTAINMENT}\"; omit=\"{LDP_PREFER_CONTAINMENT}\""
+    );
+    let g = Graph::of(&s.get("p", &prefer(&v)).await, &url);
+    assert!(g.with_predicate(LDP_CONTAINS).is_empty());
+    s.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn omit_server_managed() {
+    let s = setup().await;
+    let url = s.url("p");
+    let v = format!("return=representation; omit=\"{FCREPO_SERVER_MANAGED}\"");
+    let r = s.get("p", &prefer(&v)).await;
+    assert_eq!(r.status, 200);
+    assert_eq!(
+        r.header("preference-applied"),
+        Some("return=representation")
+    );
+    let g = Graph::of(&r, &url);
+    assert!(
+        g.in_namespace(FEDORA).is_empty(),
+        "{:?}",
+        g.in_namespace(FEDORA)
+    );
+    assert!(!g.has(&url, RDF_TYPE, LDP_BASIC_CONTAINER));
+    assert!(g.has_lit(&url, DC_TITLE, "P"));
+
+    // Also on a description: the binary's technical metadata goes, the client's stays.
+    binary(&s, "p/bin", "text/plain", b"abc").await;
+    assert_eq!(
+        sparql(
+            &s,
+            "p/bin/fcr:metadata",
+            "INSERT DATA { <> <http://purl.org/dc/terms/title> \"bin\" }"
+        )
+        .await
+        .status,
+        204
+    );
+    let bin = s.url("p/bin");
+    let g = graph(&s, "p/bin/fcr:metadata", &prefer(&v)).await;
+    assert!(g.in_namespace(FEDORA).is_empty());
+    assert!(!g.has(&bin, RDF_TYPE, LDP_NON_RDF_SOURCE));
+    assert!(g.has_lit(&bin, DC_TITLE, "bin"));
+    let g = graph(&s, "p/bin/fcr:metadata", &[]).await;
+    assert!(g.has(&bin, RDF_TYPE, LDP_NON_RDF_SOURCE));
+    s.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn preferences_that_are_not_honoured_are_not_reported_as_applied() {
+    // 3.2.2-A: Preference-Applied only when every parameter was honoured.
+    let s = setup().await;
+    let v = format!("return=representation; include=\"{FCREPO_INBOUND}\"");
+    let r = s.get("p", &prefer(&v)).await;
+    assert_eq!(r.status, 200);
+    assert!(
+        r.header("preference-applied").is_none(),
+        "{:?}",
+        r.header("preference-applied")
+    );
+    // Unrelated preferences alone are not applied either.
+    let r = s.get("p", &prefer("respond-async")).await;
+    assert_eq!(r.status, 200);
+    assert!(r.header("preference-applied").is_none());
+    s.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn prefer_on_head_matches_get() {
+    let s = setup().await;
+    let r = head(&s, "p", &prefer("return=minimal")).await;
+    assert_eq!(r.status, 200);
+    assert!(r.body.is_empty());
+    assert_eq!(r.header("preference-applied"), Some("return=minimal"));
+    s.stop().await;
+}
