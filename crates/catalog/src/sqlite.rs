@@ -48,11 +48,23 @@ impl SqliteCatalog {
     /// Opens (creating if needed) the catalog database at `path`.
     pub fn open(path: &Path) -> Result<Self> {
         let writer = Connection::open(path)?;
+        // No automatic checkpoints: they would fsync while the writer lock is held. A
+        // background connection checkpoints passively instead (never blocking writers).
         writer.execute_batch(
             "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL; PRAGMA foreign_keys=OFF;
-             PRAGMA wal_autocheckpoint=4000; PRAGMA cache_size=-65536;",
+             PRAGMA wal_autocheckpoint=0; PRAGMA cache_size=-65536;",
         )?;
         writer.execute_batch(SCHEMA)?;
+        let checkpointer = Connection::open(path)?;
+        std::thread::Builder::new()
+            .name("arca-catalog-checkpoint".into())
+            .spawn(move || loop {
+                std::thread::sleep(std::time::Duration::from_millis(500));
+                if let Err(e) = checkpointer.execute_batch("PRAGMA wal_checkpoint(PASSIVE);") {
+                    tracing::warn!(error = %e, "catalog checkpoint failed");
+                }
+            })
+            .map_err(|e| rusqlite::Error::ToSqlConversionFailure(Box::new(e)))?;
         Ok(Self {
             path: path.to_path_buf(),
             writer: Mutex::new(writer),

@@ -140,6 +140,11 @@ impl Config {
         self.data.join("staging")
     }
 
+    /// The redo journal (same filesystem as the root: its checkpoints sync both).
+    pub fn journal_dir(&self) -> PathBuf {
+        self.data.join("journal")
+    }
+
     /// The SQLite catalog.
     pub fn catalog_path(&self) -> PathBuf {
         self.data.join("catalog.sqlite")

@@ -15,9 +15,6 @@ use bytes::{Bytes, BytesMut};
 const MEMORY_LIMIT: usize = 1 << 20;
 /// Chunks in flight between the socket and the writer thread.
 const CHANNEL_DEPTH: usize = 16;
-/// Files at least this large are fsynced by the writer thread itself, so that the shared
-/// group-commit sync does not have to flush them.
-const SELF_SYNC_THRESHOLD: u64 = 8 << 20;
 
 /// Reads a request body, computing SHA-512 plus `extra` digests on the way.
 pub async fn receive(
@@ -55,8 +52,11 @@ async fn stream_to_file(
             hasher.update(&chunk);
             file.write_all(&chunk)?;
         }
-        if hasher.len() >= SELF_SYNC_THRESHOLD {
-            file.sync_data()?;
+        // The journal record of the write will refer to this file instead of holding its
+        // bytes, so the file and its name must be durable first.
+        file.sync_all()?;
+        if let Some(dir) = path.parent() {
+            std::fs::File::open(dir)?.sync_all()?;
         }
         Ok((hasher.len(), hasher.finish()))
     });

@@ -10,6 +10,7 @@ use crate::error::IoContext;
 use crate::inventory::{group_state, sidecar_for};
 use crate::layout::{HashedNTuple, EXTENSION_0004, LAYOUT_CONFIG_JSON, OCFL_LAYOUT_JSON};
 use crate::mapper::encode_logical_path;
+use crate::record::RecordFile;
 use crate::{Error, Inventory, Result, User, Version, VersionNum, INVENTORY_TYPE_1_1};
 
 const ROOT_NAMASTE: &str = "0=ocfl_1.1";
@@ -18,7 +19,6 @@ const OBJECT_NAMASTE: &str = "0=ocfl_object_1.1";
 const INVENTORY: &str = "inventory.json";
 const SIDECAR: &str = "inventory.json.sha512";
 const MUTABLE_HEAD: &str = "extensions/0005-mutable-head/head";
-const TARGET_MARKER: &str = "target";
 const UPLOADS: &str = "uploads";
 
 /// Who and when of a new version.
@@ -62,10 +62,12 @@ pub struct Change {
 #[derive(Debug)]
 pub struct Staged {
     dir: PathBuf,
-    object_id: String,
+    pub(crate) object_id: String,
     object_dir: PathBuf,
     version: VersionNum,
     is_new_object: bool,
+    /// Every file of the new version, for the redo journal.
+    pub(crate) files: Vec<RecordFile>,
     /// The inventory the object will have once published.
     pub inventory: Inventory,
 }
@@ -274,11 +276,6 @@ impl OcflRoot {
         changes: Vec<Change>,
         info: VersionInfo,
     ) -> Result<Staged> {
-        // The marker names the object first, so that recovery can always tell what an
-        // operation left behind was about.
-        let marker = format!("{object_id}\n{}\n", object_dir.display());
-        fsutil::write_new(&dir.join(TARGET_MARKER), marker.as_bytes()).at(dir)?;
-
         let (mut inventory, version) = match current {
             Some(c) => {
                 let mut inv = c.inventory.clone();
@@ -317,6 +314,7 @@ impl OcflRoot {
         let content_root = version_dir.join(inventory.content_dir());
         fs::create_dir_all(&version_dir).at(&version_dir)?;
 
+        let mut files = Vec::new();
         let mut state = current
             .map(|c| c.inventory.head_state())
             .unwrap_or_default();
@@ -350,11 +348,21 @@ impl OcflRoot {
                     if let Some(parent) = target.parent() {
                         fs::create_dir_all(parent).at(parent)?;
                     }
-                    match content {
-                        Content::Bytes(b) => fsutil::write_new(&target, &b).at(&target)?,
-                        Content::File { path, .. } => fs::rename(&path, &target).at(&path)?,
-                    }
                     let content_path = format!("{version}/{}/{encoded}", inventory.content_dir());
+                    match content {
+                        Content::Bytes(b) => {
+                            fsutil::write_new(&target, &b).at(&target)?;
+                            files.push(RecordFile::inline(&content_path, b));
+                        }
+                        Content::File { path, sha512 } => {
+                            fs::rename(&path, &target).at(&path)?;
+                            files.push(RecordFile::External {
+                                rel: content_path.clone(),
+                                locations: vec![target.clone(), path],
+                                sha512,
+                            });
+                        }
+                    }
                     inventory
                         .manifest
                         .insert(digest.clone(), vec![content_path]);
@@ -385,13 +393,29 @@ impl OcflRoot {
         if is_new_object {
             fsutil::write_new(&obj_stage.join(OBJECT_NAMASTE), b"ocfl_object_1.1\n")
                 .at(&obj_stage)?;
+            files.push(RecordFile::inline(
+                OBJECT_NAMASTE,
+                b"ocfl_object_1.1\n".to_vec(),
+            ));
         }
+        files.push(RecordFile::inline(
+            &format!("{version}/{INVENTORY}"),
+            bytes.clone(),
+        ));
+        files.push(RecordFile::inline(
+            &format!("{version}/{SIDECAR}"),
+            sidecar.clone().into_bytes(),
+        ));
+        // The root inventory goes last: replay writes files in this order.
+        files.push(RecordFile::inline(SIDECAR, sidecar.into_bytes()));
+        files.push(RecordFile::inline(INVENTORY, bytes));
         Ok(Staged {
             dir: dir.to_path_buf(),
             object_id: object_id.to_string(),
             object_dir: object_dir.to_path_buf(),
             version,
             is_new_object,
+            files,
             inventory,
         })
     }
@@ -452,17 +476,31 @@ impl OcflRoot {
     pub fn purge(&self, object_id: &str) -> Result<Option<PathBuf>> {
         let dir = self.object_dir(object_id);
         if !dir.exists() {
+            // Already gone (e.g. a purge replayed after a crash): its parents may still be
+            // there, emptied; the hierarchy keeps no empty directories (E073).
+            self.remove_empty_ancestors(&dir);
             return Ok(None);
         }
         let trash = self
             .staging
             .join(format!("purge-{}", uuid::Uuid::new_v4().simple()));
         fs::create_dir(&trash).at(&trash)?;
-        let marker = format!("{object_id}\n{}\n", dir.display());
-        fsutil::write_new(&trash.join(TARGET_MARKER), marker.as_bytes()).at(&trash)?;
         fs::rename(&dir, trash.join("object")).at(&dir)?;
         fsutil::remove_empty_parents(&dir, &self.root);
         Ok(Some(trash))
+    }
+
+    /// Removes the empty directories above a missing object directory, from the deepest
+    /// one that exists (a crash may have left only some of them) up to the root.
+    fn remove_empty_ancestors(&self, object_dir: &Path) {
+        let mut start = object_dir;
+        while let Some(parent) = start.parent() {
+            if parent == self.root || parent.exists() {
+                break;
+            }
+            start = parent;
+        }
+        fsutil::remove_empty_parents(start, &self.root);
     }
 
     /// Deletes the trash left by [`purge`](Self::purge).
@@ -475,6 +513,8 @@ impl OcflRoot {
     pub fn recover(&self, staged: Staged) -> Result<()> {
         if staged.object_dir.exists() {
             self.roll_forward(&staged.object_dir, &staged.dir)?;
+        } else {
+            self.remove_empty_ancestors(&staged.object_dir);
         }
         let _ = fs::remove_dir_all(&staged.dir);
         Ok(())
@@ -485,45 +525,23 @@ impl OcflRoot {
         &staged.object_id
     }
 
-    /// Finishes or discards every operation left in `staging/` by a crash and returns the
-    /// ids of the objects whose storage may differ from what the catalog last saw.
-    ///
-    /// A staged operation whose version directory made it into the object is rolled
-    /// forward (the root inventory is set to that version's); anything else staged was
-    /// never acknowledged and is deleted, as are unfinished uploads.
-    pub fn recover_staging(&self) -> Result<Vec<String>> {
-        let mut touched = Vec::new();
-        let entries = fs::read_dir(&self.staging).at(&self.staging)?;
-        for entry in entries {
-            let entry = entry.at(&self.staging)?;
-            let path = entry.path();
-            if entry.file_name() == UPLOADS {
+    /// Deletes everything in `staging/` (keeping an empty `uploads/`). Call at start-up,
+    /// after the journal has been replayed: nothing staged was ever acknowledged.
+    pub fn clear_staging(&self) -> Result<()> {
+        for entry in fs::read_dir(&self.staging).at(&self.staging)? {
+            let path = entry.at(&self.staging)?.path();
+            if path.file_name().is_some_and(|n| n == UPLOADS) {
                 for upload in fs::read_dir(&path).at(&path)? {
                     let upload = upload.at(&path)?.path();
                     let _ = fs::remove_file(&upload).or_else(|_| fs::remove_dir_all(&upload));
                 }
-                continue;
-            }
-            if let Ok(marker) = fs::read_to_string(path.join(TARGET_MARKER)) {
-                let mut lines = marker.lines();
-                if let Some(object_id) = lines.next() {
-                    let object_dir = self.object_dir(object_id);
-                    if object_dir.exists() {
-                        self.roll_forward(&object_dir, &path)?;
-                    }
-                    touched.push(object_id.to_string());
-                }
-            }
-            if path.is_dir() {
+            } else if path.is_dir() {
                 fs::remove_dir_all(&path).at(&path)?;
             } else {
                 fs::remove_file(&path).at(&path)?;
             }
         }
-        if !touched.is_empty() {
-            fsutil::sync_dir(&self.staging).at(&self.staging)?;
-        }
-        Ok(touched)
+        Ok(())
     }
 
     /// Makes the root inventory equal the highest version directory's inventory.

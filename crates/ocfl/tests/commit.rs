@@ -158,42 +158,43 @@ fn purge_removes_object_and_empty_parents() {
 }
 
 #[test]
-fn recovery_discards_unpublished_and_rolls_forward_half_published() {
+fn replay_completes_journaled_versions_whatever_was_published() {
     let tmp = tempfile::tempdir().unwrap();
     let root = open(tmp.path());
     let id = "info:fedora/r";
     let staged = root.stage(id, None, vec![put("a", b"1")], info()).unwrap();
-    root.publish(&staged).unwrap();
-    root.finish(staged);
-    let obj = root.read_object(id).unwrap().unwrap();
-
-    // crash 1: v2 staged, never published -> discarded
-    let staged = root
-        .stage(id, Some(&obj), vec![put("a", b"2")], info())
-        .unwrap();
+    let record_v1 = arca_ocfl::versions_record(&[&staged]);
+    // crash 1: v1 journaled, never published, staging lost
     std::mem::forget(staged);
-    // crash 2 (simulated): version dir renamed into the object, root inventory not yet
-    let lost = root
-        .stage("info:fedora/new", None, vec![put("a", b"3")], info())
-        .unwrap();
-    std::mem::forget(lost);
-    let touched = root.recover_staging().unwrap();
-    assert_eq!(touched.len(), 2);
-    assert_eq!(
-        root.read_object(id)
-            .unwrap()
-            .unwrap()
-            .inventory
-            .head
-            .to_string(),
-        "v1"
-    );
-    assert!(root.read_object("info:fedora/new").unwrap().is_none());
-
+    root.clear_staging().unwrap();
+    assert!(root.read_object(id).unwrap().is_none());
+    assert_eq!(root.replay(&record_v1).unwrap(), vec![id.to_string()]);
     let obj = root.read_object(id).unwrap().unwrap();
+    assert_eq!(fs::read(obj.head_file("a").unwrap()).unwrap(), b"1");
+    assert!(OcflRoot::check_sidecar(&obj.dir).unwrap());
+
+    // crash 2: v2 with a large external file, version dir renamed but root inventory not
+    let upload = tmp.path().join("staging/uploads/u1");
+    fs::write(&upload, vec![7u8; 100_000]).unwrap();
+    let sha = {
+        use sha2::{Digest, Sha512};
+        hex::encode(Sha512::digest(vec![7u8; 100_000]))
+    };
     let staged = root
-        .stage(id, Some(&obj), vec![put("a", b"2")], info())
+        .stage(
+            id,
+            Some(&obj),
+            vec![Change {
+                logical_path: "big".into(),
+                content: Some(Content::File {
+                    path: upload,
+                    sha512: sha,
+                }),
+            }],
+            info(),
+        )
         .unwrap();
+    let record_v2 = arca_ocfl::versions_record(&[&staged]);
     let staging_dir = fs::read_dir(tmp.path().join("staging"))
         .unwrap()
         .map(|e| e.unwrap().path())
@@ -201,17 +202,26 @@ fn recovery_discards_unpublished_and_rolls_forward_half_published() {
         .unwrap();
     fs::rename(staging_dir.join("v2"), obj.dir.join("v2")).unwrap();
     std::mem::forget(staged);
-    assert!(
-        !OcflRoot::check_sidecar(&obj.dir).unwrap()
-            || fs::read(obj.dir.join("inventory.json")).unwrap()
-                != fs::read(obj.dir.join("v2/inventory.json")).unwrap()
-    );
-    let touched = root.recover_staging().unwrap();
-    assert_eq!(touched, vec![id.to_string()]);
+    root.clear_staging().unwrap();
+    // replaying both records in order is idempotent and ends at v2
+    root.replay(&record_v1).unwrap();
+    root.replay(&record_v2).unwrap();
     let obj = root.read_object(id).unwrap().unwrap();
     assert_eq!(obj.inventory.head.to_string(), "v2");
     assert!(OcflRoot::check_sidecar(&obj.dir).unwrap());
-    assert_eq!(fs::read(obj.head_file("a").unwrap()).unwrap(), b"2");
+    assert_eq!(
+        fs::read(obj.head_file("big").unwrap()).unwrap(),
+        vec![7u8; 100_000]
+    );
+    assert_eq!(
+        fs::read(obj.dir.join("inventory.json")).unwrap(),
+        fs::read(obj.dir.join("v2/inventory.json")).unwrap()
+    );
+
+    // a journaled purge is replayed too
+    let purge = arca_ocfl::purge_record(&[id]);
+    root.replay(&purge).unwrap();
+    assert!(root.read_object(id).unwrap().is_none());
 }
 
 #[test]

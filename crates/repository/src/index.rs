@@ -1,6 +1,7 @@
 //! Deriving catalog rows from storage: one object at a time (recovery) or the whole root
 //! in parallel (rebuild, resumable).
 
+use std::collections::HashMap;
 use std::fs;
 use std::path::{Path, PathBuf};
 
@@ -88,6 +89,19 @@ pub fn records_from_object(root: &Path, object: &ObjectState) -> Result<Vec<Reso
     Ok(out)
 }
 
+/// When a contained resource last changed its parent's list of children, as the write
+/// path records it (`CatalogOp::ChildrenChanged`): its creation, or its deletion.
+fn containment_change(r: &ResourceRecord) -> Option<(FedoraId, i64)> {
+    let parent = r.parent.clone()?;
+    let date = if r.headers.deleted {
+        r.headers.last_modified_date.as_deref()
+    } else {
+        r.headers.created_date.as_deref()
+    }?;
+    let at = arca_model::parse_instant(date)?.unix_timestamp_nanos();
+    Some((parent, at as i64))
+}
+
 fn with_path(e: std::io::Error, path: &Path) -> std::io::Error {
     std::io::Error::new(e.kind(), format!("{}: {e}", path.display()))
 }
@@ -160,6 +174,10 @@ impl Repository {
         };
         let total = todo.len() as u64;
         let mut stats = RebuildStats::default();
+        // Containers' last change of children, which only the catalog records: derived
+        // again from the children's headers. (A resumed rebuild sees only the objects
+        // after its cursor, so it can only under-estimate; a purged child leaves no trace.)
+        let mut children_changed: HashMap<FedoraId, i64> = HashMap::new();
         for chunk in todo.chunks(CHUNK) {
             let chunk: Vec<PathBuf> = chunk.to_vec();
             let root = root.clone();
@@ -186,6 +204,10 @@ impl Repository {
                     Ok(records) => {
                         stats.objects += 1;
                         stats.resources += records.len() as u64;
+                        for (parent, at) in records.iter().filter_map(containment_change) {
+                            let e = children_changed.entry(parent).or_insert(at);
+                            *e = (*e).max(at);
+                        }
                         ops.extend(records.into_iter().map(CatalogOp::Put));
                     }
                     Err(e) => {
@@ -203,6 +225,11 @@ impl Repository {
             }
             progress(stats.objects + stats.failed, total);
         }
+        let ops: Vec<CatalogOp> = children_changed
+            .into_iter()
+            .map(|(parent, at)| CatalogOp::ChildrenChanged(parent, at))
+            .collect();
+        self.catalog.apply(ops).await?;
         self.catalog.set_meta(REBUILD_STATE, COMPLETE).await?;
         tracing::info!(
             objects = stats.objects,

@@ -37,9 +37,15 @@ pub async fn open_repository(
             )
         })?,
     );
-    let repo = Repository::open(ocfl, catalog.clone(), version_message(), rebuild_if_needed)
-        .await
-        .context("cannot open the repository")?;
+    let repo = Repository::open(
+        ocfl,
+        catalog.clone(),
+        &config.journal_dir(),
+        version_message(),
+        rebuild_if_needed,
+    )
+    .await
+    .context("cannot open the repository")?;
     Ok((Arc::new(repo), catalog))
 }
 
@@ -66,12 +72,28 @@ pub async fn run(
     axum::serve(listener, app)
         .with_graceful_shutdown(shutdown)
         .await?;
+    repo_stats.shutdown().await?;
     catalog.checkpoint()?;
     let sync = repo_stats.sync_stats();
+    let journal = repo_stats.journal_stats();
+    let ph = &repo_stats.phases;
+    let per = |c: &std::sync::atomic::AtomicU64| {
+        c.load(std::sync::atomic::Ordering::Relaxed) as f64
+            / 1e6
+            / ph.writes.load(std::sync::atomic::Ordering::Relaxed).max(1) as f64
+    };
     tracing::info!(
-        syncs = sync.syncs,
-        waiters = sync.waiters_served,
-        avg_sync_ms = sync.sync_nanos as f64 / 1e6 / sync.syncs.max(1) as f64,
+        stage_ms = per(&ph.stage),
+        journal_ms = per(&ph.journal),
+        publish_ms = per(&ph.publish),
+        catalog_ms = per(&ph.catalog),
+        "mean time per write"
+    );
+    tracing::info!(
+        journal_records = journal.records,
+        journal_fsyncs = journal.fsyncs,
+        checkpoints = journal.checkpoints,
+        avg_checkpoint_sync_ms = sync.sync_nanos as f64 / 1e6 / sync.syncs.max(1) as f64,
         "arca stopped"
     );
     Ok(())

@@ -1,0 +1,313 @@
+//! `arca bench` end to end: every scenario in a tiny mode against a spawned arca (the real
+//! `arca` binary), checking the counting and the report — correctness, not speed.
+
+use std::path::Path;
+use std::process::{Command, Output};
+
+use arca_bench::report::{Kind, Report, ScenarioReport, Status};
+
+/// Tiny mode: 2 clients, 5 objects of 1 KiB per scenario.
+const TINY: &[&str] = &["--clients", "2", "--count", "5", "--size", "1024"];
+
+fn bench(args: &[&str], out: &Path) -> (Output, Report) {
+    let output = Command::new(env!("CARGO_BIN_EXE_arca"))
+        .arg("bench")
+        .args(args)
+        .arg("--out")
+        .arg(out)
+        .arg("--no-progress")
+        .env_remove("ARCA_BIN")
+        .output()
+        .expect("arca runs");
+    let stderr = String::from_utf8_lossy(&output.stderr).to_string();
+    assert!(
+        !stderr.contains("panicked"),
+        "arca bench panicked:\n{stderr}"
+    );
+    let report = Report::load(&out.join("report.json"))
+        .unwrap_or_else(|e| panic!("no report ({e:#}); stderr:\n{stderr}"));
+    assert!(out.join("report.md").is_file());
+    assert!(out.join("chart.svg").is_file());
+    (output, report)
+}
+
+fn spawned(scenarios: &[&str], extra: &[&str], out: &Path) -> (Output, Report) {
+    let mut args: Vec<&str> = scenarios.to_vec();
+    args.push("--spawn");
+    args.extend_from_slice(TINY);
+    args.extend_from_slice(extra);
+    bench(&args, out)
+}
+
+/// The invariants every row must satisfy.
+fn check_counting(r: &Report) {
+    for s in &r.scenarios {
+        let m = &s.summary;
+        assert_eq!(m.transactions, m.ok + m.errors, "{}: transactions", s.name);
+        assert_eq!(
+            m.status_codes.values().sum::<u64>(),
+            m.requests,
+            "{}: status histogram",
+            s.name
+        );
+        assert_eq!(
+            m.timeline.iter().map(|p| p.transactions).sum::<u64>(),
+            m.transactions,
+            "{}: timeline",
+            s.name
+        );
+        assert!(
+            m.p50_ms <= m.p99_ms && m.p99_ms <= m.max_ms + 0.01,
+            "{}",
+            s.name
+        );
+    }
+    let errors: u64 = r.scenarios.iter().map(ScenarioReport::errors_total).sum();
+    assert_eq!(r.errors, errors);
+}
+
+fn assert_clean(output: &Output, r: &Report) {
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    assert!(
+        output.status.success(),
+        "exit {:?}; summary: {}\nstderr:\n{}",
+        output.status.code(),
+        r.summary,
+        String::from_utf8_lossy(&output.stderr)
+    );
+    assert!(r.summary.starts_with("No errors"), "{}", r.summary);
+    assert!(stdout.starts_with("**No errors"), "{stdout}");
+    assert!(!r.interrupted);
+}
+
+fn row<'a>(r: &'a Report, name: &str) -> &'a ScenarioReport {
+    r.row(name)
+        .unwrap_or_else(|| panic!("no row {name} in {:?}", names(r)))
+}
+
+fn names(r: &Report) -> Vec<&str> {
+    r.scenarios.iter().map(|s| s.name.as_str()).collect()
+}
+
+fn check_raw_write_rows(r: &Report, size: &str, threads: usize) {
+    for mode in ["fsync", "nofsync"] {
+        let raw = row(r, &format!("raw-{mode}-{size}-{threads}t"));
+        assert_eq!(raw.kind, Kind::Raw);
+        assert_eq!(raw.summary.ok, 5, "{}", raw.name);
+        assert_eq!(raw.objects_created, 5, "{}", raw.name);
+        assert_eq!(raw.summary.status_codes["ok"], 5);
+        assert_eq!(
+            raw.disk.as_ref().expect("raw disk").files_after,
+            5,
+            "{}",
+            raw.name
+        );
+        assert_eq!(raw.config.fsync, Some(mode == "fsync"));
+    }
+}
+
+#[test]
+fn ingest_scenarios_count_objects_and_compare_with_raw() {
+    let out = tempfile::tempdir().unwrap();
+    let (output, r) = spawned(
+        &[
+            "ingest-object-only",
+            "ingest-small",
+            "ingest-medium",
+            "ingest-large",
+        ],
+        &[],
+        out.path(),
+    );
+    check_counting(&r);
+    assert_clean(&output, &r);
+    assert!(r.target.spawned);
+    assert!(r.target.pid.is_some());
+    assert_eq!(r.target.probe.as_deref(), Some("200"));
+    check_raw_write_rows(&r, "0B", 2);
+    check_raw_write_rows(&r, "1KiB", 2);
+    for name in [
+        "ingest-object-only",
+        "ingest-small",
+        "ingest-medium",
+        "ingest-large",
+    ] {
+        let s = row(&r, name);
+        assert_eq!(s.kind, Kind::Ingest);
+        assert_eq!(s.status, Status::Completed);
+        assert_eq!(s.summary.transactions, 5, "{name}");
+        assert_eq!(s.summary.ok, 5, "{name}");
+        assert_eq!(s.objects_created, 5, "{name}");
+        let per_object = if name == "ingest-object-only" { 1 } else { 2 };
+        assert_eq!(s.summary.requests, 5 * per_object, "{name}");
+        assert_eq!(s.summary.status_codes["201"], 5 * per_object, "{name}");
+        let size = if name == "ingest-object-only" {
+            0
+        } else {
+            1024
+        };
+        assert_eq!(s.config.size_bytes, size, "{name}");
+        assert_eq!(s.summary.bytes, 5 * size, "{name}");
+        assert!(s.summary.tps > 0.0 && s.summary.mean_ms > 0.0, "{name}");
+        let raw = s.raw.as_ref().expect("raw comparison");
+        assert!(raw.baseline.starts_with("raw-fsync-"), "{name}");
+        assert!(raw.pct_of_raw.is_some_and(|p| p > 0.0), "{name}: % of raw");
+        let server = s.server.as_ref().expect("server samples from /proc");
+        assert!(!server.samples.is_empty(), "{name}");
+        assert!(server.peak_rss_mb.is_some_and(|m| m > 0.0), "{name}");
+        let disk = s.disk.as_ref().expect("disk growth");
+        assert!(disk.bytes_per_object.is_some_and(|b| b > 0.0), "{name}");
+        assert!(s.loadgen.is_some(), "{name}");
+    }
+    // the raw baselines were measured once for the shared size and reused
+    assert_eq!(r.scenarios.len(), 4 + 4);
+    let svg = std::fs::read_to_string(out.path().join("chart.svg")).unwrap();
+    assert!(svg.contains("ingest-small"));
+}
+
+#[test]
+fn access_scenarios_get_what_was_ingested() {
+    let out = tempfile::tempdir().unwrap();
+    let (output, r) = spawned(
+        &["access-small", "access-medium", "access-metadata"],
+        &[],
+        out.path(),
+    );
+    check_counting(&r);
+    assert_clean(&output, &r);
+    for name in ["access-small", "access-medium", "access-metadata"] {
+        let s = row(&r, name);
+        assert_eq!(s.kind, Kind::Access);
+        let setup = s.setup.as_ref().expect("setup");
+        assert_eq!(setup.objects_requested, 5, "{name}");
+        assert_eq!(setup.objects_created, 5, "{name}");
+        assert_eq!(setup.errors, 0, "{name}");
+        assert_eq!(s.summary.transactions, 5, "{name}: GET count");
+        assert_eq!(s.summary.ok, 5, "{name}");
+        assert_eq!(s.summary.status_codes["200"], 5, "{name}");
+        if name == "access-metadata" {
+            assert!(s.summary.bytes > 0);
+            assert!(s.raw.is_none());
+        } else {
+            assert_eq!(s.summary.bytes, 5 * 1024, "{name}: bytes received");
+            let raw = s.raw.as_ref().expect("raw read comparison");
+            assert!(raw.baseline.starts_with("raw-read-1KiB-2t"));
+            assert!(raw.pct_of_raw.is_some());
+        }
+    }
+    let read = row(&r, "raw-read-1KiB-2t");
+    assert_eq!(read.summary.ok, 5);
+    assert_eq!(read.config.objects, Some(5));
+}
+
+#[test]
+fn benchtool_runs_one_client_then_n() {
+    let out = tempfile::tempdir().unwrap();
+    let (output, r) = spawned(&["benchtool"], &[], out.path());
+    check_counting(&r);
+    assert_clean(&output, &r);
+    for (name, clients) in [("benchtool-1-client", 1), ("benchtool-2-clients", 2)] {
+        let s = row(&r, name);
+        assert_eq!(s.config.clients, clients);
+        assert_eq!(s.objects_created, 5, "{name}");
+        assert_eq!(s.summary.status_codes["201"], 10, "{name}");
+        assert!(
+            s.raw.as_ref().and_then(|x| x.pct_of_raw).is_some(),
+            "{name}"
+        );
+    }
+    check_raw_write_rows(&r, "1KiB", 1);
+    check_raw_write_rows(&r, "1KiB", 2);
+}
+
+#[test]
+fn burn_in_reports_intervals() {
+    let out = tempfile::tempdir().unwrap();
+    let (output, r) = spawned(&["burn-in"], &["--interval", "1"], out.path());
+    check_counting(&r);
+    assert_clean(&output, &r);
+    let s = row(&r, "burn-in");
+    assert_eq!(s.kind, Kind::BurnIn);
+    assert_eq!(s.objects_created, 5);
+    assert_eq!(s.config.interval_s, Some(1.0));
+    assert!(!s.intervals.is_empty());
+    assert_eq!(s.intervals.iter().map(|i| i.ok).sum::<u64>(), 5);
+    assert_eq!(s.intervals.last().unwrap().cumulative_ok, 5);
+    assert!(s.summary.first_error.is_none());
+}
+
+#[test]
+fn raw_alone_needs_no_server() {
+    let out = tempfile::tempdir().unwrap();
+    let mut args = vec!["raw"];
+    args.extend_from_slice(TINY);
+    let (output, r) = bench(&args, out.path());
+    check_counting(&r);
+    assert_clean(&output, &r);
+    assert!(r.target.url.is_none());
+    assert_eq!(r.scenarios.len(), 2);
+    check_raw_write_rows(&r, "1KiB", 2);
+}
+
+#[test]
+fn search_says_not_available_yet() {
+    let out = tempfile::tempdir().unwrap();
+    let (output, r) = spawned(&["search"], &[], out.path());
+    assert!(output.status.success());
+    let s = row(&r, "search");
+    assert_eq!(s.status, Status::NotAvailable);
+    assert!(s.note.as_ref().unwrap().contains("not available"));
+    assert_eq!(s.summary.transactions, 0);
+}
+
+#[test]
+fn unreachable_url_reports_errors_without_panicking() {
+    let out = tempfile::tempdir().unwrap();
+    let mut args = vec![
+        "ingest-small",
+        "access-small",
+        "--url",
+        "http://127.0.0.1:1/rest/",
+    ];
+    args.extend_from_slice(TINY);
+    let (output, r) = bench(&args, out.path());
+    check_counting(&r);
+    assert!(!output.status.success(), "an all-error run must not exit 0");
+    assert!(r.errors > 0);
+    assert!(r.summary.starts_with("ERRORS"), "{}", r.summary);
+    assert!(String::from_utf8_lossy(&output.stdout).starts_with("**ERRORS"));
+    let s = row(&r, "ingest-small");
+    assert_eq!(s.summary.ok, 0);
+    assert_eq!(s.summary.status_codes["connect-error"], s.summary.errors);
+    let a = row(&r, "access-small");
+    assert_eq!(a.status, Status::Aborted);
+    assert_eq!(a.setup.as_ref().unwrap().objects_created, 0);
+}
+
+#[test]
+fn spawned_server_and_data_are_removed() {
+    let out = tempfile::tempdir().unwrap();
+    let parent = tempfile::tempdir().unwrap();
+    let dir = parent.path().display().to_string();
+    let (output, r) = spawned(
+        &["ingest-small"],
+        &["--data-dir", &dir, "--no-raw"],
+        out.path(),
+    );
+    assert_clean(&output, &r);
+    assert!(row(&r, "ingest-small").raw.is_none());
+    assert_eq!(
+        std::fs::read_dir(parent.path()).unwrap().count(),
+        0,
+        "the temporary data directory is removed"
+    );
+    // its PID no longer runs
+    let pid = r.target.pid.unwrap();
+    assert!(
+        !Path::new(&format!("/proc/{pid}")).exists() || {
+            let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
+            stat.contains(") Z ")
+        }
+    );
+    assert!(out.path().join("server.log").is_file());
+}

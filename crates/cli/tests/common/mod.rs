@@ -1,0 +1,540 @@
+//! Helpers shared by the storage-level tests: the independent OCFL validator (ocfl-py),
+//! structural checks of a storage root written by arca, the real `arca` binary as a child
+//! process, and a small HTTP client for it.
+//!
+//! Every test file includes this module with `mod common;`, and not every file uses every
+//! helper.
+#![allow(dead_code)]
+
+use std::collections::BTreeSet;
+use std::fs;
+use std::io::{BufRead, BufReader};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::sync::{mpsc, Arc, Mutex};
+use std::time::Duration;
+
+use arca_testkit::Reply;
+use bytes::Bytes;
+use http_body_util::{BodyExt, Full};
+use hyper::Method;
+use hyper_util::client::legacy::connect::HttpConnector;
+use hyper_util::client::legacy::Client;
+use hyper_util::rt::TokioExecutor;
+use sha2::{Digest, Sha256, Sha512};
+
+/// The storage-root files ocfl-java writes, which arca must write byte for byte.
+pub const ROOT_FILES: [&str; 3] = [
+    "0=ocfl_1.1",
+    "ocfl_layout.json",
+    "extensions/0004-hashed-n-tuple-storage-layout/config.json",
+];
+
+/// The Fedora-written sample root (`../shared/ocfl-fedora-sample/root`).
+pub fn sample_root() -> PathBuf {
+    arca_testkit::shared().join("ocfl-fedora-sample/root")
+}
+
+/// Lowercase hex SHA-512.
+pub fn sha512_hex(bytes: &[u8]) -> String {
+    hex::encode(Sha512::digest(bytes))
+}
+
+/// Where layout 0004 (sha256, 3 tuples of 3, full object root) puts an object, computed
+/// here independently of arca's code.
+pub fn object_dir(root: &Path, ocfl_id: &str) -> PathBuf {
+    let hex = hex::encode(Sha256::digest(ocfl_id.as_bytes()));
+    root.join(&hex[0..3])
+        .join(&hex[3..6])
+        .join(&hex[6..9])
+        .join(&hex)
+}
+
+/// Every object directory (one holding `0=ocfl_object_1.1`) below `root`, sorted.
+pub fn object_dirs(root: &Path) -> Vec<PathBuf> {
+    fn walk(dir: &Path, out: &mut Vec<PathBuf>) {
+        if dir.join("0=ocfl_object_1.1").is_file() {
+            out.push(dir.to_path_buf());
+            return;
+        }
+        for e in fs::read_dir(dir).unwrap_or_else(|e| panic!("{}: {e}", dir.display())) {
+            let e = e.unwrap();
+            if e.file_type().unwrap().is_dir() {
+                walk(&e.path(), out);
+            }
+        }
+    }
+    let mut out = Vec::new();
+    for e in fs::read_dir(root).unwrap_or_else(|e| panic!("{}: {e}", root.display())) {
+        let e = e.unwrap();
+        if e.file_type().unwrap().is_dir() && e.file_name() != "extensions" {
+            walk(&e.path(), &mut out);
+        }
+    }
+    out.sort();
+    out
+}
+
+/// Every file below `dir`, as `/`-separated paths relative to it.
+pub fn relative_files(dir: &Path) -> BTreeSet<String> {
+    fn walk(base: &Path, dir: &Path, out: &mut BTreeSet<String>) {
+        for e in fs::read_dir(dir).unwrap_or_else(|e| panic!("{}: {e}", dir.display())) {
+            let e = e.unwrap();
+            let path = e.path();
+            if e.file_type().unwrap().is_dir() {
+                walk(base, &path, out);
+            } else {
+                let rel = path.strip_prefix(base).unwrap();
+                let parts: Vec<String> = rel
+                    .components()
+                    .map(|c| c.as_os_str().to_string_lossy().into_owned())
+                    .collect();
+                out.insert(parts.join("/"));
+            }
+        }
+    }
+    let mut out = BTreeSet::new();
+    walk(dir, dir, &mut out);
+    out
+}
+
+/// Every empty directory at or below `dir`.
+pub fn empty_dirs(dir: &Path) -> Vec<PathBuf> {
+    let mut out = Vec::new();
+    let mut entries = 0;
+    for e in fs::read_dir(dir).unwrap_or_else(|e| panic!("{}: {e}", dir.display())) {
+        let e = e.unwrap();
+        entries += 1;
+        if e.file_type().unwrap().is_dir() {
+            out.extend(empty_dirs(&e.path()));
+        }
+    }
+    if entries == 0 {
+        out.push(dir.to_path_buf());
+    }
+    out
+}
+
+/// The three root-level files are byte-identical to those of the Fedora-written sample.
+pub fn assert_root_files_match_sample(root: &Path) {
+    let sample = sample_root();
+    for f in ROOT_FILES {
+        let ours = fs::read(root.join(f)).unwrap_or_else(|e| panic!("{f}: {e}"));
+        let theirs = fs::read(sample.join(f)).unwrap();
+        assert_eq!(
+            String::from_utf8_lossy(&ours),
+            String::from_utf8_lossy(&theirs),
+            "{f} differs from the one ocfl-java writes"
+        );
+    }
+    let extensions: Vec<String> = fs::read_dir(root.join("extensions"))
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    assert_eq!(
+        extensions,
+        ["0004-hashed-n-tuple-storage-layout"],
+        "the root must hold no other extension (ocfl-java refuses unknown ones)"
+    );
+}
+
+/// `staging/` holds nothing but an empty `uploads/`.
+pub fn assert_staging_clean(data: &Path) {
+    let staging = data.join("staging");
+    let entries: Vec<String> = fs::read_dir(&staging)
+        .unwrap_or_else(|e| panic!("{}: {e}", staging.display()))
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    assert_eq!(
+        entries,
+        ["uploads"],
+        "staging/ must hold nothing but uploads/"
+    );
+    let uploads: Vec<PathBuf> = fs::read_dir(staging.join("uploads"))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .collect();
+    assert!(
+        uploads.is_empty(),
+        "staging/uploads/ must be empty: {uploads:?}"
+    );
+}
+
+/// Structural checks of a storage root that ocfl-py cannot make (it validates objects one
+/// at a time): no empty directories anywhere, no stray files between the root and the
+/// object roots, every object at its layout-0004 path, and per object: version directories
+/// v1..vN without gaps, every inventory matching its sidecar (`<sha512>  inventory.json\n`),
+/// and the root inventory byte-identical to the newest `vN/inventory.json`.
+/// Returns the object directories.
+pub fn check_storage(root: &Path) -> Vec<PathBuf> {
+    let empty = empty_dirs(root);
+    assert!(
+        empty.is_empty(),
+        "empty directories in the storage root: {empty:?}"
+    );
+    let objects = object_dirs(root);
+    // No stray files in the hierarchy between the root and the objects (E072, E084).
+    fn hierarchy_files(dir: &Path, out: &mut Vec<PathBuf>) {
+        if dir.join("0=ocfl_object_1.1").is_file() {
+            return;
+        }
+        for e in fs::read_dir(dir).unwrap() {
+            let e = e.unwrap();
+            if e.file_type().unwrap().is_dir() {
+                hierarchy_files(&e.path(), out);
+            } else {
+                out.push(e.path());
+            }
+        }
+    }
+    let mut stray = Vec::new();
+    for e in fs::read_dir(root).unwrap() {
+        let e = e.unwrap();
+        if e.file_type().unwrap().is_dir() && e.file_name() != "extensions" {
+            hierarchy_files(&e.path(), &mut stray);
+        }
+    }
+    assert!(stray.is_empty(), "stray files in the hierarchy: {stray:?}");
+    for dir in &objects {
+        check_object(root, dir);
+    }
+    objects
+}
+
+/// The per-object checks of [`check_storage`].
+pub fn check_object(root: &Path, dir: &Path) {
+    let inv_bytes = fs::read(dir.join("inventory.json"))
+        .unwrap_or_else(|e| panic!("{}: no inventory: {e}", dir.display()));
+    let inv: serde_json::Value = serde_json::from_slice(&inv_bytes)
+        .unwrap_or_else(|e| panic!("{}: bad inventory: {e}", dir.display()));
+    let id = inv["id"].as_str().expect("inventory id");
+    assert_eq!(
+        object_dir(root, id),
+        dir,
+        "object {id} is not at its layout-0004 path"
+    );
+    let head = inv["head"].as_str().expect("head");
+    let n: u32 = head[1..].parse().expect("unpadded head");
+    let mut versions: Vec<u32> = fs::read_dir(dir)
+        .unwrap()
+        .filter_map(|e| {
+            let name = e.unwrap().file_name().to_string_lossy().into_owned();
+            name.strip_prefix('v').and_then(|v| v.parse().ok())
+        })
+        .collect();
+    versions.sort_unstable();
+    assert_eq!(
+        versions,
+        (1..=n).collect::<Vec<_>>(),
+        "{id}: version directories do not run v1..{head}"
+    );
+    assert_sidecar(dir, &inv_bytes);
+    let newest = fs::read(dir.join(head).join("inventory.json"))
+        .unwrap_or_else(|e| panic!("{id}: no {head}/inventory.json: {e}"));
+    assert!(
+        newest == inv_bytes,
+        "{id}: the root inventory differs from {head}/inventory.json"
+    );
+    for v in 1..=n {
+        let vdir = dir.join(format!("v{v}"));
+        let bytes = fs::read(vdir.join("inventory.json")).unwrap();
+        assert_sidecar(&vdir, &bytes);
+    }
+}
+
+fn assert_sidecar(dir: &Path, inventory: &[u8]) {
+    let sidecar = fs::read_to_string(dir.join("inventory.json.sha512"))
+        .unwrap_or_else(|e| panic!("{}: no sidecar: {e}", dir.display()));
+    assert_eq!(
+        sidecar,
+        format!("{}  inventory.json\n", sha512_hex(inventory)),
+        "{}: the sidecar does not match inventory.json",
+        dir.display()
+    );
+}
+
+/// How to run ocfl-py's `ocfl-validate.py`: `$OCFL_VALIDATE`, else the first
+/// `ocfl-validate.py` on `PATH`. `None` (after printing why) if there is none and
+/// `ARCA_REQUIRE_VALIDATOR` is not `1`; a panic if it is.
+pub fn ocfl_validator() -> Option<PathBuf> {
+    if let Some(v) = std::env::var_os("OCFL_VALIDATE").filter(|v| !v.is_empty()) {
+        return Some(PathBuf::from(v));
+    }
+    let found = std::env::var_os("PATH").and_then(|paths| {
+        std::env::split_paths(&paths)
+            .map(|p| p.join("ocfl-validate.py"))
+            .find(|p| p.is_file())
+    });
+    if found.is_none() {
+        let msg = "ocfl-py's ocfl-validate.py is neither in $OCFL_VALIDATE nor on PATH \
+                   (install: python3 -m venv $HOME/.cache/arca-venv && \
+                   $HOME/.cache/arca-venv/bin/pip install ocfl-py; then \
+                   OCFL_VALIDATE=$HOME/.cache/arca-venv/bin/ocfl-validate.py)";
+        if std::env::var("ARCA_REQUIRE_VALIDATOR").as_deref() == Ok("1") {
+            panic!("ARCA_REQUIRE_VALIDATOR=1 but {msg}");
+        }
+        eprintln!("SKIPPED: independent OCFL validation: {msg}");
+    }
+    found
+}
+
+/// Validates every object below `root` with ocfl-py (objects one by one: it does not know
+/// layout 0004), requiring each to be VALID without errors or warnings. Returns how many
+/// objects were validated, or `None` if the validator is missing (see [`ocfl_validator`]).
+pub fn validate_with_ocfl_py(root: &Path) -> Option<usize> {
+    let objects = object_dirs(root);
+    assert!(!objects.is_empty(), "no objects below {}", root.display());
+    validate_objects_with_ocfl_py(&objects)
+}
+
+/// Validates the given object directories with ocfl-py, as [`validate_with_ocfl_py`].
+pub fn validate_objects_with_ocfl_py(objects: &[PathBuf]) -> Option<usize> {
+    let validator = ocfl_validator()?;
+    for chunk in objects.chunks(200) {
+        let out = Command::new(&validator)
+            .args(chunk)
+            .output()
+            .unwrap_or_else(|e| panic!("cannot run {}: {e}", validator.display()));
+        let stdout = String::from_utf8_lossy(&out.stdout);
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        let report = format!("{stdout}{stderr}");
+        assert!(
+            out.status.success(),
+            "ocfl-py finds invalid objects ({}):\n{report}",
+            out.status
+        );
+        for dir in chunk {
+            let line = format!("OCFL v1.1 Object at {} is VALID", dir.display());
+            assert!(
+                report.lines().any(|l| l == line),
+                "ocfl-py did not report {} as a valid OCFL 1.1 object:\n{report}",
+                dir.display()
+            );
+        }
+        let complaints: Vec<&str> = report
+            .lines()
+            .filter(|l| l.starts_with("[E") || l.starts_with("[W"))
+            .collect();
+        assert!(
+            complaints.is_empty(),
+            "ocfl-py reports errors or warnings:\n{report}"
+        );
+    }
+    Some(objects.len())
+}
+
+/// The path of a resource below the REST root for an internal id (`info:fedora/a b` →
+/// `/a%20b`), percent-encoding everything but unreserved characters.
+pub fn url_path(id: &str) -> String {
+    let rel = id.strip_prefix("info:fedora").expect("an internal id");
+    let mut out = String::new();
+    for b in rel.bytes() {
+        if b.is_ascii_alphanumeric() || b"-._~/".contains(&b) {
+            out.push(b as char);
+        } else {
+            out.push_str(&format!("%{b:02X}"));
+        }
+    }
+    out
+}
+
+/// Copies a directory tree, making the copy writable (the shared fixtures are read-only).
+pub fn copy_tree(from: &Path, to: &Path) {
+    use std::os::unix::fs::PermissionsExt;
+    fs::create_dir_all(to).unwrap();
+    fs::set_permissions(to, fs::Permissions::from_mode(0o755)).unwrap();
+    for e in fs::read_dir(from).unwrap() {
+        let e = e.unwrap();
+        let target = to.join(e.file_name());
+        if e.file_type().unwrap().is_dir() {
+            copy_tree(&e.path(), &target);
+        } else {
+            fs::copy(e.path(), &target).unwrap();
+            fs::set_permissions(&target, fs::Permissions::from_mode(0o644)).unwrap();
+        }
+    }
+}
+
+/// The real `arca` binary serving a data directory (`arca serve --listen 127.0.0.1:0`).
+/// Killed when dropped.
+pub struct Arca {
+    child: Child,
+    /// `http://127.0.0.1:PORT/rest`.
+    pub base: String,
+    log: Arc<Mutex<String>>,
+}
+
+impl Arca {
+    /// Starts `arca serve` on `data` and waits until it listens (which is after recovery
+    /// and any catalog rebuild).
+    pub fn serve(data: &Path) -> Self {
+        let mut cmd = Command::new(env!("CARGO_BIN_EXE_arca"));
+        cmd.arg("serve")
+            .arg("--listen")
+            .arg("127.0.0.1:0")
+            .arg("--data")
+            .arg(data)
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped());
+        scrub_env(&mut cmd);
+        let mut child = cmd.spawn().expect("arca starts");
+        let stderr = child.stderr.take().expect("stderr");
+        let log = Arc::new(Mutex::new(String::new()));
+        let (tx, rx) = mpsc::channel::<String>();
+        let sink = log.clone();
+        std::thread::spawn(move || {
+            for line in BufReader::new(stderr).lines() {
+                let Ok(line) = line else { break };
+                if let Some(url) = line.strip_prefix("arca listening on ") {
+                    let _ = tx.send(url.trim_end_matches('/').to_string());
+                }
+                let mut l = sink.lock().unwrap();
+                l.push_str(&line);
+                l.push('\n');
+            }
+        });
+        match rx.recv_timeout(Duration::from_secs(60)) {
+            Ok(base) => Self { child, base, log },
+            Err(_) => {
+                let _ = child.kill();
+                let _ = child.wait();
+                std::thread::sleep(Duration::from_millis(100));
+                panic!(
+                    "arca serve did not start on {}:\n{}",
+                    data.display(),
+                    log.lock().unwrap()
+                );
+            }
+        }
+    }
+
+    /// The process id.
+    pub fn pid(&self) -> u32 {
+        self.child.id()
+    }
+
+    /// What the server wrote to stderr so far.
+    pub fn log(&self) -> String {
+        self.log.lock().unwrap().clone()
+    }
+
+    /// URL of a path below the REST root.
+    pub fn url(&self, path: &str) -> String {
+        format!("{}{path}", self.base)
+    }
+
+    /// SIGKILL: no shutdown code runs.
+    pub fn kill(mut self) {
+        self.child.kill().expect("SIGKILL");
+        self.child.wait().expect("reaped");
+    }
+
+    /// SIGTERM, then waits for a clean exit.
+    pub fn stop(mut self) {
+        // SAFETY: signalling our own child process by its id.
+        let rc = unsafe { libc::kill(self.child.id() as libc::pid_t, libc::SIGTERM) };
+        assert_eq!(rc, 0, "SIGTERM failed");
+        for _ in 0..600 {
+            if let Some(status) = self.child.try_wait().unwrap() {
+                assert!(
+                    status.success(),
+                    "arca exited with {status}:\n{}",
+                    self.log()
+                );
+                return;
+            }
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        panic!("arca did not stop on SIGTERM:\n{}", self.log());
+    }
+}
+
+impl Drop for Arca {
+    fn drop(&mut self) {
+        if let Ok(None) = self.child.try_wait() {
+            let _ = self.child.kill();
+            let _ = self.child.wait();
+        }
+    }
+}
+
+/// Keeps the caller's `ARCA_*` settings away from a spawned `arca`.
+pub fn scrub_env(cmd: &mut Command) {
+    for (k, _) in std::env::vars_os() {
+        if k.to_string_lossy().starts_with("ARCA_") {
+            cmd.env_remove(&k);
+        }
+    }
+    cmd.env("ARCA_LOG", "info");
+}
+
+/// A small HTTP/1.1 client (connection pool) for a spawned server.
+#[derive(Clone)]
+pub struct Http {
+    client: Client<HttpConnector, Full<Bytes>>,
+}
+
+impl Default for Http {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl Http {
+    /// A new client.
+    pub fn new() -> Self {
+        Self {
+            client: Client::builder(TokioExecutor::new()).build_http(),
+        }
+    }
+
+    /// Sends a request; transport errors (e.g. a killed server) are `Err`.
+    pub async fn try_request(
+        &self,
+        method: Method,
+        url: &str,
+        headers: &[(&str, &str)],
+        body: impl Into<Bytes>,
+    ) -> Result<Reply, String> {
+        let mut req = hyper::Request::builder().method(method).uri(url);
+        for (k, v) in headers {
+            req = req.header(*k, *v);
+        }
+        let req = req
+            .body(Full::new(body.into()))
+            .map_err(|e| e.to_string())?;
+        let resp = self.client.request(req).await.map_err(|e| e.to_string())?;
+        let status = resp.status();
+        let headers = resp.headers().clone();
+        let body = resp
+            .into_body()
+            .collect()
+            .await
+            .map_err(|e| e.to_string())?
+            .to_bytes();
+        Ok(Reply {
+            status,
+            headers,
+            body,
+        })
+    }
+
+    /// Sends a request; panics on transport errors.
+    pub async fn request(
+        &self,
+        method: Method,
+        url: &str,
+        headers: &[(&str, &str)],
+        body: impl Into<Bytes>,
+    ) -> Reply {
+        self.try_request(method.clone(), url, headers, body)
+            .await
+            .unwrap_or_else(|e| panic!("{method} {url} failed: {e}"))
+    }
+
+    /// GET shorthand.
+    pub async fn get(&self, url: &str, headers: &[(&str, &str)]) -> Reply {
+        self.request(Method::GET, url, headers, Bytes::new()).await
+    }
+}
