@@ -3,11 +3,11 @@
 //! * [`Inventory`]: `inventory.json` as ocfl-java writes it (compact JSON, sha512, `fixity:{}`).
 //! * [`layout`]: the storage layout extension 0004 (hashed n-tuple) and the root files.
 //! * [`OcflRoot`]: open or create a root, read objects, and commit versions:
-//!   [`OcflRoot::stage`] writes the new version under `staging/`; the caller makes
-//!   [`versions_record`] durable in its journal; [`OcflRoot::publish`] renames the version
-//!   into place; [`OcflRoot::finish`] drops what is left in staging. After a crash,
-//!   [`OcflRoot::replay`] writes every journaled version again (idempotently) and
-//!   [`OcflRoot::clear_staging`] discards what was never journaled.
+//!   [`OcflRoot::stage`] prepares the new version in memory; the caller makes
+//!   [`versions_record`] durable in its journal; [`OcflRoot::publish`] writes the version
+//!   into the root (undoing itself on failure; the caller then journals
+//!   [`cancel_record`]). After a crash, [`OcflRoot::replay_all`] writes every journaled
+//!   version again (idempotently) and [`OcflRoot::clear_staging`] discards temporaries.
 #![warn(missing_docs)]
 
 mod error;
@@ -20,5 +20,5 @@ mod root;
 pub use error::{Error, Result};
 pub use inventory::{Inventory, User, Version, VersionNum, INVENTORY_TYPE_1_1};
 pub use mapper::encode_logical_path;
-pub use record::{purge_record, versions_record};
+pub use record::{cancel_record, purge_record, versions_record};
 pub use root::{Change, Content, ObjectState, OcflRoot, Staged, VersionInfo};

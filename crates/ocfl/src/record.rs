@@ -6,7 +6,6 @@ use std::fs;
 use std::io::Read;
 use std::path::{Path, PathBuf};
 
-use arca_storage::fsutil;
 use sha2::{Digest, Sha512};
 
 use crate::error::IoContext;
@@ -14,6 +13,7 @@ use crate::{Error, OcflRoot, Result, Staged};
 
 const KIND_VERSIONS: u8 = 1;
 const KIND_PURGE: u8 = 2;
+const KIND_CANCEL: u8 = 3;
 const FILE_INLINE: u8 = 1;
 const FILE_EXTERNAL: u8 = 2;
 
@@ -51,8 +51,14 @@ impl RecordFile {
 /// A decoded journal record.
 #[derive(Debug, Clone, PartialEq, Eq)]
 enum Record {
-    Versions(Vec<(String, Vec<RecordFile>)>),
+    /// Versions published together by operation `op`.
+    Versions {
+        op: String,
+        objects: Vec<(String, Vec<RecordFile>)>,
+    },
     Purge(Vec<String>),
+    /// Operation `op` failed after it was journaled and was undone: do not replay it.
+    Cancel(String),
 }
 
 struct Writer(Vec<u8>);
@@ -106,8 +112,9 @@ impl Record {
     fn encode(&self) -> Vec<u8> {
         let mut w = Writer(Vec::new());
         match self {
-            Record::Versions(objects) => {
+            Record::Versions { op, objects } => {
                 w.u8(KIND_VERSIONS);
+                w.str(op);
                 w.u32(objects.len() as u32);
                 for (id, files) in objects {
                     w.str(id);
@@ -143,6 +150,10 @@ impl Record {
                     w.str(id);
                 }
             }
+            Record::Cancel(op) => {
+                w.u8(KIND_CANCEL);
+                w.str(op);
+            }
         }
         w.0
     }
@@ -151,6 +162,7 @@ impl Record {
         let mut r = Reader(bytes);
         match r.u8()? {
             KIND_VERSIONS => {
+                let op = r.string()?;
                 let n = r.u32()?;
                 let mut objects = Vec::new();
                 for _ in 0..n {
@@ -186,7 +198,7 @@ impl Record {
                     }
                     objects.push((id, files));
                 }
-                Ok(Record::Versions(objects))
+                Ok(Record::Versions { op, objects })
             }
             KIND_PURGE => {
                 let n = r.u32()?;
@@ -196,6 +208,7 @@ impl Record {
                 }
                 Ok(Record::Purge(ids))
             }
+            KIND_CANCEL => Ok(Record::Cancel(r.string()?)),
             other => Err(Error::Invalid(format!(
                 "unknown journal record kind {other}"
             ))),
@@ -203,15 +216,22 @@ impl Record {
     }
 }
 
-/// The journal record of staged versions that are published together.
-pub fn versions_record(staged: &[&Staged]) -> Vec<u8> {
-    Record::Versions(
-        staged
+/// The journal record of staged versions published together by operation `op` (any
+/// unique string).
+pub fn versions_record(op: &str, staged: &[&Staged]) -> Vec<u8> {
+    Record::Versions {
+        op: op.to_string(),
+        objects: staged
             .iter()
             .map(|s| (s.object_id.clone(), s.files.clone()))
             .collect(),
-    )
+    }
     .encode()
+}
+
+/// The journal record saying that operation `op` was undone and must not be replayed.
+pub fn cancel_record(op: &str) -> Vec<u8> {
+    Record::Cancel(op.to_string()).encode()
 }
 
 /// The journal record of objects about to be purged.
@@ -234,43 +254,63 @@ fn sha512_of(path: &Path) -> std::io::Result<String> {
 }
 
 impl OcflRoot {
-    /// Applies a journal record again: every file it lists is (re)written into its object
-    /// unless already there with the same content; a purge removes the objects. Idempotent.
-    /// Returns the ids of the objects touched.
-    pub fn replay(&self, record: &[u8]) -> Result<Vec<String>> {
-        match Record::decode(record)? {
-            Record::Purge(ids) => {
-                for id in &ids {
-                    if let Some(trash) = self.purge(id)? {
-                        self.finish_purge(trash);
+    /// Applies journal records again, in order: every version file they list is
+    /// (re)written into its object unless already there with the same content, purges
+    /// remove their objects, and cancelled operations are skipped. Idempotent. Returns the
+    /// ids of the objects touched.
+    pub fn replay_all(&self, records: &[Vec<u8>]) -> Result<Vec<String>> {
+        let decoded: Vec<Record> = records
+            .iter()
+            .map(|r| Record::decode(r))
+            .collect::<Result<_>>()?;
+        let cancelled: std::collections::HashSet<&str> = decoded
+            .iter()
+            .filter_map(|r| match r {
+                Record::Cancel(op) => Some(op.as_str()),
+                _ => None,
+            })
+            .collect();
+        let mut touched = Vec::new();
+        for record in &decoded {
+            match record {
+                Record::Cancel(_) => {}
+                Record::Purge(ids) => {
+                    for id in ids {
+                        if let Some(trash) = self.purge(id)? {
+                            self.finish_purge(trash);
+                        }
+                        touched.push(id.clone());
                     }
                 }
-                Ok(ids)
-            }
-            Record::Versions(objects) => {
-                let mut touched = Vec::new();
-                for (id, files) in objects {
-                    let dir = self.object_dir(&id);
-                    for f in files {
-                        self.replay_file(&dir, f)?;
+                Record::Versions { op, objects } => {
+                    if cancelled.contains(op.as_str()) {
+                        continue;
                     }
-                    touched.push(id);
+                    for (id, files) in objects {
+                        let dir = self.object_dir(id);
+                        for f in files {
+                            self.replay_file(&dir, f.clone())?;
+                        }
+                        touched.push(id.clone());
+                    }
                 }
-                Ok(touched)
             }
         }
+        Ok(touched)
     }
 
     fn replay_file(&self, dir: &Path, file: RecordFile) -> Result<()> {
         match file {
-            RecordFile::Inline { rel, bytes } => {
-                let target = dir.join(&rel);
+            RecordFile::Inline { ref rel, ref bytes } => {
+                let target = dir.join(rel);
                 if fs::read(&target).ok().as_deref() == Some(&bytes[..]) {
                     return Ok(());
                 }
-                let parent = target.parent().expect("files have parents");
-                fs::create_dir_all(parent).at(parent)?;
-                fsutil::replace_atomically(&target, &bytes).at(&target)
+                // A partial file from the crash goes; root inventories are replaced atomically.
+                if rel != "inventory.json" && rel != "inventory.json.sha512" {
+                    let _ = fs::remove_file(&target);
+                }
+                self.write_file(dir, &file, true)
             }
             RecordFile::External {
                 rel,
@@ -304,18 +344,23 @@ mod tests {
 
     #[test]
     fn records_round_trip() {
-        let r = Record::Versions(vec![(
-            "info:fedora/a".into(),
-            vec![
-                RecordFile::inline("v1/content/x", b"abc".to_vec()),
-                RecordFile::External {
-                    rel: "v1/content/big".into(),
-                    locations: vec!["/a".into(), "/b".into()],
-                    sha512: "00".into(),
-                },
-            ],
-        )]);
+        let r = Record::Versions {
+            op: "op1".into(),
+            objects: vec![(
+                "info:fedora/a".into(),
+                vec![
+                    RecordFile::inline("v1/content/x", b"abc".to_vec()),
+                    RecordFile::External {
+                        rel: "v1/content/big".into(),
+                        locations: vec!["/a".into(), "/b".into()],
+                        sha512: "00".into(),
+                    },
+                ],
+            )],
+        };
         assert_eq!(Record::decode(&r.encode()).unwrap(), r);
+        let c = Record::Cancel("op1".into());
+        assert_eq!(Record::decode(&c.encode()).unwrap(), c);
         let p = Record::Purge(vec!["info:fedora/x".into()]);
         assert_eq!(Record::decode(&p.encode()).unwrap(), p);
         assert!(Record::decode(&[9]).is_err());

@@ -58,10 +58,9 @@ pub struct Change {
     pub content: Option<Content>,
 }
 
-/// A version written under `staging/`, not yet visible in the root.
+/// A version prepared in memory, not yet written into the root.
 #[derive(Debug)]
 pub struct Staged {
-    dir: PathBuf,
     pub(crate) object_id: String,
     object_dir: PathBuf,
     version: VersionNum,
@@ -242,9 +241,10 @@ impl OcflRoot {
         }))
     }
 
-    /// Writes a new version of `object_id` (the first one if `current` is `None`) under
-    /// `staging/`. Content already stored in the object is not written again (dedup by
-    /// digest). Nothing in the root changes until [`publish`](Self::publish).
+    /// Prepares a new version of `object_id` (the first one if `current` is `None`) in
+    /// memory: the new inventory and every file to write. Content already stored in the
+    /// object is not written again (dedup by digest). Nothing on disk changes until
+    /// [`publish`](Self::publish); the caller journals [`crate::versions_record`] first.
     pub fn stage(
         &self,
         object_id: &str,
@@ -258,24 +258,6 @@ impl OcflRoot {
             )));
         }
         let object_dir = self.object_dir(object_id);
-        let dir = self.staging.join(uuid::Uuid::new_v4().simple().to_string());
-        fs::create_dir(&dir).at(&dir)?;
-        let staged_result = self.stage_into(&dir, object_id, &object_dir, current, changes, info);
-        if staged_result.is_err() {
-            let _ = fs::remove_dir_all(&dir);
-        }
-        staged_result
-    }
-
-    fn stage_into(
-        &self,
-        dir: &Path,
-        object_id: &str,
-        object_dir: &Path,
-        current: Option<&ObjectState>,
-        changes: Vec<Change>,
-        info: VersionInfo,
-    ) -> Result<Staged> {
         let (mut inventory, version) = match current {
             Some(c) => {
                 let mut inv = c.inventory.clone();
@@ -304,16 +286,6 @@ impl OcflRoot {
             )));
         }
         let is_new_object = current.is_none();
-        // Where the object root's files go while staged.
-        let obj_stage = if is_new_object {
-            dir.join("object")
-        } else {
-            dir.to_path_buf()
-        };
-        let version_dir = obj_stage.join(version.to_string());
-        let content_root = version_dir.join(inventory.content_dir());
-        fs::create_dir_all(&version_dir).at(&version_dir)?;
-
         let mut files = Vec::new();
         let mut state = current
             .map(|c| c.inventory.head_state())
@@ -327,42 +299,31 @@ impl OcflRoot {
                 Content::Bytes(b) => hex::encode(Sha512::digest(b)),
                 Content::File { sha512, .. } => sha512.to_ascii_lowercase(),
             };
-            let known = inventory.content_path_for(&digest).map(str::to_string);
+            let known = inventory
+                .manifest
+                .keys()
+                .find(|k| k.eq_ignore_ascii_case(&digest))
+                .cloned();
             let digest = match known {
-                Some(_) => {
-                    // Already stored (earlier version, or earlier in this one): reuse it,
-                    // keeping the manifest's spelling of the digest.
+                // Already stored (earlier version, or earlier in this one): reuse it,
+                // keeping the manifest's spelling of the digest.
+                Some(known) => {
                     if let Content::File { path, .. } = &content {
                         let _ = fs::remove_file(path);
                     }
-                    inventory
-                        .manifest
-                        .keys()
-                        .find(|k| k.eq_ignore_ascii_case(&digest))
-                        .cloned()
-                        .unwrap_or(digest)
+                    known
                 }
                 None => {
                     let encoded = encode_logical_path(&change.logical_path);
-                    let target = content_root.join(&encoded);
-                    if let Some(parent) = target.parent() {
-                        fs::create_dir_all(parent).at(parent)?;
-                    }
                     let content_path = format!("{version}/{}/{encoded}", inventory.content_dir());
-                    match content {
-                        Content::Bytes(b) => {
-                            fsutil::write_new(&target, &b).at(&target)?;
-                            files.push(RecordFile::inline(&content_path, b));
-                        }
-                        Content::File { path, sha512 } => {
-                            fs::rename(&path, &target).at(&path)?;
-                            files.push(RecordFile::External {
-                                rel: content_path.clone(),
-                                locations: vec![target.clone(), path],
-                                sha512,
-                            });
-                        }
-                    }
+                    files.push(match content {
+                        Content::Bytes(b) => RecordFile::inline(&content_path, b),
+                        Content::File { path, sha512 } => RecordFile::External {
+                            locations: vec![object_dir.join(&content_path), path],
+                            rel: content_path.clone(),
+                            sha512,
+                        },
+                    });
                     inventory
                         .manifest
                         .insert(digest.clone(), vec![content_path]);
@@ -371,7 +332,6 @@ impl OcflRoot {
             };
             state.insert(change.logical_path, digest);
         }
-
         inventory.versions.insert(
             version,
             Version {
@@ -386,13 +346,7 @@ impl OcflRoot {
         );
         let bytes = inventory.to_bytes();
         let sidecar = sidecar_for(&bytes);
-        fsutil::write_new(&version_dir.join(INVENTORY), &bytes).at(&version_dir)?;
-        fsutil::write_new(&version_dir.join(SIDECAR), sidecar.as_bytes()).at(&version_dir)?;
-        fsutil::write_new(&obj_stage.join(INVENTORY), &bytes).at(&obj_stage)?;
-        fsutil::write_new(&obj_stage.join(SIDECAR), sidecar.as_bytes()).at(&obj_stage)?;
         if is_new_object {
-            fsutil::write_new(&obj_stage.join(OBJECT_NAMASTE), b"ocfl_object_1.1\n")
-                .at(&obj_stage)?;
             files.push(RecordFile::inline(
                 OBJECT_NAMASTE,
                 b"ocfl_object_1.1\n".to_vec(),
@@ -406,13 +360,13 @@ impl OcflRoot {
             &format!("{version}/{SIDECAR}"),
             sidecar.clone().into_bytes(),
         ));
-        // The root inventory goes last: replay writes files in this order.
-        files.push(RecordFile::inline(SIDECAR, sidecar.into_bytes()));
+        // The root inventory goes last, inventory before sidecar: publish and replay write
+        // files in this order.
         files.push(RecordFile::inline(INVENTORY, bytes));
+        files.push(RecordFile::inline(SIDECAR, sidecar.into_bytes()));
         Ok(Staged {
-            dir: dir.to_path_buf(),
             object_id: object_id.to_string(),
-            object_dir: object_dir.to_path_buf(),
+            object_dir,
             version,
             is_new_object,
             files,
@@ -420,51 +374,98 @@ impl OcflRoot {
         })
     }
 
-    /// Makes a staged version visible: a new object's directory is renamed into place, or
-    /// the new version directory is renamed into the object (the commit point) and the root
-    /// inventory and sidecar are replaced. Call only after the staged files are durable.
+    /// Writes a staged version into the root. Call only once its journal record is
+    /// durable. A new object's files are written in place; an existing object gets its new
+    /// version directory, then its root inventory and sidecar are replaced atomically. On
+    /// failure the partial version is removed again (see [`undo`](Self::undo)).
     pub fn publish(&self, staged: &Staged) -> Result<()> {
-        if staged.is_new_object {
-            if staged.object_dir.exists() {
-                return Err(Error::AlreadyExists(staged.object_id.clone()));
-            }
-            let parent = staged
-                .object_dir
-                .parent()
-                .expect("object dirs have parents");
-            fs::create_dir_all(parent).at(parent)?;
-            return fs::rename(staged.dir.join("object"), &staged.object_dir)
-                .at(&staged.object_dir);
+        if staged.is_new_object && staged.object_dir.exists() {
+            return Err(Error::AlreadyExists(staged.object_id.clone()));
         }
-        let version = staged.version.to_string();
-        let target = staged.object_dir.join(&version);
-        if target.exists() {
+        let version_dir = staged.object_dir.join(staged.version.to_string());
+        if !staged.is_new_object && version_dir.exists() {
             return Err(Error::AlreadyExists(format!(
-                "{} {version}",
-                staged.object_id
+                "{} {}",
+                staged.object_id, staged.version
             )));
         }
-        fs::rename(staged.dir.join(&version), &target).at(&target)?;
-        Self::install_root_inventory(&staged.dir, &staged.object_dir)
-    }
-
-    /// Moves `inventory.json` and its sidecar from `from` into the object root.
-    fn install_root_inventory(from: &Path, object_dir: &Path) -> Result<()> {
-        for name in [INVENTORY, SIDECAR] {
-            let dest = object_dir.join(name);
-            fs::rename(from.join(name), &dest).at(&dest)?;
+        let result = staged
+            .files
+            .iter()
+            .try_for_each(|f| self.write_file(&staged.object_dir, f, !staged.is_new_object));
+        if result.is_err() {
+            self.undo(staged);
         }
-        Ok(())
+        result
     }
 
-    /// Drops the staging marker of a published version; call after the publish is durable.
-    pub fn finish(&self, staged: Staged) {
-        let _ = fs::remove_dir_all(&staged.dir);
+    /// Writes one file of a version below `dir`. Root inventory files of an existing
+    /// object are replaced atomically (written in staging, then renamed over the old one).
+    pub(crate) fn write_file(
+        &self,
+        dir: &Path,
+        file: &RecordFile,
+        replace_root: bool,
+    ) -> Result<()> {
+        match file {
+            RecordFile::Inline { rel, bytes } => {
+                let target = dir.join(rel);
+                let parent = target.parent().expect("files have parents");
+                let is_root_file = rel == INVENTORY || rel == SIDECAR;
+                if is_root_file && replace_root {
+                    let tmp = self
+                        .staging
+                        .join(format!("{}-{rel}", uuid::Uuid::new_v4().simple()));
+                    fsutil::write_new(&tmp, bytes).at(&tmp)?;
+                    return fs::rename(&tmp, &target).at(&target);
+                }
+                match fsutil::write_new(&target, bytes) {
+                    Err(e) if e.kind() == ErrorKind::NotFound => {
+                        fs::create_dir_all(parent).at(parent)?;
+                        fsutil::write_new(&target, bytes).at(&target)
+                    }
+                    other => other.at(&target),
+                }
+            }
+            RecordFile::External { rel, locations, .. } => {
+                let target = dir.join(rel);
+                let parent = target.parent().expect("files have parents");
+                fs::create_dir_all(parent).at(parent)?;
+                let source = locations.last().expect("an upload location");
+                fs::rename(source, &target).at(source)
+            }
+        }
     }
 
-    /// Discards a staged version that will not be published.
+    /// Removes what a failed [`publish`](Self::publish) wrote: a new object entirely, or
+    /// an existing object's new version directory, with the root inventory set back to
+    /// the previous version's.
+    pub fn undo(&self, staged: &Staged) {
+        if staged.is_new_object {
+            let _ = fs::remove_dir_all(&staged.object_dir);
+            self.remove_empty_ancestors(&staged.object_dir);
+        } else {
+            let _ = fs::remove_dir_all(staged.object_dir.join(staged.version.to_string()));
+            if let Err(e) = self.roll_forward(&staged.object_dir) {
+                tracing::error!(object = %staged.object_id, error = %e, "could not restore the root inventory");
+            }
+        }
+    }
+
+    /// Discards a staged version that will not be published (deletes its uploads).
     pub fn abort(&self, staged: Staged) {
-        let _ = fs::remove_dir_all(&staged.dir);
+        for f in &staged.files {
+            if let RecordFile::External { locations, .. } = f {
+                if let Some(upload) = locations.last() {
+                    let _ = fs::remove_file(upload);
+                }
+            }
+        }
+    }
+
+    /// The id of the object a staged version belongs to.
+    pub fn staged_object_id(staged: &Staged) -> &str {
+        &staged.object_id
     }
 
     /// Takes an object out of the root: a staging marker naming the object is written
@@ -508,23 +509,6 @@ impl OcflRoot {
         let _ = fs::remove_dir_all(trash);
     }
 
-    /// Cleans up after a failed [`publish`](Self::publish): rolls the object forward if its
-    /// new version directory is already in place, and drops the staging directory.
-    pub fn recover(&self, staged: Staged) -> Result<()> {
-        if staged.object_dir.exists() {
-            self.roll_forward(&staged.object_dir, &staged.dir)?;
-        } else {
-            self.remove_empty_ancestors(&staged.object_dir);
-        }
-        let _ = fs::remove_dir_all(&staged.dir);
-        Ok(())
-    }
-
-    /// The id of the object a staged version belongs to.
-    pub fn staged_object_id(staged: &Staged) -> &str {
-        &staged.object_id
-    }
-
     /// Deletes everything in `staging/` (keeping an empty `uploads/`). Call at start-up,
     /// after the journal has been replayed: nothing staged was ever acknowledged.
     pub fn clear_staging(&self) -> Result<()> {
@@ -544,8 +528,8 @@ impl OcflRoot {
         Ok(())
     }
 
-    /// Makes the root inventory equal the highest version directory's inventory.
-    fn roll_forward(&self, object_dir: &Path, scratch: &Path) -> Result<()> {
+    /// Makes the root inventory and sidecar equal the highest version directory's.
+    fn roll_forward(&self, object_dir: &Path) -> Result<()> {
         let mut highest: Option<VersionNum> = None;
         for entry in fs::read_dir(object_dir).at(object_dir)? {
             let name = entry.at(object_dir)?.file_name();
@@ -562,28 +546,14 @@ impl OcflRoot {
             )));
         };
         let version_dir = object_dir.join(version.to_string());
-        let version_inv = fs::read(version_dir.join(INVENTORY)).at(&version_dir)?;
-        let root_inv = fs::read(object_dir.join(INVENTORY)).ok();
-        let root_sidecar = fs::read_to_string(object_dir.join(SIDECAR)).ok();
-        let expected_sidecar = sidecar_for(&version_inv);
-        if root_inv.as_deref() == Some(&version_inv[..])
-            && root_sidecar.as_deref() == Some(expected_sidecar.as_str())
-        {
-            return Ok(());
-        }
-        tracing::warn!(object = %object_dir.display(), %version, "rolling root inventory forward after a crash");
-        let tmp = scratch.join("rollforward");
-        let _ = fs::remove_dir_all(&tmp);
-        fs::create_dir_all(&tmp).at(&tmp)?;
-        fsutil::write_new(&tmp.join(INVENTORY), &version_inv).at(&tmp)?;
-        fsutil::write_new(&tmp.join(SIDECAR), expected_sidecar.as_bytes()).at(&tmp)?;
-        for name in [INVENTORY, SIDECAR] {
-            fs::File::open(tmp.join(name))
-                .and_then(|f| f.sync_all())
-                .at(&tmp)?;
-        }
-        Self::install_root_inventory(&tmp, object_dir)?;
-        fsutil::sync_dir(object_dir).at(object_dir)
+        let inventory = fs::read(version_dir.join(INVENTORY)).at(&version_dir)?;
+        let sidecar = sidecar_for(&inventory);
+        self.write_file(object_dir, &RecordFile::inline(INVENTORY, inventory), true)?;
+        self.write_file(
+            object_dir,
+            &RecordFile::inline(SIDECAR, sidecar.into_bytes()),
+            true,
+        )
     }
 
     /// Every object directory under the root (those holding an object declaration).

@@ -56,7 +56,6 @@ fn commits_versions_with_dedup_and_sidecars() {
         )
         .unwrap();
     root.publish(&staged).unwrap();
-    root.finish(staged);
 
     let obj = root.read_object(id).unwrap().unwrap();
     assert_eq!(obj.inventory.head.to_string(), "v1");
@@ -80,7 +79,6 @@ fn commits_versions_with_dedup_and_sidecars() {
         )
         .unwrap();
     root.publish(&staged).unwrap();
-    root.finish(staged);
     let obj = root.read_object(id).unwrap().unwrap();
     assert_eq!(obj.inventory.head.to_string(), "v2");
     let v2_files: Vec<_> = walk(&obj.dir.join("v2/content"));
@@ -103,7 +101,6 @@ fn commits_versions_with_dedup_and_sidecars() {
         )
         .unwrap();
     root.publish(&staged).unwrap();
-    root.finish(staged);
     let obj = root.read_object(id).unwrap().unwrap();
     assert!(obj.head_file("other").is_none());
     assert!(
@@ -128,7 +125,6 @@ fn percent_encodes_content_paths() {
         )
         .unwrap();
     root.publish(&staged).unwrap();
-    root.finish(staged);
     let obj = root.read_object("info:fedora/ag1").unwrap().unwrap();
     assert!(obj.dir.join("v1/content/sub/data%20file.bin").is_file());
     assert_eq!(
@@ -145,7 +141,6 @@ fn purge_removes_object_and_empty_parents() {
         .stage("info:fedora/x", None, vec![put("a", b"1")], info())
         .unwrap();
     root.publish(&staged).unwrap();
-    root.finish(staged);
     let trash = root.purge("info:fedora/x").unwrap().unwrap();
     root.finish_purge(trash);
     let names: Vec<_> = fs::read_dir(tmp.path().join("root"))
@@ -158,22 +153,24 @@ fn purge_removes_object_and_empty_parents() {
 }
 
 #[test]
-fn replay_completes_journaled_versions_whatever_was_published() {
+fn replay_completes_journaled_versions_and_skips_cancelled_ones() {
     let tmp = tempfile::tempdir().unwrap();
     let root = open(tmp.path());
     let id = "info:fedora/r";
+    // crash 1: v1 journaled, never published
     let staged = root.stage(id, None, vec![put("a", b"1")], info()).unwrap();
-    let record_v1 = arca_ocfl::versions_record(&[&staged]);
-    // crash 1: v1 journaled, never published, staging lost
-    std::mem::forget(staged);
-    root.clear_staging().unwrap();
+    let record_v1 = arca_ocfl::versions_record("op1", &[&staged]);
     assert!(root.read_object(id).unwrap().is_none());
-    assert_eq!(root.replay(&record_v1).unwrap(), vec![id.to_string()]);
+    assert_eq!(
+        root.replay_all(&[record_v1.clone()]).unwrap(),
+        vec![id.to_string()]
+    );
     let obj = root.read_object(id).unwrap().unwrap();
     assert_eq!(fs::read(obj.head_file("a").unwrap()).unwrap(), b"1");
     assert!(OcflRoot::check_sidecar(&obj.dir).unwrap());
 
-    // crash 2: v2 with a large external file, version dir renamed but root inventory not
+    // crash 2: v2 with a large upload, half published (version files written, root
+    // inventory still the old one, the upload already moved)
     let upload = tmp.path().join("staging/uploads/u1");
     fs::write(&upload, vec![7u8; 100_000]).unwrap();
     let sha = {
@@ -187,25 +184,21 @@ fn replay_completes_journaled_versions_whatever_was_published() {
             vec![Change {
                 logical_path: "big".into(),
                 content: Some(Content::File {
-                    path: upload,
+                    path: upload.clone(),
                     sha512: sha,
                 }),
             }],
             info(),
         )
         .unwrap();
-    let record_v2 = arca_ocfl::versions_record(&[&staged]);
-    let staging_dir = fs::read_dir(tmp.path().join("staging"))
-        .unwrap()
-        .map(|e| e.unwrap().path())
-        .find(|p| p.file_name().unwrap() != "uploads")
-        .unwrap();
-    fs::rename(staging_dir.join("v2"), obj.dir.join("v2")).unwrap();
-    std::mem::forget(staged);
-    root.clear_staging().unwrap();
+    let record_v2 = arca_ocfl::versions_record("op2", &[&staged]);
+    fs::create_dir_all(obj.dir.join("v2/content")).unwrap();
+    fs::rename(&upload, obj.dir.join("v2/content/big")).unwrap();
+    fs::write(obj.dir.join("v2/inventory.json"), b"{\"partial").unwrap();
     // replaying both records in order is idempotent and ends at v2
-    root.replay(&record_v1).unwrap();
-    root.replay(&record_v2).unwrap();
+    root.replay_all(&[record_v1.clone(), record_v2.clone()])
+        .unwrap();
+    root.clear_staging().unwrap();
     let obj = root.read_object(id).unwrap().unwrap();
     assert_eq!(obj.inventory.head.to_string(), "v2");
     assert!(OcflRoot::check_sidecar(&obj.dir).unwrap());
@@ -218,10 +211,59 @@ fn replay_completes_journaled_versions_whatever_was_published() {
         fs::read(obj.dir.join("v2/inventory.json")).unwrap()
     );
 
+    // a cancelled operation is not replayed
+    let staged = root
+        .stage(id, Some(&obj), vec![put("a", b"3")], info())
+        .unwrap();
+    let record_v3 = arca_ocfl::versions_record("op3", &[&staged]);
+    root.replay_all(&[record_v3, arca_ocfl::cancel_record("op3")])
+        .unwrap();
+    assert_eq!(
+        root.read_object(id)
+            .unwrap()
+            .unwrap()
+            .inventory
+            .head
+            .to_string(),
+        "v2"
+    );
+
     // a journaled purge is replayed too
-    let purge = arca_ocfl::purge_record(&[id]);
-    root.replay(&purge).unwrap();
+    root.replay_all(&[arca_ocfl::purge_record(&[id])]).unwrap();
     assert!(root.read_object(id).unwrap().is_none());
+}
+
+#[test]
+fn failed_publish_leaves_the_previous_version() {
+    let tmp = tempfile::tempdir().unwrap();
+    let root = open(tmp.path());
+    let id = "info:fedora/f";
+    let staged = root.stage(id, None, vec![put("a", b"1")], info()).unwrap();
+    root.publish(&staged).unwrap();
+    let obj = root.read_object(id).unwrap().unwrap();
+    let before = fs::read(obj.dir.join("inventory.json")).unwrap();
+    // an upload that vanished makes publishing v2 fail half-way
+    let staged = root
+        .stage(
+            id,
+            Some(&obj),
+            vec![
+                put("b", b"2"),
+                Change {
+                    logical_path: "gone".into(),
+                    content: Some(Content::File {
+                        path: tmp.path().join("missing"),
+                        sha512: "ab".repeat(64),
+                    }),
+                },
+            ],
+            info(),
+        )
+        .unwrap();
+    assert!(root.publish(&staged).is_err());
+    assert!(!obj.dir.join("v2").exists());
+    assert_eq!(fs::read(obj.dir.join("inventory.json")).unwrap(), before);
+    assert!(OcflRoot::check_sidecar(&obj.dir).unwrap());
 }
 
 #[test]

@@ -76,7 +76,7 @@ pub type TripleUpdate = Box<dyn FnOnce(Vec<Triple>) -> Result<Vec<Triple>> + Sen
 
 /// The kernel. Cheap to share behind an `Arc`.
 pub struct Repository {
-    ocfl: OcflRoot,
+    ocfl: Arc<OcflRoot>,
     catalog: Arc<dyn Catalog>,
     journal: Arc<Journal>,
     commit: Arc<GroupCommit>,
@@ -136,7 +136,7 @@ impl Repository {
         let commit = Arc::new(GroupCommit::start(ocfl.path())?);
         let (journal, records) = Journal::open(journal_dir)?;
         let repo = Self {
-            ocfl,
+            ocfl: Arc::new(ocfl),
             catalog,
             journal: Arc::new(journal),
             commit,
@@ -147,10 +147,7 @@ impl Repository {
         };
         // Crash recovery: everything journaled is written again, everything else staged
         // was never acknowledged and goes.
-        let mut touched = Vec::new();
-        for record in &records {
-            touched.extend(repo.ocfl.replay(record)?);
-        }
+        let mut touched = repo.ocfl.replay_all(&records)?;
         repo.ocfl.clear_staging()?;
         if !records.is_empty() {
             tracing::warn!(
@@ -583,7 +580,8 @@ impl Repository {
     }
 
     /// Runs planned object changes through the durable write path and returns the new
-    /// catalog records of every resource written.
+    /// catalog records of every resource written: prepare the versions in memory, journal
+    /// them (group commit), write them into the root, update the catalog.
     async fn execute(
         &self,
         plans: Vec<ObjectPlan>,
@@ -595,12 +593,11 @@ impl Repository {
             user_name: OCFL_USER_NAME.to_string(),
             user_address: OCFL_USER_ADDRESS.to_string(),
         };
-        let timer = std::time::Instant::now();
+        let mut since = std::time::Instant::now();
         let lap = |counter: &std::sync::atomic::AtomicU64, since: &mut std::time::Instant| {
             counter.fetch_add(since.elapsed().as_nanos() as u64, Ordering::Relaxed);
             *since = std::time::Instant::now();
         };
-        let mut since = timer;
         let mut staged: Vec<(Staged, Vec<ResourcePlan>)> = Vec::with_capacity(plans.len());
         for plan in plans {
             match self.ocfl.stage(
@@ -618,11 +615,12 @@ impl Repository {
                 }
             }
         }
-        lap(&self.phases.stage, &mut since);
+        let op = uuid::Uuid::new_v4().simple().to_string();
         let record = {
             let refs: Vec<&Staged> = staged.iter().map(|(s, _)| s).collect();
-            arca_ocfl::versions_record(&refs)
+            arca_ocfl::versions_record(&op, &refs)
         };
+        lap(&self.phases.stage, &mut since);
         let ticket = match self.journal.append(record).await {
             Ok(t) => t,
             Err(e) => {
@@ -633,11 +631,37 @@ impl Repository {
             }
         };
         lap(&self.phases.journal, &mut since);
-        for i in 0..staged.len() {
-            if let Err(e) = self.ocfl.publish(&staged[i].0) {
-                return Err(self.repair_after_failure(staged, e.into()).await);
+        // File I/O runs on the blocking pool: a filesystem stall must not hold one of the
+        // few async workers that also serve reads.
+        let ocfl = self.ocfl.clone();
+        let (staged, published) = tokio::task::spawn_blocking(move || {
+            let mut done = 0;
+            let mut result = Ok(());
+            for (s, _) in &staged {
+                if let Err(e) = ocfl.publish(s) {
+                    result = Err(e);
+                    break;
+                }
+                done += 1;
             }
+            if result.is_err() {
+                // `publish` undid its own object; undo those published before it.
+                for (s, _) in &staged[..done] {
+                    ocfl.undo(s);
+                }
+            }
+            (staged, result)
+        })
+        .await
+        .map_err(|e| Error::Io(std::io::Error::other(e)))?;
+        if let Err(e) = published {
+            if let Err(ce) = self.journal.append(arca_ocfl::cancel_record(&op)).await {
+                tracing::error!(error = %ce, "could not journal the cancellation of a failed write");
+            }
+            drop(ticket);
+            return Err(e.into());
         }
+        lap(&self.phases.publish, &mut since);
         let mut records = Vec::new();
         for (s, resources) in &staged {
             let dir = s
@@ -649,34 +673,27 @@ impl Repository {
                 records.push(r.to_record(&s.inventory, &dir));
             }
         }
-        lap(&self.phases.publish, &mut since);
         let mut ops: Vec<CatalogOp> = records.iter().cloned().map(CatalogOp::Put).collect();
         ops.extend(extra);
         if let Err(e) = self.catalog.apply(ops).await {
-            return Err(self.repair_after_failure(staged, e.into()).await);
+            return Err(self.repair_catalog(staged, e.into()).await);
         }
         lap(&self.phases.catalog, &mut since);
         self.phases.writes.fetch_add(1, Ordering::Relaxed);
         drop(ticket);
-        for (s, _) in staged {
-            self.ocfl.finish(s);
-        }
         Ok(records)
     }
 
-    /// After a failed publish or catalog write: storage is rolled forward where a version
-    /// already landed, and the catalog is re-derived from storage for every object involved.
-    async fn repair_after_failure(
+    /// After a failed catalog write: the versions are in the root (and journaled), so the
+    /// catalog rows of every object involved are re-derived from storage.
+    async fn repair_catalog(
         &self,
         staged: Vec<(Staged, Vec<ResourcePlan>)>,
         error: Error,
     ) -> Error {
-        tracing::error!(%error, "write failed after staging; repairing from storage");
+        tracing::error!(%error, "catalog write failed after publishing; re-deriving from storage");
         for (s, _) in staged {
             let id = OcflRoot::staged_object_id(&s).to_string();
-            if let Err(e) = self.ocfl.recover(s) {
-                tracing::error!(object = %id, error = %e, "roll-forward failed");
-            }
             if let Err(e) = self.reindex_object(&id).await {
                 tracing::error!(object = %id, error = %e, "reindex after failure failed");
             }
