@@ -274,23 +274,29 @@ async fn read_binary(
     Ok(out)
 }
 
-/// Small files are read at once; large ones stream in 256 KiB chunks.
+/// Small files are read at once (inline: they come from the page cache, and a hop to the
+/// blocking pool costs more than the read); large ones stream in 256 KiB chunks.
 async fn file_body(path: &std::path::Path, start: u64, count: u64) -> std::io::Result<Body> {
+    const INLINE: u64 = 64 << 10;
     const SMALL: u64 = 256 << 10;
+    let read = move |path: &std::path::Path| -> std::io::Result<Vec<u8>> {
+        use std::io::{Read, Seek, SeekFrom};
+        let mut f = std::fs::File::open(path)?;
+        if start > 0 {
+            f.seek(SeekFrom::Start(start))?;
+        }
+        let mut buf = Vec::with_capacity(count as usize);
+        f.take(count).read_to_end(&mut buf)?;
+        Ok(buf)
+    };
+    if count <= INLINE {
+        return Ok(Body::from(read(path)?));
+    }
     if count <= SMALL {
         let path = path.to_path_buf();
-        let bytes = tokio::task::spawn_blocking(move || -> std::io::Result<Vec<u8>> {
-            use std::io::{Read, Seek, SeekFrom};
-            let mut f = std::fs::File::open(&path)?;
-            if start > 0 {
-                f.seek(SeekFrom::Start(start))?;
-            }
-            let mut buf = Vec::with_capacity(count as usize);
-            f.take(count).read_to_end(&mut buf)?;
-            Ok(buf)
-        })
-        .await
-        .map_err(std::io::Error::other)??;
+        let bytes = tokio::task::spawn_blocking(move || read(&path))
+            .await
+            .map_err(std::io::Error::other)??;
         return Ok(Body::from(bytes));
     }
     use tokio::io::{AsyncReadExt, AsyncSeekExt};

@@ -212,9 +212,11 @@ impl Repository {
     pub async fn checkpoint(&self) -> Result<()> {
         let journal = self.journal.clone();
         let commit = self.commit.clone();
-        tokio::task::spawn_blocking(move || journal.checkpoint(|| commit.barrier_blocking()))
-            .await
-            .map_err(|e| Error::Io(std::io::Error::other(e)))??;
+        tokio::task::spawn_blocking(move || {
+            journal.checkpoint(|| commit.barrier_blocking(), false)
+        })
+        .await
+        .map_err(|e| Error::Io(std::io::Error::other(e)))??;
         Ok(())
     }
 
@@ -240,7 +242,7 @@ impl Repository {
                         continue;
                     }
                     waited = Duration::ZERO;
-                    if let Err(e) = journal.checkpoint(|| commit.barrier_blocking()) {
+                    if let Err(e) = journal.checkpoint(|| commit.barrier_blocking(), true) {
                         tracing::error!(error = %e, "checkpoint failed; the journal keeps every change until the next one succeeds");
                     }
                 }

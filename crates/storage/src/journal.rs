@@ -10,9 +10,16 @@ use parking_lot::{Condvar, Mutex};
 use tokio::sync::oneshot;
 
 const MAGIC: u32 = 0x4152_4341; // "ARCA"
-const HEADER: usize = 12;
-/// A segment is closed at the next checkpoint once it holds this much.
-const SEGMENT_TARGET: u64 = 64 << 20;
+/// magic, payload length, crc32 (of segment number + payload), segment number.
+const HEADER: usize = 20;
+/// Size of a preallocated segment; a full segment is sealed and a fresh one started.
+const SEGMENT_SIZE: u64 = 32 << 20;
+/// Preallocated spare segments kept ready. Writing into blocks that already exist lets
+/// `fdatasync` flush data only, without an ext4 journal commit for the grown file.
+const SPARES: usize = 2;
+/// A segment that took at least this much between two checkpoints is under real load:
+/// worth recycling and keeping spares for.
+const RECYCLE_THRESHOLD: u64 = 1 << 20;
 
 /// A write-ahead (redo) journal: the durable record of every write until the files it
 /// describes are themselves durable.
@@ -21,6 +28,11 @@ const SEGMENT_TARGET: u64 = 64 << 20;
 /// callers waiting at the same moment are written with one `write` and one `fdatasync` of a
 /// sequential file, so durability costs one small sequential write per batch of requests
 /// instead of a filesystem-wide sync per request.
+///
+/// Segments are preallocated (zero-filled in the background) and recycled, so appends
+/// overwrite blocks that already exist and `fdatasync` needs no filesystem-journal commit.
+/// Every record carries its segment number, so stale records of a recycled file are never
+/// read back.
 ///
 /// Each appended record holds a [`Ticket`] until the caller has applied it (published the
 /// files). A [`checkpoint`](Journal::checkpoint) starts a new segment, waits until every
@@ -44,6 +56,7 @@ struct Shared {
 struct State {
     segment: u64,
     file: Arc<File>,
+    /// Write offset in the current segment.
     size: u64,
     pending: Vec<(Vec<u8>, oneshot::Sender<io::Result<u64>>)>,
     /// Records appended but not yet applied, per segment.
@@ -85,6 +98,21 @@ fn segment_path(dir: &Path, n: u64) -> PathBuf {
     dir.join(format!("{n:016}.journal"))
 }
 
+fn spare_path(dir: &Path, n: usize) -> PathBuf {
+    dir.join(format!("spare-{n}.segment"))
+}
+
+fn list_spares(dir: &Path) -> io::Result<Vec<PathBuf>> {
+    let mut out = Vec::new();
+    for e in fs::read_dir(dir)? {
+        let p = e?.path();
+        if p.extension().is_some_and(|x| x == "segment") {
+            out.push(p);
+        }
+    }
+    Ok(out)
+}
+
 fn list_segments(dir: &Path) -> io::Result<Vec<u64>> {
     let mut out = Vec::new();
     for e in fs::read_dir(dir)? {
@@ -101,22 +129,31 @@ fn list_segments(dir: &Path) -> io::Result<Vec<u64>> {
     Ok(out)
 }
 
-/// Reads the valid records of one segment; stops at the first torn or corrupt record.
-fn read_segment(path: &Path) -> io::Result<Vec<Vec<u8>>> {
+fn checksum(segment: u64, payload: &[u8]) -> u32 {
+    let mut h = crc32fast::Hasher::new();
+    h.update(&segment.to_le_bytes());
+    h.update(payload);
+    h.finalize()
+}
+
+/// Reads the valid records of segment `n`; stops at the first torn, corrupt or stale
+/// (older segment's) record.
+fn read_segment(path: &Path, n: u64) -> io::Result<Vec<Vec<u8>>> {
     let mut bytes = Vec::new();
     File::open(path)?.read_to_end(&mut bytes)?;
     let mut out = Vec::new();
     let mut pos = 0;
+    let word = |at: usize| u32::from_le_bytes(bytes[at..at + 4].try_into().expect("4 bytes"));
     while pos + HEADER <= bytes.len() {
-        let magic = u32::from_le_bytes(bytes[pos..pos + 4].try_into().expect("4 bytes"));
-        let len = u32::from_le_bytes(bytes[pos + 4..pos + 8].try_into().expect("4 bytes")) as usize;
-        let crc = u32::from_le_bytes(bytes[pos + 8..pos + 12].try_into().expect("4 bytes"));
+        let len = word(pos + 4) as usize;
+        let crc = word(pos + 8);
+        let seg = u64::from_le_bytes(bytes[pos + 12..pos + 20].try_into().expect("8 bytes"));
         let end = pos + HEADER + len;
-        if magic != MAGIC || end > bytes.len() {
+        if word(pos) != MAGIC || seg != n || end > bytes.len() {
             break;
         }
         let payload = &bytes[pos + HEADER..end];
-        if crc32fast::hash(payload) != crc {
+        if checksum(seg, payload) != crc {
             break;
         }
         out.push(payload.to_vec());
@@ -134,7 +171,7 @@ impl Journal {
         let existing = list_segments(dir)?;
         let mut records = Vec::new();
         for n in &existing {
-            records.extend(read_segment(&segment_path(dir, *n))?);
+            records.extend(read_segment(&segment_path(dir, *n), *n)?);
         }
         let segment = existing.last().map_or(1, |n| n + 1);
         let file = create_segment(dir, segment)?;
@@ -184,14 +221,22 @@ impl Journal {
     /// Whether the current segment is large enough to be worth a checkpoint.
     pub fn wants_checkpoint(&self) -> bool {
         let st = self.shared.state.lock();
-        st.size >= SEGMENT_TARGET || st.unapplied.keys().any(|s| *s < st.segment)
+        st.size >= SEGMENT_SIZE || st.unapplied.keys().any(|s| *s < st.segment)
     }
 
     /// Starts a new segment, waits until every record of the older ones is applied, runs
     /// `sync` (which must make every applied write durable), then deletes the older
     /// segments. Blocking; run it on its own thread.
-    pub fn checkpoint(&self, sync: impl FnOnce() -> io::Result<()>) -> io::Result<()> {
-        let sealed = {
+    ///
+    /// With `recycle`, retired segments that saw real load are kept (zero-filled spares are
+    /// made if needed) so later appends overwrite preallocated blocks; the background
+    /// checkpoint passes `true`, start-up and shutdown pass `false`.
+    pub fn checkpoint(
+        &self,
+        sync: impl FnOnce() -> io::Result<()>,
+        recycle: bool,
+    ) -> io::Result<()> {
+        let (sealed, busy) = {
             let mut st = self.shared.state.lock();
             if st.size == 0
                 && st.unapplied.is_empty()
@@ -199,6 +244,7 @@ impl Journal {
             {
                 return Ok(());
             }
+            let busy = st.size >= RECYCLE_THRESHOLD;
             let next = st.segment + 1;
             st.file = Arc::new(create_segment(&self.shared.dir, next)?);
             st.segment = next;
@@ -206,12 +252,19 @@ impl Journal {
             while st.unapplied.keys().any(|s| *s < next) {
                 self.shared.applied.wait(&mut st);
             }
-            next
+            (next, busy)
         };
         sync()?;
-        for n in list_segments(&self.shared.dir)? {
-            if n < sealed {
-                fs::remove_file(segment_path(&self.shared.dir, n))?;
+        let old: Vec<PathBuf> = list_segments(&self.shared.dir)?
+            .into_iter()
+            .filter(|n| *n < sealed)
+            .map(|n| segment_path(&self.shared.dir, n))
+            .collect();
+        if recycle && busy {
+            prepare_spares(&self.shared.dir, old)?;
+        } else {
+            for path in old {
+                fs::remove_file(path)?;
             }
         }
         self.shared.checkpoints.fetch_add(1, Ordering::Relaxed);
@@ -235,19 +288,65 @@ impl Drop for Journal {
     }
 }
 
+/// Opens segment `n` for writing from offset 0: a preallocated spare renamed into place if
+/// one is ready, otherwise a new empty file.
 fn create_segment(dir: &Path, n: u64) -> io::Result<File> {
+    let path = segment_path(dir, n);
+    if let Some(spare) = list_spares(dir)?.into_iter().next() {
+        fs::rename(&spare, &path)?;
+    }
     let file = OpenOptions::new()
         .create(true)
-        .append(true)
-        .open(segment_path(dir, n))?;
+        .write(true)
+        .truncate(false)
+        .open(&path)?;
     File::open(dir)?.sync_all()?;
     Ok(file)
+}
+
+/// Keeps [`SPARES`] zero-filled segments ready (run from the checkpoint thread).
+fn prepare_spares(dir: &Path, recycled: Vec<PathBuf>) -> io::Result<()> {
+    let mut have = list_spares(dir)?.len();
+    for old in recycled {
+        if have < SPARES
+            && fs::metadata(&old)
+                .map(|m| m.len() >= SEGMENT_SIZE)
+                .unwrap_or(false)
+        {
+            let mut k = 0;
+            while spare_path(dir, k).exists() {
+                k += 1;
+            }
+            fs::rename(&old, spare_path(dir, k))?;
+            have += 1;
+        } else {
+            fs::remove_file(&old)?;
+        }
+    }
+    while have < SPARES {
+        let mut k = 0;
+        while spare_path(dir, k).exists() {
+            k += 1;
+        }
+        let tmp = dir.join(format!("spare-{k}.tmp"));
+        {
+            let mut f = File::create(&tmp)?;
+            let zeros = vec![0u8; 1 << 20];
+            for _ in 0..(SEGMENT_SIZE >> 20) {
+                f.write_all(&zeros)?;
+            }
+            f.sync_all()?;
+        }
+        fs::rename(&tmp, spare_path(dir, k))?;
+        have += 1;
+    }
+    File::open(dir)?.sync_all()
 }
 
 impl Shared {
     fn run(&self) {
         loop {
-            let (batch, file, segment) = {
+            let (batch, file, segment, offset) = {
                 let mut st = self.state.lock();
                 while st.pending.is_empty() && !st.shutdown {
                     self.wake.wait(&mut st);
@@ -256,24 +355,42 @@ impl Shared {
                     return;
                 }
                 let batch = std::mem::take(&mut st.pending);
-                let segment = st.segment;
-                // Counted before writing, so a checkpoint never deletes a segment with
-                // records still on their way.
-                *st.unapplied.entry(segment).or_insert(0) += batch.len();
-                st.size += batch
+                let bytes = batch
                     .iter()
                     .map(|(r, _)| (r.len() + HEADER) as u64)
                     .sum::<u64>();
-                (batch, st.file.clone(), segment)
+                if st.size > 0 && st.size + bytes > SEGMENT_SIZE {
+                    // Full: continue in a fresh segment; the next checkpoint retires this one.
+                    match create_segment(&self.dir, st.segment + 1) {
+                        Ok(f) => {
+                            st.segment += 1;
+                            st.file = Arc::new(f);
+                            st.size = 0;
+                        }
+                        Err(e) => tracing::error!(error = %e, "cannot start a new journal segment"),
+                    }
+                }
+                let segment = st.segment;
+                let offset = st.size;
+                // Counted before writing, so a checkpoint never retires a segment with
+                // records still on their way.
+                *st.unapplied.entry(segment).or_insert(0) += batch.len();
+                st.size += bytes;
+                (batch, st.file.clone(), segment, offset)
             };
             let mut buf = Vec::with_capacity(batch.iter().map(|(r, _)| r.len() + HEADER).sum());
             for (record, _) in &batch {
                 buf.extend_from_slice(&MAGIC.to_le_bytes());
                 buf.extend_from_slice(&(record.len() as u32).to_le_bytes());
-                buf.extend_from_slice(&crc32fast::hash(record).to_le_bytes());
+                buf.extend_from_slice(&checksum(segment, record).to_le_bytes());
+                buf.extend_from_slice(&segment.to_le_bytes());
                 buf.extend_from_slice(record);
             }
-            let result = (&*file).write_all(&buf).and_then(|_| file.sync_data());
+            let result = {
+                use std::os::unix::fs::FileExt;
+                file.write_all_at(&buf, offset)
+                    .and_then(|_| file.sync_data())
+            };
             self.fsyncs.fetch_add(1, Ordering::Relaxed);
             self.appended
                 .fetch_add(batch.len() as u64, Ordering::Relaxed);
@@ -348,7 +465,7 @@ mod tests {
             .collect();
         got.sort_unstable();
         assert_eq!(got, (0..50).collect::<Vec<_>>());
-        j.checkpoint(|| Ok(())).unwrap();
+        j.checkpoint(|| Ok(()), true).unwrap();
         drop(j);
         let (_j, replay) = Journal::open(dir.path()).unwrap();
         assert!(replay.is_empty());
@@ -371,8 +488,40 @@ mod tests {
         let mut bytes = fs::read(&seg).unwrap();
         bytes.truncate(bytes.len() - 1);
         fs::write(&seg, &bytes).unwrap();
+
         let (_j, replay) = Journal::open(dir.path()).unwrap();
         assert_eq!(replay, vec![b"one".to_vec()]);
+    }
+
+    #[test]
+    fn stale_records_of_a_recycled_segment_are_not_replayed() {
+        let dir = tempfile::tempdir().unwrap();
+        let rt = tokio::runtime::Builder::new_current_thread()
+            .build()
+            .unwrap();
+        {
+            let (j, _) = Journal::open(dir.path()).unwrap();
+            rt.block_on(async {
+                drop(j.append(b"old-1".to_vec()).await.unwrap());
+                drop(j.append(b"old-2".to_vec()).await.unwrap());
+            });
+        }
+        // Segment 1's bytes reused as segment 2 with one new record at its start, as a
+        // recycled file would look: the old records after it must not come back.
+        let old = fs::read(segment_path(dir.path(), 1)).unwrap();
+        fs::remove_file(segment_path(dir.path(), 1)).unwrap();
+        let mut recycled = old.clone();
+        let new_payload = b"new".to_vec();
+        let mut rec = Vec::new();
+        rec.extend_from_slice(&MAGIC.to_le_bytes());
+        rec.extend_from_slice(&(new_payload.len() as u32).to_le_bytes());
+        rec.extend_from_slice(&checksum(2, &new_payload).to_le_bytes());
+        rec.extend_from_slice(&2u64.to_le_bytes());
+        rec.extend_from_slice(&new_payload);
+        recycled.splice(0..rec.len(), rec);
+        fs::write(segment_path(dir.path(), 2), &recycled).unwrap();
+        let (_j, replay) = Journal::open(dir.path()).unwrap();
+        assert_eq!(replay, vec![b"new".to_vec()]);
     }
 
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -385,10 +534,13 @@ mod tests {
         let synced = Arc::new(std::sync::atomic::AtomicBool::new(false));
         let s2 = synced.clone();
         let cp = std::thread::spawn(move || {
-            j2.checkpoint(|| {
-                s2.store(true, Ordering::SeqCst);
-                Ok(())
-            })
+            j2.checkpoint(
+                || {
+                    s2.store(true, Ordering::SeqCst);
+                    Ok(())
+                },
+                true,
+            )
             .unwrap()
         });
         std::thread::sleep(std::time::Duration::from_millis(100));
