@@ -110,6 +110,7 @@ pub struct ChangeEntry {
 
 /// A write to the catalog; a list of them is applied atomically by [`Catalog::apply`].
 #[derive(Debug, Clone)]
+#[allow(clippy::large_enum_variant)] // short-lived; boxing would only add allocations
 pub enum CatalogOp {
     /// Insert or replace a resource.
     Put(ResourceRecord),

@@ -26,7 +26,7 @@ enum Command {
     /// Recreate the catalog from the OCFL root alone (in parallel, resumable).
     Rebuild(RebuildArgs),
     /// Reproduce the Fedora sizing studies against arca or any Fedora server.
-    Bench(arca_bench::BenchArgs),
+    Bench(Box<arca_bench::BenchArgs>),
 }
 
 /// Settings shared by commands that open a data directory.
@@ -90,7 +90,7 @@ fn main() -> ExitCode {
         match cli.command {
             Command::Serve(args) => serve(args).await.map(|_| ExitCode::SUCCESS),
             Command::Rebuild(args) => rebuild(args).await.map(|_| ExitCode::SUCCESS),
-            Command::Bench(args) => arca_bench::run(args).await,
+            Command::Bench(args) => arca_bench::run(*args).await,
         }
     });
     match result {

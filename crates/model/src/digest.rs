@@ -55,7 +55,7 @@ impl DigestAlgorithm {
     }
 
     /// Length of the digest in bytes.
-    pub fn len(self) -> usize {
+    pub fn byte_len(self) -> usize {
         match self {
             Self::Sha512 => 64,
             Self::Sha256 => 32,
@@ -95,7 +95,7 @@ impl DigestValue {
     /// or RFC 3230 base64. Returns `None` if it is neither of the algorithm's length.
     pub fn from_client(algorithm: DigestAlgorithm, value: &str) -> Option<Self> {
         let value = value.trim();
-        let n = algorithm.len();
+        let n = algorithm.byte_len();
         if value.len() == n * 2 && value.bytes().all(|b| b.is_ascii_hexdigit()) {
             return Some(Self {
                 algorithm,

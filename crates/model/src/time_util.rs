@@ -25,9 +25,9 @@ pub fn format_instant(t: Timestamp) -> String {
     );
     if nanos == 0 {
         format!("{base}Z")
-    } else if nanos % 1_000_000 == 0 {
+    } else if nanos.is_multiple_of(1_000_000) {
         format!("{base}.{:03}Z", nanos / 1_000_000)
-    } else if nanos % 1_000 == 0 {
+    } else if nanos.is_multiple_of(1_000) {
         format!("{base}.{:06}Z", nanos / 1_000)
     } else {
         format!("{base}.{nanos:09}Z")

@@ -162,7 +162,7 @@ fn replay_completes_journaled_versions_and_skips_cancelled_ones() {
     let record_v1 = arca_ocfl::versions_record("op1", &[&staged]);
     assert!(root.read_object(id).unwrap().is_none());
     assert_eq!(
-        root.replay_all(&[record_v1.clone()]).unwrap(),
+        root.replay_all(std::slice::from_ref(&record_v1)).unwrap(),
         vec![id.to_string()]
     );
     let obj = root.read_object(id).unwrap().unwrap();
@@ -196,8 +196,7 @@ fn replay_completes_journaled_versions_and_skips_cancelled_ones() {
     fs::rename(&upload, obj.dir.join("v2/content/big")).unwrap();
     fs::write(obj.dir.join("v2/inventory.json"), b"{\"partial").unwrap();
     // replaying both records in order is idempotent and ends at v2
-    root.replay_all(&[record_v1.clone(), record_v2.clone()])
-        .unwrap();
+    root.replay_all(&[record_v1, record_v2]).unwrap();
     root.clear_staging().unwrap();
     let obj = root.read_object(id).unwrap().unwrap();
     assert_eq!(obj.inventory.head.to_string(), "v2");
