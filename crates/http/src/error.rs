@@ -81,6 +81,9 @@ impl ApiError {
                     Self::bad_request(e.to_string())
                 }
             }
+            Error::Rdf(arca_rdf::RdfError::ServerManaged(m)) => {
+                Self::constraint(Constraint::ServerManagedTriples, m, base_url)
+            }
             Error::Rdf(arca_rdf::RdfError::Unsupported(m)) => {
                 Self::constraint(Constraint::Unsupported, m, base_url)
             }

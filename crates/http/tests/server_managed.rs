@@ -171,7 +171,6 @@ async fn patch_that_sets_server_managed_triples_is_409() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-#[ignore = "server bug: SPARQL DELETE of server-managed statements is applied to the stored client triples only and silently ignored (204); the check belongs in arca_rdf::apply_sparql_update, outside crates/http and crates/repository"]
 async fn patch_that_deletes_server_managed_triples_is_409() {
     // 3.7 / 3.7.1: a PATCH that tries to change statements the server disallows must fail,
     // not be ignored; deleting a real containment triple is such an attempt.

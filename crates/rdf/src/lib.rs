@@ -44,6 +44,9 @@ pub enum RdfError {
     /// column where the parser reports them. Maps to 400 Bad Request.
     #[error("{0}")]
     Syntax(String),
+    /// The SPARQL update tries to delete statements the server manages (409 in Fedora).
+    #[error("{0}")]
+    ServerManaged(String),
     /// The SPARQL update is well formed but uses something a single-resource PATCH cannot do
     /// (named graphs, LOAD, CLEAR, CREATE, DROP, COPY/MOVE/ADD, SERVICE).
     #[error("{0}")]

@@ -77,6 +77,13 @@ fn check_supported(update: &Update) -> Result<()> {
                 {
                     return unsupported("GRAPH");
                 }
+                for q in data {
+                    let object = match &q.object {
+                        spargebra::term::GroundTerm::NamedNode(n) => Some(n.as_str()),
+                        _ => None,
+                    };
+                    refuse_managed(q.predicate.as_str(), object)?;
+                }
             }
             GraphUpdateOperation::DeleteInsert {
                 delete,
@@ -93,6 +100,15 @@ fn check_supported(update: &Update) -> Result<()> {
                 if using.is_some() {
                     return unsupported("USING (or WITH)");
                 }
+                for q in delete {
+                    if let spargebra::term::NamedNodePattern::NamedNode(p) = &q.predicate {
+                        let object = match &q.object {
+                            spargebra::term::GroundTermPattern::NamedNode(n) => Some(n.as_str()),
+                            _ => None,
+                        };
+                        refuse_managed(p.as_str(), object)?;
+                    }
+                }
                 if let Some(what) = forbidden_in_pattern(pattern) {
                     return unsupported(what);
                 }
@@ -103,6 +119,27 @@ fn check_supported(update: &Update) -> Result<()> {
             GraphUpdateOperation::Create { .. } => return unsupported("CREATE"),
             GraphUpdateOperation::Drop { .. } => return unsupported("DROP (or COPY/MOVE/ADD)"),
         }
+    }
+    Ok(())
+}
+
+/// Refuses deleting a server-managed statement: the server keeps those, so a request to
+/// remove one must fail rather than be silently ignored (Fedora API §3.7).
+fn refuse_managed(predicate: &str, object: Option<&str>) -> Result<()> {
+    use crate::vocab::{FEDORA_NS, LDP_CONTAINS, LDP_NS, MEMENTO_NS, RDF_TYPE};
+    let managed = predicate.starts_with(FEDORA_NS)
+        || predicate == LDP_CONTAINS
+        || (predicate == RDF_TYPE
+            && object.is_some_and(|o| {
+                [LDP_NS, FEDORA_NS, MEMENTO_NS]
+                    .iter()
+                    .any(|ns| o.starts_with(ns))
+            }));
+    if managed {
+        return Err(RdfError::ServerManaged(format!(
+            "the update deletes the server-managed statement(s) with predicate <{predicate}>{}; the server keeps those and cannot remove them on request",
+            object.map(|o| format!(" and object <{o}>")).unwrap_or_default()
+        )));
     }
     Ok(())
 }

@@ -103,7 +103,7 @@ pub struct PhaseTimes {
 }
 
 /// How often the background checkpoint makes the root durable and trims the journal.
-const CHECKPOINT_INTERVAL: Duration = Duration::from_millis(1000);
+const CHECKPOINT_INTERVAL: Duration = Duration::from_millis(5000);
 
 /// One resource to (re)write inside an object in a planned change.
 struct ResourcePlan {
