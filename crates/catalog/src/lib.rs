@@ -19,6 +19,9 @@ pub enum Error {
     /// The database failed.
     #[error("catalog database error: {0}")]
     Database(#[from] rusqlite::Error),
+    /// The group transaction this write was part of failed.
+    #[error("catalog transaction failed: {0}")]
+    Batch(String),
     /// A stored row could not be decoded.
     #[error("catalog row for {id} is corrupt: {message}")]
     Corrupt {

@@ -42,7 +42,12 @@ pub struct SqliteCatalog {
     path: PathBuf,
     writer: Mutex<Connection>,
     readers: Mutex<Vec<Connection>>,
+    /// Writes waiting for the writer; whoever holds the writer commits them all in one
+    /// transaction (group commit: many requests, one WAL append).
+    pending: Mutex<Vec<PendingWrite>>,
 }
+
+type PendingWrite = (Vec<CatalogOp>, tokio::sync::oneshot::Sender<Result<i64>>);
 
 impl SqliteCatalog {
     /// Opens (creating if needed) the catalog database at `path`.
@@ -69,6 +74,7 @@ impl SqliteCatalog {
             path: path.to_path_buf(),
             writer: Mutex::new(writer),
             readers: Mutex::new(Vec::new()),
+            pending: Mutex::new(Vec::new()),
         })
     }
 
@@ -93,10 +99,107 @@ impl SqliteCatalog {
         result
     }
 
-    /// Applies ops synchronously (used by the rebuild, which runs on plain threads).
+    /// Applies ops synchronously in their own transaction.
     pub fn apply_blocking(&self, ops: Vec<CatalogOp>) -> Result<i64> {
         let mut conn = self.writer.lock();
         let tx = conn.transaction()?;
+        let last = Self::apply_ops(&tx, ops)?;
+        tx.commit()?;
+        Self::last_seq(&conn, last)
+    }
+
+    /// Commits every pending write while this caller holds the writer; returns when there
+    /// is nothing left or another caller has taken over.
+    fn drain(&self) {
+        loop {
+            let Some(mut conn) = self.writer.try_lock() else {
+                return;
+            };
+            loop {
+                let batch = std::mem::take(&mut *self.pending.lock());
+                if batch.is_empty() {
+                    break;
+                }
+                Self::commit_batch(&mut conn, batch);
+            }
+            drop(conn);
+            // A write queued after the last take but before the unlock found the writer
+            // busy; pick it up here.
+            if self.pending.lock().is_empty() {
+                return;
+            }
+        }
+    }
+
+    fn commit_batch(conn: &mut Connection, batch: Vec<PendingWrite>) {
+        let mut outcomes: Vec<(
+            Result<Option<i64>>,
+            tokio::sync::oneshot::Sender<Result<i64>>,
+        )> = Vec::with_capacity(batch.len());
+        let committed = (|| -> Result<()> {
+            let mut tx = conn.transaction()?;
+            for (ops, reply) in batch {
+                // Each request in its own savepoint: one failing request leaves the others.
+                let sp = tx.savepoint_with_name("w");
+                let outcome = match sp {
+                    Ok(mut sp) => match Self::apply_ops(&sp, ops) {
+                        Ok(last) => sp.commit().map(|_| last).map_err(Error::from),
+                        Err(e) => {
+                            let _ = sp.rollback();
+                            Err(e)
+                        }
+                    },
+                    Err(e) => Err(e.into()),
+                };
+                outcomes.push((outcome, reply));
+            }
+            tx.commit()?;
+            Ok(())
+        })();
+        match committed {
+            Ok(()) => {
+                let mut max_seq = None;
+                for (outcome, reply) in outcomes {
+                    let result = match outcome {
+                        Ok(Some(seq)) => Ok(seq),
+                        Ok(None) => match max_seq {
+                            Some(m) => Ok(m),
+                            None => {
+                                let m = Self::last_seq(conn, None);
+                                if let Ok(m) = &m {
+                                    max_seq = Some(*m);
+                                }
+                                m
+                            }
+                        },
+                        Err(e) => Err(e),
+                    };
+                    let _ = reply.send(result);
+                }
+            }
+            Err(e) => {
+                let message = e.to_string();
+                for (_, reply) in outcomes {
+                    let _ = reply.send(Err(Error::Batch(message.clone())));
+                }
+            }
+        }
+    }
+
+    fn last_seq(conn: &Connection, last: Option<i64>) -> Result<i64> {
+        match last {
+            Some(seq) => Ok(seq),
+            None => Ok(
+                conn.query_row("SELECT COALESCE(MAX(seq), 0) FROM changes", [], |r| {
+                    r.get(0)
+                })?,
+            ),
+        }
+    }
+
+    /// Applies ops inside an open transaction; returns the last change-log sequence number
+    /// it assigned, if any.
+    fn apply_ops(tx: &Connection, ops: Vec<CatalogOp>) -> Result<Option<i64>> {
         let mut last = None;
         for op in ops {
             match op {
@@ -123,8 +226,11 @@ impl SqliteCatalog {
                         .execute(params![id.as_str()])?;
                 }
                 CatalogOp::ChildrenChanged(id, at) => {
-                    tx.prepare_cached("UPDATE resources SET children_changed = ?2 WHERE id = ?1")?
-                        .execute(params![id.as_str(), at])?;
+                    // Never move the clock backwards (concurrent writers, replays).
+                    tx.prepare_cached(
+                        "UPDATE resources SET children_changed = MAX(COALESCE(children_changed, 0), ?2) WHERE id = ?1",
+                    )?
+                    .execute(params![id.as_str(), at])?;
                 }
                 CatalogOp::Log { id, kind, at, user } => {
                     tx.prepare_cached(
@@ -135,15 +241,7 @@ impl SqliteCatalog {
                 }
             }
         }
-        tx.commit()?;
-        match last {
-            Some(seq) => Ok(seq),
-            None => Ok(
-                conn.query_row("SELECT COALESCE(MAX(seq), 0) FROM changes", [], |r| {
-                    r.get(0)
-                })?,
-            ),
-        }
+        Ok(last)
     }
 
     /// Runs a WAL checkpoint (called on clean shutdown).
@@ -282,7 +380,14 @@ impl Catalog for SqliteCatalog {
     }
 
     async fn apply(&self, ops: Vec<CatalogOp>) -> Result<i64> {
-        self.apply_blocking(ops)
+        let (tx, rx) = tokio::sync::oneshot::channel();
+        self.pending.lock().push((ops, tx));
+        self.drain();
+        match rx.await {
+            Ok(result) => result,
+            // The write is queued and the current holder of the writer will commit it.
+            Err(_) => Err(Error::Batch("the catalog writer dropped a write".into())),
+        }
     }
 
     async fn changes_since(&self, after: i64, limit: usize) -> Result<Vec<ChangeEntry>> {

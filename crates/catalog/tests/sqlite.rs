@@ -150,3 +150,37 @@ async fn change_log_is_monotonic_and_children_clock_survives_puts() {
     cat.apply(vec![CatalogOp::Remove(a.clone())]).await.unwrap();
     assert!(cat.get(&a).await.unwrap().is_none());
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn concurrent_writes_are_group_committed_with_unique_sequence_numbers() {
+    let (_d, cat) = open();
+    let cat = std::sync::Arc::new(cat);
+    let mut tasks = Vec::new();
+    for i in 0..50 {
+        let cat = cat.clone();
+        tasks.push(tokio::spawn(async move {
+            let r = record(&format!("c{i}"), Some(""), false);
+            let id = r.id.clone();
+            cat.apply(vec![
+                CatalogOp::Put(r),
+                CatalogOp::Log {
+                    id,
+                    kind: ChangeKind::Create,
+                    at: "2026-01-01T00:00:00Z".into(),
+                    user: "u".into(),
+                },
+            ])
+            .await
+            .unwrap()
+        }));
+    }
+    let mut seqs = Vec::new();
+    for t in tasks {
+        seqs.push(t.await.unwrap());
+    }
+    seqs.sort_unstable();
+    seqs.dedup();
+    assert_eq!(seqs.len(), 50, "every write got its own sequence number");
+    assert_eq!(cat.count().await.unwrap(), 50);
+    assert_eq!(cat.changes_since(0, 100).await.unwrap().len(), 50);
+}
