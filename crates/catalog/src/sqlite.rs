@@ -47,7 +47,8 @@ pub struct SqliteCatalog {
     pending: Mutex<Vec<PendingWrite>>,
 }
 
-type PendingWrite = (Vec<CatalogOp>, tokio::sync::oneshot::Sender<Result<i64>>);
+type Reply = tokio::sync::oneshot::Sender<Result<i64>>;
+type PendingWrite = (Vec<CatalogOp>, Reply);
 
 impl SqliteCatalog {
     /// Opens (creating if needed) the catalog database at `path`.
@@ -132,10 +133,7 @@ impl SqliteCatalog {
     }
 
     fn commit_batch(conn: &mut Connection, batch: Vec<PendingWrite>) {
-        let mut outcomes: Vec<(
-            Result<Option<i64>>,
-            tokio::sync::oneshot::Sender<Result<i64>>,
-        )> = Vec::with_capacity(batch.len());
+        let mut outcomes: Vec<(Result<Option<i64>>, Reply)> = Vec::with_capacity(batch.len());
         let committed = (|| -> Result<()> {
             let mut tx = conn.transaction()?;
             for (ops, reply) in batch {
