@@ -4,7 +4,7 @@
 //! version(s) under `staging/`, append a redo record to the journal and wait for its shared
 //! `fdatasync` (group commit), publish (rename into the root), record the change in the
 //! catalog, answer. A background checkpoint makes the root and catalog durable with one
-//! `syncfs` about once a second and drops the journal segments that are no longer needed.
+//! `syncfs` every few seconds and recycles the journal segments that are no longer needed.
 //! Reads come from the catalog alone. Storage stays the truth: after a crash,
 //! [`Repository::open`] replays the journal into the root and re-derives the catalog rows of
 //! every object it touched.
@@ -208,7 +208,7 @@ impl Repository {
     }
 
     /// Makes everything applied so far durable in the root and catalog and trims the
-    /// journal. Runs in the background every second; call it on shutdown too.
+    /// journal. Runs in the background every few seconds; call it on shutdown too.
     pub async fn checkpoint(&self) -> Result<()> {
         let journal = self.journal.clone();
         let commit = self.commit.clone();
