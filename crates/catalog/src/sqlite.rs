@@ -58,7 +58,7 @@ impl SqliteCatalog {
         // background connection checkpoints passively instead (never blocking writers).
         writer.execute_batch(
             "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL; PRAGMA foreign_keys=OFF;
-             PRAGMA wal_autocheckpoint=0; PRAGMA cache_size=-65536;",
+             PRAGMA wal_autocheckpoint=0; PRAGMA cache_size=-16384;",
         )?;
         writer.execute_batch(SCHEMA)?;
         let checkpointer = Connection::open(path)?;
@@ -88,7 +88,7 @@ impl SqliteCatalog {
                     &self.path,
                     OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NO_MUTEX,
                 )?;
-                c.execute_batch("PRAGMA cache_size=-16384;")?;
+                c.execute_batch("PRAGMA cache_size=-2048;")?;
                 c
             }
         };

@@ -14,7 +14,7 @@ use bytes::{Bytes, BytesMut};
 /// Bodies up to this size are kept in memory.
 const MEMORY_LIMIT: usize = 1 << 20;
 /// Chunks in flight between the socket and the writer thread.
-const CHANNEL_DEPTH: usize = 16;
+const CHANNEL_DEPTH: usize = 2;
 
 /// Reads a request body, computing SHA-512 plus `extra` digests on the way.
 pub async fn receive(

@@ -1,0 +1,569 @@
+//! The command line of `arca bench` and the plan it resolves to: which phases run, with which
+//! clients, sizes, limits and raw baselines.
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+use anyhow::{bail, ensure};
+use clap::ValueEnum;
+use serde::{Deserialize, Serialize};
+
+const KIB: u64 = 1 << 10;
+const MIB: u64 = 1 << 20;
+const GIB: u64 = 1 << 30;
+
+/// A benchmark scenario (names as on the command line).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, ValueEnum, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Scenario {
+    /// Ingest empty containers (POST only), 16 clients, 300 s.
+    IngestObjectOnly,
+    /// Ingest objects with a 20 KiB binary (POST + PUT), 16 clients, 300 s.
+    IngestSmall,
+    /// Ingest objects with a 15 MiB binary, 16 clients, 300 s.
+    IngestMedium,
+    /// Ingest objects with a 700 MiB binary, 16 clients, 300 s.
+    IngestLarge,
+    /// GET 20 KiB binaries in random order (after ingesting --objects of them).
+    AccessSmall,
+    /// GET 15 MiB binaries in random order (after ingesting --objects of them).
+    AccessMedium,
+    /// GET the objects' RDF (text/turtle) in random order.
+    AccessMetadata,
+    /// 100 objects of 50 MiB with 1 client, then the same with --clients clients.
+    Benchtool,
+    /// Object-only ingest until --count or --duration, throughput per --interval.
+    BurnIn,
+    /// The plain file-writing program alone: --clients threads, one file per object, with and
+    /// without fsync.
+    Raw,
+    /// The search query mix (not available yet: reported as such).
+    Search,
+}
+
+impl Scenario {
+    /// The name used on the command line and in reports.
+    pub fn name(self) -> &'static str {
+        match self {
+            Scenario::IngestObjectOnly => "ingest-object-only",
+            Scenario::IngestSmall => "ingest-small",
+            Scenario::IngestMedium => "ingest-medium",
+            Scenario::IngestLarge => "ingest-large",
+            Scenario::AccessSmall => "access-small",
+            Scenario::AccessMedium => "access-medium",
+            Scenario::AccessMetadata => "access-metadata",
+            Scenario::Benchtool => "benchtool",
+            Scenario::BurnIn => "burn-in",
+            Scenario::Raw => "raw",
+            Scenario::Search => "search",
+        }
+    }
+
+    /// Whether the scenario talks to a server.
+    pub fn needs_server(self) -> bool {
+        !matches!(self, Scenario::Raw)
+    }
+
+    fn is_object_only(self) -> bool {
+        matches!(self, Scenario::IngestObjectOnly | Scenario::BurnIn)
+    }
+}
+
+/// `arca bench`: reproduce the Fedora sizing studies against arca or any Fedora API server,
+/// with a plain file-writing program measured in the same run as the physical limit.
+///
+/// Sizes are binary: 20K = 20 KiB = 20480 bytes; MB/s figures are MiB/s.
+#[derive(Clone, Debug, clap::Args)]
+pub struct BenchArgs {
+    /// Scenarios to run, in this order.
+    #[arg(value_enum, required = true, num_args = 1..)]
+    pub scenarios: Vec<Scenario>,
+
+    /// Fedora API base URL of the server under test [default: http://127.0.0.1:8080/rest/].
+    #[arg(long, conflicts_with = "spawn")]
+    pub url: Option<String>,
+
+    /// Start a fresh arca (`arca serve`) on a free port and a temporary data directory, and
+    /// stop it and delete its data afterwards.
+    #[arg(long)]
+    pub spawn: bool,
+
+    /// The arca binary for --spawn [default: this program if it is arca, else `arca` next
+    /// to it, else on PATH].
+    #[arg(long, env = "ARCA_BIN", value_name = "PATH")]
+    pub arca_bin: Option<PathBuf>,
+
+    /// User name for HTTP Basic authentication.
+    #[arg(long, env = "ARCA_BENCH_USER")]
+    pub user: Option<String>,
+
+    /// Password for HTTP Basic authentication (better given in ARCA_BENCH_PASSWORD).
+    #[arg(long, env = "ARCA_BENCH_PASSWORD", hide_env_values = true)]
+    pub password: Option<String>,
+
+    /// PID of the server under test (with --url), to sample its CPU, memory and I/O from /proc.
+    #[arg(long, conflicts_with = "spawn")]
+    pub pid: Option<u32>,
+
+    /// The server's data directory (with --url): measures bytes on disk per object and puts
+    /// the raw files on its file system. With --spawn: where to create the temporary data
+    /// directory [default: the system temporary directory].
+    #[arg(long, value_name = "DIR")]
+    pub data_dir: Option<PathBuf>,
+
+    /// Short runs: 5 s per scenario (burn-in 10 s, raw 3 s), few objects, study sizes kept.
+    #[arg(long)]
+    pub quick: bool,
+
+    /// Concurrent clients (raw: threads).
+    #[arg(long, default_value_t = 16, value_name = "N")]
+    pub clients: usize,
+
+    /// Seconds per scenario [default: 300; burn-in 3600; benchtool: until --count].
+    #[arg(long, value_name = "SECS")]
+    pub duration: Option<f64>,
+
+    /// Stop each scenario after N objects (access: N GETs; raw: N files per mode)
+    /// [default: no limit; benchtool 100].
+    #[arg(long, value_name = "N")]
+    pub count: Option<u64>,
+
+    /// Payload size in bytes (suffixes K, M, G = 2^10, 2^20, 2^30), for every scenario that
+    /// has one [default: small 20K, medium 15M, large 700M, benchtool 50M].
+    #[arg(long, value_parser = parse_size, value_name = "BYTES")]
+    pub size: Option<u64>,
+
+    /// Objects ingested before an access scenario measures its GETs
+    /// [default: small/metadata 1000, medium 100; --quick 50 and 10; never more than --count].
+    #[arg(long, value_name = "N")]
+    pub objects: Option<u64>,
+
+    /// Burn-in reporting interval in seconds [default: 60; --quick 1].
+    #[arg(long, value_name = "SECS")]
+    pub interval: Option<f64>,
+
+    /// Do not run the raw file-writing baseline next to ingest scenarios.
+    #[arg(long)]
+    pub no_raw: bool,
+
+    /// Seconds per raw baseline mode [default: the scenario's duration, at most 30 s (--quick 3 s)].
+    #[arg(long, value_name = "SECS")]
+    pub raw_duration: Option<f64>,
+
+    /// Seconds before a request without a complete answer counts as a timeout.
+    #[arg(long, default_value_t = 600.0, value_name = "SECS")]
+    pub timeout: f64,
+
+    /// Directory for report.json, report.md and chart.svg (created if needed).
+    #[arg(long, value_name = "DIR")]
+    pub out: Option<PathBuf>,
+
+    /// Seed of the payload generator and of the access order.
+    #[arg(long, default_value_t = 1)]
+    pub seed: u64,
+
+    /// No progress bar (it is also hidden when stderr is not a terminal).
+    #[arg(long)]
+    pub no_progress: bool,
+}
+
+/// Parses `1024`, `20K`, `20KB`, `20KiB`, `15M`, `1G` (binary multiples).
+pub fn parse_size(s: &str) -> Result<u64, String> {
+    let t = s.trim();
+    let split = t.find(|c: char| !c.is_ascii_digit()).unwrap_or(t.len());
+    let (num, unit) = t.split_at(split);
+    let n: u64 = num
+        .parse()
+        .map_err(|_| format!("not a size: {s:?} (examples: 1024, 20K, 15M, 700M)"))?;
+    let mult = match unit.trim().to_ascii_lowercase().as_str() {
+        "" | "b" => 1,
+        "k" | "kb" | "kib" => KIB,
+        "m" | "mb" | "mib" => MIB,
+        "g" | "gb" | "gib" => GIB,
+        _ => return Err(format!("unknown size unit in {s:?} (use K, M or G)")),
+    };
+    n.checked_mul(mult)
+        .ok_or_else(|| format!("size too large: {s:?}"))
+}
+
+/// `20 KiB`, `15 MiB`, `1234 B`.
+pub fn format_size(n: u64) -> String {
+    if n == 0 {
+        "0 B".into()
+    } else if n % GIB == 0 {
+        format!("{} GiB", n / GIB)
+    } else if n % MIB == 0 {
+        format!("{} MiB", n / MIB)
+    } else if n % KIB == 0 {
+        format!("{} KiB", n / KIB)
+    } else if n >= 10 * MIB {
+        format!("{:.1} MiB", n as f64 / MIB as f64)
+    } else {
+        format!("{n} B")
+    }
+}
+
+/// What a phase does.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Work {
+    /// Ingest objects (a container, plus a binary of `size` bytes unless object-only).
+    Ingest {
+        /// Whether to create the binary.
+        with_binary: bool,
+    },
+    /// Ingest `objects` objects, then GET them.
+    Access {
+        /// GET the container's RDF instead of the binary.
+        metadata: bool,
+    },
+    /// Object-only ingest reported per interval.
+    BurnIn,
+    /// Raw file writing only.
+    Raw,
+    /// Not available yet.
+    Search,
+}
+
+/// A raw baseline a phase is compared with.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct RawKey {
+    /// Read files instead of writing them.
+    pub read: bool,
+    /// Bytes per file.
+    pub size: u64,
+    /// Threads.
+    pub threads: usize,
+}
+
+/// One measured phase.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Phase {
+    /// The scenario it belongs to.
+    pub scenario: Scenario,
+    /// Its name in the report (`benchtool` splits into `benchtool-1-client` and
+    /// `benchtool-16-clients`).
+    pub name: String,
+    /// What it does.
+    pub work: Work,
+    /// Concurrent clients.
+    pub clients: usize,
+    /// Time limit (no new transaction starts after it).
+    pub duration: Option<Duration>,
+    /// Transaction limit.
+    pub count: Option<u64>,
+    /// Payload bytes per object.
+    pub size: u64,
+    /// Objects ingested before measuring (access).
+    pub objects: u64,
+    /// Burn-in interval.
+    pub interval: Duration,
+    /// The raw baseline to compare with, and its limits.
+    pub raw: Option<RawPlan>,
+}
+
+/// A raw baseline run.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct RawPlan {
+    /// Which baseline.
+    pub key: RawKey,
+    /// Time limit per mode.
+    pub duration: Option<Duration>,
+    /// Files per mode.
+    pub count: Option<u64>,
+    /// Files written before reading (read baselines).
+    pub objects: u64,
+}
+
+fn secs(s: f64) -> Duration {
+    Duration::from_secs_f64(s)
+}
+
+impl BenchArgs {
+    /// Checks the values that clap cannot.
+    pub fn validate(&self) -> anyhow::Result<()> {
+        ensure!(self.clients >= 1, "--clients must be at least 1");
+        for (name, v) in [
+            ("--duration", self.duration),
+            ("--interval", self.interval),
+            ("--raw-duration", self.raw_duration),
+            ("--timeout", Some(self.timeout)),
+        ] {
+            if let Some(v) = v {
+                ensure!(
+                    v.is_finite() && v > 0.0 && v < 1e9,
+                    "{name} must be a positive number of seconds"
+                );
+            }
+        }
+        ensure!(self.count != Some(0), "--count must be at least 1");
+        ensure!(self.objects != Some(0), "--objects must be at least 1");
+        if self.spawn && self.url.is_some() {
+            bail!("give either --url or --spawn, not both");
+        }
+        Ok(())
+    }
+
+    /// The phases to run, in order, with every default applied.
+    pub fn phases(&self) -> Vec<Phase> {
+        let q = self.quick;
+        let mut out = Vec::new();
+        for &s in &self.scenarios {
+            let study_size = match s {
+                Scenario::IngestObjectOnly | Scenario::BurnIn | Scenario::Search => 0,
+                Scenario::IngestSmall
+                | Scenario::AccessSmall
+                | Scenario::AccessMetadata
+                | Scenario::Raw => 20 * KIB,
+                Scenario::IngestMedium | Scenario::AccessMedium => 15 * MIB,
+                Scenario::IngestLarge => 700 * MIB,
+                Scenario::Benchtool => 50 * MIB,
+            };
+            let size = if s.is_object_only() || s == Scenario::Search {
+                0
+            } else {
+                self.size.unwrap_or(study_size)
+            };
+            let default_duration = match (s, q) {
+                (Scenario::Benchtool, _) => None,
+                (Scenario::BurnIn, false) => Some(3600.0),
+                (Scenario::BurnIn, true) => Some(10.0),
+                (Scenario::Raw, false) => Some(30.0),
+                (Scenario::Raw, true) => Some(3.0),
+                (_, false) => Some(300.0),
+                (_, true) => Some(5.0),
+            };
+            let duration = self.duration.or(default_duration).map(secs);
+            let default_count = match (s, q) {
+                (Scenario::Benchtool, false) => Some(100),
+                (Scenario::Benchtool, true) => Some(5),
+                (Scenario::IngestMedium, true) => Some(32),
+                (Scenario::IngestLarge, true) => Some(2),
+                _ => None,
+            };
+            let count = self.count.or(default_count);
+            let default_objects = match (s, q) {
+                (Scenario::AccessMedium, false) => 100,
+                (Scenario::AccessMedium, true) => 10,
+                (_, false) => 1000,
+                (_, true) => 50,
+            };
+            let objects = self
+                .objects
+                .unwrap_or_else(|| default_objects.min(self.count.unwrap_or(u64::MAX)));
+            let interval = secs(self.interval.unwrap_or(if q { 1.0 } else { 60.0 }));
+            let raw_duration = self.raw_duration.map(secs).or_else(|| {
+                let cap = secs(if q { 3.0 } else { 30.0 });
+                Some(duration.map_or(cap, |d| d.min(cap)))
+            });
+            let work = match s {
+                Scenario::IngestObjectOnly => Work::Ingest { with_binary: false },
+                Scenario::IngestSmall
+                | Scenario::IngestMedium
+                | Scenario::IngestLarge
+                | Scenario::Benchtool => Work::Ingest { with_binary: true },
+                Scenario::AccessSmall | Scenario::AccessMedium => Work::Access { metadata: false },
+                Scenario::AccessMetadata => Work::Access { metadata: true },
+                Scenario::BurnIn => Work::BurnIn,
+                Scenario::Raw => Work::Raw,
+                Scenario::Search => Work::Search,
+            };
+            let phase = |name: String, clients: usize| {
+                let raw = match work {
+                    Work::Raw => Some(RawPlan {
+                        key: RawKey {
+                            read: false,
+                            size,
+                            threads: clients,
+                        },
+                        duration,
+                        count,
+                        objects: 0,
+                    }),
+                    _ if self.no_raw => None,
+                    Work::Ingest { .. } | Work::BurnIn => Some(RawPlan {
+                        key: RawKey {
+                            read: false,
+                            size,
+                            threads: clients,
+                        },
+                        duration: raw_duration,
+                        count,
+                        objects: 0,
+                    }),
+                    Work::Access { metadata: false } => Some(RawPlan {
+                        key: RawKey {
+                            read: true,
+                            size,
+                            threads: clients,
+                        },
+                        duration: raw_duration,
+                        count,
+                        objects,
+                    }),
+                    Work::Access { metadata: true } | Work::Search => None,
+                };
+                Phase {
+                    scenario: s,
+                    name,
+                    work,
+                    clients,
+                    duration,
+                    count,
+                    size,
+                    objects,
+                    interval,
+                    raw,
+                }
+            };
+            if s == Scenario::Benchtool {
+                out.push(phase("benchtool-1-client".into(), 1));
+                if self.clients > 1 {
+                    out.push(phase(
+                        format!("benchtool-{}-clients", self.clients),
+                        self.clients,
+                    ));
+                }
+            } else {
+                out.push(phase(s.name().to_string(), self.clients));
+            }
+        }
+        // The same scenario twice gets distinct names.
+        let mut seen = std::collections::HashMap::<String, usize>::new();
+        for p in &mut out {
+            let n = seen.entry(p.name.clone()).or_default();
+            *n += 1;
+            if *n > 1 {
+                p.name = format!("{}#{}", p.name, n);
+            }
+        }
+        out
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use clap::Parser;
+
+    use super::*;
+
+    #[derive(Parser)]
+    struct Cli {
+        #[command(flatten)]
+        args: BenchArgs,
+    }
+
+    fn parse(line: &str) -> BenchArgs {
+        Cli::try_parse_from(std::iter::once("arca-bench").chain(line.split_whitespace()))
+            .unwrap()
+            .args
+    }
+
+    #[test]
+    fn sizes() {
+        assert_eq!(parse_size("1024"), Ok(1024));
+        assert_eq!(parse_size("20K"), Ok(20480));
+        assert_eq!(parse_size("20KiB"), Ok(20480));
+        assert_eq!(parse_size("15mb"), Ok(15 << 20));
+        assert_eq!(parse_size("1G"), Ok(1 << 30));
+        assert!(parse_size("").is_err());
+        assert!(parse_size("12X").is_err());
+        assert!(parse_size("-1").is_err());
+        assert!(parse_size("99999999999999G").is_err());
+        assert_eq!(format_size(0), "0 B");
+        assert_eq!(format_size(20480), "20 KiB");
+        assert_eq!(format_size(700 << 20), "700 MiB");
+        assert_eq!(format_size(1000), "1000 B");
+    }
+
+    #[test]
+    fn study_defaults() {
+        let a = parse("ingest-object-only ingest-small ingest-medium ingest-large --spawn");
+        a.validate().unwrap();
+        let p = a.phases();
+        assert_eq!(p.len(), 4);
+        assert_eq!(p[0].size, 0);
+        assert_eq!(p[0].work, Work::Ingest { with_binary: false });
+        assert_eq!(p[1].size, 20 * 1024);
+        assert_eq!(p[2].size, 15 << 20);
+        assert_eq!(p[3].size, 700 << 20);
+        for ph in &p {
+            assert_eq!(ph.clients, 16);
+            assert_eq!(ph.duration, Some(Duration::from_secs(300)));
+            assert_eq!(ph.count, None);
+            let raw = ph.raw.unwrap();
+            assert!(!raw.key.read);
+            assert_eq!(raw.key.size, ph.size);
+            assert_eq!(raw.duration, Some(Duration::from_secs(30)));
+        }
+    }
+
+    #[test]
+    fn benchtool_splits_and_quick_shrinks() {
+        let a = parse("benchtool access-medium burn-in --quick --clients 4");
+        let p = a.phases();
+        let names: Vec<_> = p.iter().map(|p| p.name.as_str()).collect();
+        assert_eq!(
+            names,
+            [
+                "benchtool-1-client",
+                "benchtool-4-clients",
+                "access-medium",
+                "burn-in"
+            ]
+        );
+        assert_eq!(p[0].clients, 1);
+        assert_eq!(p[0].size, 50 << 20);
+        assert_eq!(p[0].count, Some(5));
+        assert_eq!(p[0].duration, None);
+        assert_eq!(p[0].raw.unwrap().key.threads, 1);
+        assert_eq!(p[1].raw.unwrap().key.threads, 4);
+        assert_eq!(p[2].objects, 10);
+        assert_eq!(p[2].duration, Some(Duration::from_secs(5)));
+        assert!(p[2].raw.unwrap().key.read);
+        assert_eq!(p[3].interval, Duration::from_secs(1));
+        assert_eq!(p[3].size, 0);
+    }
+
+    #[test]
+    fn overrides_apply() {
+        let a = parse(
+            "access-small access-metadata ingest-object-only raw search ingest-small --count 5 \
+             --size 1024 --clients 2 --duration 2 --no-raw",
+        );
+        let p = a.phases();
+        assert_eq!(p[0].objects, 5);
+        assert_eq!(p[0].size, 1024);
+        assert_eq!(p[0].count, Some(5));
+        assert!(p[0].raw.is_none());
+        assert!(p[1].raw.is_none());
+        assert_eq!(p[2].size, 0);
+        // raw is the scenario itself, so --no-raw keeps it
+        assert!(p[3].raw.is_some());
+        assert_eq!(p[3].raw.unwrap().key.size, 1024);
+        assert_eq!(p[4].work, Work::Search);
+        assert_eq!(p[5].duration, Some(Duration::from_secs(2)));
+    }
+
+    #[test]
+    fn duplicate_scenarios_get_distinct_names() {
+        let p = parse("raw raw").phases();
+        assert_eq!(p[0].name, "raw");
+        assert_eq!(p[1].name, "raw#2");
+    }
+
+    #[test]
+    fn bad_input_is_refused() {
+        let parse_err = |line: &str| {
+            Cli::try_parse_from(std::iter::once("arca-bench").chain(line.split_whitespace()))
+                .is_err()
+        };
+        assert!(parse_err(""));
+        assert!(parse_err("nonsense"));
+        assert!(parse_err("raw --url http://x/ --spawn"));
+        assert!(parse_err("raw --size 12Q"));
+        assert!(parse("raw --clients 0").validate().is_err());
+        assert!(parse("raw --duration 0").validate().is_err());
+        assert!(parse("raw --count 0").validate().is_err());
+        assert!(parse("raw --duration NaN").validate().is_err());
+    }
+}
