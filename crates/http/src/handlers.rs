@@ -735,7 +735,19 @@ pub(crate) async fn create(ctx: &Ctx, parent: FedoraId, req: Request) -> Handler
         ))
     })?;
     let id = mint_id(ctx, &parent, &h).await?;
-    let kind = body_kind(&h, link, None)?;
+    create_new(ctx, id, link, &h, req).await
+}
+
+/// Creates a resource at a free `id` (POST and PUT-to-create): the body's kind and the
+/// `Link` type decide the interaction model.
+async fn create_new(
+    ctx: &Ctx,
+    id: FedoraId,
+    link: Option<InteractionModel>,
+    h: &HeaderMap,
+    req: Request,
+) -> HandlerResult {
+    let kind = body_kind(h, link, None)?;
     let model = match (&kind, link) {
         (BodyKind::Binary, _) => InteractionModel::NonRdfSource,
         (BodyKind::Rdf(_), Some(m)) => m,
@@ -819,19 +831,7 @@ pub(crate) async fn put(ctx: &Ctx, id: FedoraId, req: Request) -> HandlerResult 
                     "If-Match was sent but the resource does not exist".into(),
                 )));
             }
-            let kind = body_kind(&h, link, None)?;
-            let model = match (&kind, link) {
-                (BodyKind::Binary, _) => InteractionModel::NonRdfSource,
-                (BodyKind::Rdf(_), Some(m)) => m,
-                (BodyKind::Rdf(_), None) => InteractionModel::BasicContainer,
-            };
-            let content = read_content(ctx, &id, kind, req).await?;
-            let record = ctx
-                .repo
-                .create(id, model, content, &ctx.user)
-                .await
-                .map_err(|e| ctx.err(e))?;
-            Ok(created_response(ctx, &record))
+            create_new(ctx, id, link, &h, req).await
         }
     }
 }

@@ -384,12 +384,7 @@ impl Repository {
         user: &str,
         precondition: Option<Precondition>,
     ) -> Result<ResourceRecord> {
-        let probe = self.get(id).await?;
-        let _locks = self.locks.lock(&[probe.ocfl_id.as_str()], &[]).await;
-        let record = self.get(id).await?;
-        if let Some(check) = precondition {
-            check(&record)?;
-        }
+        let (_locks, record) = self.lock_existing(id, precondition).await?;
         let current_model = model_of(&record)?;
         if let Some(asked) = model {
             if asked != current_model {
@@ -418,12 +413,7 @@ impl Repository {
                     .await?;
             }
         }
-        let extra = vec![log(id, ChangeKind::Update, at, user)];
-        let records = self.execute(vec![plan], extra).await?;
-        Ok(records
-            .into_iter()
-            .find(|r| &r.id == id)
-            .expect("the replaced resource"))
+        self.commit_update(id, plan, at, user).await
     }
 
     /// Changes an RDF source's triples with `update` (PATCH with SPARQL Update).
@@ -435,12 +425,7 @@ impl Repository {
         user: &str,
         precondition: Option<Precondition>,
     ) -> Result<ResourceRecord> {
-        let probe = self.get(id).await?;
-        let _locks = self.locks.lock(&[probe.ocfl_id.as_str()], &[]).await;
-        let record = self.get(id).await?;
-        if let Some(check) = precondition {
-            check(&record)?;
-        }
+        let (_locks, record) = self.lock_existing(id, precondition).await?;
         if !model_of(&record)?.is_rdf_source() {
             return Err(Error::constraint(
                 Constraint::InteractionModel,
@@ -452,12 +437,39 @@ impl Repository {
         let at = now();
         let mut plan = self.plan_for(&record).await?;
         plan.rewrite_rdf(&record, at, user, &triples)?;
+        self.commit_update(id, plan, at, user).await
+    }
+
+    /// Locks the object holding live resource `id`, re-reads it under the lock and checks
+    /// the request's precondition against that fresh state.
+    async fn lock_existing(
+        &self,
+        id: &FedoraId,
+        precondition: Option<Precondition>,
+    ) -> Result<(locks::LockSet, ResourceRecord)> {
+        let probe = self.get(id).await?;
+        let guard = self.locks.lock(&[probe.ocfl_id.as_str()], &[]).await;
+        let record = self.get(id).await?;
+        if let Some(check) = precondition {
+            check(&record)?;
+        }
+        Ok((guard, record))
+    }
+
+    /// Commits a one-object update of `id` and returns its new record.
+    async fn commit_update(
+        &self,
+        id: &FedoraId,
+        plan: ObjectPlan,
+        at: Timestamp,
+        user: &str,
+    ) -> Result<ResourceRecord> {
         let extra = vec![log(id, ChangeKind::Update, at, user)];
         let records = self.execute(vec![plan], extra).await?;
-        Ok(records
+        records
             .into_iter()
             .find(|r| &r.id == id)
-            .expect("the patched resource"))
+            .ok_or_else(|| Error::Internal(format!("the write of {id} returned no record for it")))
     }
 
     /// Deletes a resource and everything it contains, leaving tombstones.

@@ -72,14 +72,7 @@ pub struct Ticket {
 
 impl Drop for Ticket {
     fn drop(&mut self) {
-        let mut st = self.shared.state.lock();
-        if let Some(n) = st.unapplied.get_mut(&self.segment) {
-            *n -= 1;
-            if *n == 0 {
-                st.unapplied.remove(&self.segment);
-            }
-        }
-        self.shared.applied.notify_all();
+        self.shared.release(self.segment, 1);
     }
 }
 
@@ -400,7 +393,7 @@ impl Shared {
                         if tx.send(Ok(segment)).is_err() {
                             // The caller went away: its record is durable but will never be
                             // applied by it; it stays for replay, and no ticket holds it.
-                            self.release(segment);
+                            self.release(segment, 1);
                         }
                     }
                 }
@@ -410,24 +403,19 @@ impl Shared {
                     for (_, tx) in batch {
                         let _ = tx.send(Err(io::Error::new(e.kind(), e.to_string())));
                     }
-                    let mut st = self.state.lock();
-                    if let Some(c) = st.unapplied.get_mut(&segment) {
-                        *c -= n.min(*c);
-                        if *c == 0 {
-                            st.unapplied.remove(&segment);
-                        }
-                    }
-                    self.applied.notify_all();
+                    self.release(segment, n);
                 }
             }
         }
     }
 
-    fn release(&self, segment: u64) {
+    /// Marks `n` records of `segment` as applied (or abandoned) and wakes a waiting
+    /// checkpoint.
+    fn release(&self, segment: u64, n: usize) {
         let mut st = self.state.lock();
-        if let Some(n) = st.unapplied.get_mut(&segment) {
-            *n -= 1;
-            if *n == 0 {
+        if let Some(count) = st.unapplied.get_mut(&segment) {
+            *count -= n.min(*count);
+            if *count == 0 {
                 st.unapplied.remove(&segment);
             }
         }
