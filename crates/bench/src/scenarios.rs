@@ -115,21 +115,12 @@ pub async fn ingest(
     let payload = ctx.payload.clone();
     let next = ctx.next_object.clone();
     let size = with_binary.then_some(phase.size);
-    let driven = drive(
-        ctx,
-        &phase.name,
-        Limits {
-            clients: phase.clients,
-            duration: phase.duration,
-            count: phase.count,
-        },
-        move |_| {
-            let target = target.clone();
-            let payload = payload.clone();
-            let object = next.fetch_add(1, Ordering::Relaxed);
-            async move { ingest_object(&target, &payload, object, size).await.0 }
-        },
-    )
+    let driven = drive(ctx, &phase.name, phase_limits(phase), move |_| {
+        let target = target.clone();
+        let payload = payload.clone();
+        let object = next.fetch_add(1, Ordering::Relaxed);
+        async move { ingest_object(&target, &payload, object, size).await.0 }
+    })
     .await;
     fill(&mut row, &driven);
     row.objects_created = row.summary.ok;
@@ -261,36 +252,27 @@ pub async fn access(
     });
     let probe = Probe::start(pid_probe(ctx), None).await;
     let seed = ctx.seed;
-    let driven = drive(
-        ctx,
-        &phase.name,
-        Limits {
-            clients: phase.clients,
-            duration: phase.duration,
-            count: phase.count,
-        },
-        move |ticket| {
-            let target = target.clone();
-            let urls = urls.clone();
-            async move {
-                let url = &urls[(mix(seed ^ ticket) % urls.len() as u64) as usize];
-                let accept = metadata.then_some("text/turtle");
-                match target.get(url, accept).await {
-                    Ok((_, n)) if !metadata && n != size => TxOutcome::failed(
-                        Code::WrongLength,
-                        format!("GET {url}: {n} bytes instead of {size}"),
-                    ),
-                    Ok((code, n)) => TxOutcome {
-                        codes: vec![code],
-                        ok: true,
-                        bytes: n,
-                        error: None,
-                    },
-                    Err(f) => TxOutcome::failed(f.code, f.message),
-                }
+    let driven = drive(ctx, &phase.name, phase_limits(phase), move |ticket| {
+        let target = target.clone();
+        let urls = urls.clone();
+        async move {
+            let url = &urls[(mix(seed ^ ticket) % urls.len() as u64) as usize];
+            let accept = metadata.then_some("text/turtle");
+            match target.get(url, accept).await {
+                Ok((_, n)) if !metadata && n != size => TxOutcome::failed(
+                    Code::WrongLength,
+                    format!("GET {url}: {n} bytes instead of {size}"),
+                ),
+                Ok((code, n)) => TxOutcome {
+                    codes: vec![code],
+                    ok: true,
+                    bytes: n,
+                    error: None,
+                },
+                Err(f) => TxOutcome::failed(f.code, f.message),
             }
-        },
-    )
+        }
+    })
     .await;
     fill(&mut row, &driven);
     let (server, loadgen, _) = probe.finish(row.summary.transactions, 0).await;
@@ -455,6 +437,15 @@ fn describe(phase: &Phase) -> String {
         s.push_str(&format!(", at most {n}"));
     }
     s
+}
+
+/// The load limits a phase asks for.
+fn phase_limits(phase: &Phase) -> Limits {
+    Limits {
+        clients: phase.clients,
+        duration: phase.duration,
+        count: phase.count,
+    }
 }
 
 #[cfg(test)]

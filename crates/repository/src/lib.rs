@@ -28,7 +28,6 @@ use arca_model::{
 };
 use arca_ocfl::{Change, Content, ObjectState, OcflRoot, Staged, VersionInfo};
 use arca_storage::{GroupCommit, Journal, JournalStats};
-use bytes::Bytes;
 use oxrdf::Triple;
 use sha2::{Digest, Sha512};
 
@@ -287,11 +286,6 @@ impl Repository {
         limit: usize,
     ) -> Result<Vec<FedoraId>> {
         Ok(self.catalog.children(id, after, limit).await?)
-    }
-
-    /// Whether a container has live children.
-    pub async fn has_children(&self, id: &FedoraId) -> Result<bool> {
-        Ok(self.catalog.has_children(id).await?)
     }
 
     /// The stored triples (internal ids) of an RDF source.
@@ -1102,12 +1096,4 @@ fn log(id: &FedoraId, kind: ChangeKind, at: Timestamp, user: &str) -> CatalogOp 
         at: format_instant(at),
         user: user.to_string(),
     }
-}
-
-/// Wraps bytes received in memory; shorthand for callers and tests.
-pub fn memory_binary(
-    bytes: impl Into<Bytes>,
-    extra: &[arca_model::DigestAlgorithm],
-) -> ReceivedBinary {
-    ReceivedBinary::from_memory(bytes.into(), extra)
 }

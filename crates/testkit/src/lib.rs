@@ -11,6 +11,77 @@ use hyper_util::client::legacy::Client;
 use hyper_util::rt::TokioExecutor;
 use tokio::sync::oneshot;
 
+/// A small HTTP/1.1 client with a connection pool, for any arca under test (in-process or
+/// spawned).
+#[derive(Clone)]
+pub struct Http {
+    client: Client<hyper_util::client::legacy::connect::HttpConnector, Full<Bytes>>,
+}
+
+impl Default for Http {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl Http {
+    /// A new client.
+    pub fn new() -> Self {
+        Self {
+            client: Client::builder(TokioExecutor::new()).build_http(),
+        }
+    }
+
+    /// Sends a request; transport errors (e.g. a killed server) are `Err`.
+    pub async fn try_request(
+        &self,
+        method: Method,
+        url: &str,
+        headers: &[(&str, &str)],
+        body: impl Into<Bytes>,
+    ) -> Result<Reply, String> {
+        let mut req = hyper::Request::builder().method(method).uri(url);
+        for (k, v) in headers {
+            req = req.header(*k, *v);
+        }
+        let req = req
+            .body(Full::new(body.into()))
+            .map_err(|e| e.to_string())?;
+        let resp = self.client.request(req).await.map_err(|e| e.to_string())?;
+        let status = resp.status();
+        let headers = resp.headers().clone();
+        let body = resp
+            .into_body()
+            .collect()
+            .await
+            .map_err(|e| e.to_string())?
+            .to_bytes();
+        Ok(Reply {
+            status,
+            headers,
+            body,
+        })
+    }
+
+    /// Sends a request; panics on transport errors.
+    pub async fn request(
+        &self,
+        method: Method,
+        url: &str,
+        headers: &[(&str, &str)],
+        body: impl Into<Bytes>,
+    ) -> Reply {
+        self.try_request(method.clone(), url, headers, body)
+            .await
+            .unwrap_or_else(|e| panic!("{method} {url} failed: {e}"))
+    }
+
+    /// GET shorthand.
+    pub async fn get(&self, url: &str, headers: &[(&str, &str)]) -> Reply {
+        self.request(Method::GET, url, headers, Bytes::new()).await
+    }
+}
+
 /// A running in-process arca server.
 pub struct TestServer {
     /// `http://127.0.0.1:PORT/rest` (no trailing slash).
@@ -19,7 +90,7 @@ pub struct TestServer {
     data_path: PathBuf,
     stop: Option<oneshot::Sender<()>>,
     task: Option<tokio::task::JoinHandle<()>>,
-    client: Client<hyper_util::client::legacy::connect::HttpConnector, Full<Bytes>>,
+    client: Http,
 }
 
 /// A response with its body read.
@@ -100,7 +171,7 @@ impl TestServer {
             }
         });
         let _ = ready_rx.await;
-        let client = Client::builder(TokioExecutor::new()).build_http();
+        let client = Http::new();
         let server = Self {
             base: format!("http://{addr}/rest"),
             data: None,
@@ -163,25 +234,7 @@ impl TestServer {
         headers: &[(&str, &str)],
         body: Bytes,
     ) -> Result<Reply, String> {
-        let mut req = hyper::Request::builder().method(method).uri(url);
-        for (k, v) in headers {
-            req = req.header(*k, *v);
-        }
-        let req = req.body(Full::new(body)).map_err(|e| e.to_string())?;
-        let resp = self.client.request(req).await.map_err(|e| e.to_string())?;
-        let status = resp.status();
-        let headers = resp.headers().clone();
-        let body = resp
-            .into_body()
-            .collect()
-            .await
-            .map_err(|e| e.to_string())?
-            .to_bytes();
-        Ok(Reply {
-            status,
-            headers,
-            body,
-        })
+        self.client.try_request(method, url, headers, body).await
     }
 
     /// GET shorthand.

@@ -14,13 +14,6 @@ use std::process::{Child, Command, Stdio};
 use std::sync::{mpsc, Arc, Mutex};
 use std::time::Duration;
 
-use arca_testkit::Reply;
-use bytes::Bytes;
-use http_body_util::{BodyExt, Full};
-use hyper::Method;
-use hyper_util::client::legacy::connect::HttpConnector;
-use hyper_util::client::legacy::Client;
-use hyper_util::rt::TokioExecutor;
 use sha2::{Digest, Sha256, Sha512};
 
 /// The storage-root files ocfl-java writes, which arca must write byte for byte.
@@ -469,72 +462,6 @@ pub fn scrub_env(cmd: &mut Command) {
     cmd.env("ARCA_LOG", "info");
 }
 
-/// A small HTTP/1.1 client (connection pool) for a spawned server.
-#[derive(Clone)]
-pub struct Http {
-    client: Client<HttpConnector, Full<Bytes>>,
-}
-
-impl Default for Http {
-    fn default() -> Self {
-        Self::new()
-    }
-}
-
-impl Http {
-    /// A new client.
-    pub fn new() -> Self {
-        Self {
-            client: Client::builder(TokioExecutor::new()).build_http(),
-        }
-    }
-
-    /// Sends a request; transport errors (e.g. a killed server) are `Err`.
-    pub async fn try_request(
-        &self,
-        method: Method,
-        url: &str,
-        headers: &[(&str, &str)],
-        body: impl Into<Bytes>,
-    ) -> Result<Reply, String> {
-        let mut req = hyper::Request::builder().method(method).uri(url);
-        for (k, v) in headers {
-            req = req.header(*k, *v);
-        }
-        let req = req
-            .body(Full::new(body.into()))
-            .map_err(|e| e.to_string())?;
-        let resp = self.client.request(req).await.map_err(|e| e.to_string())?;
-        let status = resp.status();
-        let headers = resp.headers().clone();
-        let body = resp
-            .into_body()
-            .collect()
-            .await
-            .map_err(|e| e.to_string())?
-            .to_bytes();
-        Ok(Reply {
-            status,
-            headers,
-            body,
-        })
-    }
-
-    /// Sends a request; panics on transport errors.
-    pub async fn request(
-        &self,
-        method: Method,
-        url: &str,
-        headers: &[(&str, &str)],
-        body: impl Into<Bytes>,
-    ) -> Reply {
-        self.try_request(method.clone(), url, headers, body)
-            .await
-            .unwrap_or_else(|e| panic!("{method} {url} failed: {e}"))
-    }
-
-    /// GET shorthand.
-    pub async fn get(&self, url: &str, headers: &[(&str, &str)]) -> Reply {
-        self.request(Method::GET, url, headers, Bytes::new()).await
-    }
-}
+/// The shared test HTTP client (not every test file uses it).
+#[allow(unused_imports)]
+pub use arca_testkit::Http;
