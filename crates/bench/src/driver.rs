@@ -45,6 +45,8 @@ pub struct Ctx {
     /// The server did not even accept a connection before the run: skip the raw baselines of
     /// server scenarios (they would only delay the error report).
     pub server_unreachable: bool,
+    /// Raw directories removed when the run ends.
+    pub leftovers: crate::raw::Leftovers,
 }
 
 /// Limits of one phase.
@@ -410,6 +412,7 @@ mod tests {
             raw_parent: std::env::temp_dir(),
             seed: 1,
             server_unreachable: false,
+            leftovers: Default::default(),
         }
     }
 

@@ -187,6 +187,7 @@ async fn measure(
         raw_parent: raw_parent.clone(),
         seed: args.seed,
         server_unreachable,
+        leftovers: Default::default(),
     };
     let machine = procfs::machine(Some(data_dir.as_deref().unwrap_or(&raw_parent)));
     let mut notes = vec![
@@ -198,8 +199,8 @@ async fn measure(
          row)."
             .to_string(),
         "Raw rows: N OS threads each create, write, fsync (or not) and close one new file per \
-         object, in a fresh directory on the data's file system, deleted afterwards; their CPU, \
-         RSS and I/O columns are the writing program's own. Each raw mode runs the scenario's \
+         object, in a fresh directory on the data's file system, deleted at the end of the run \
+         (objects under 1 MiB) or right after the row; their CPU, RSS and I/O columns are the writing program's own. Each raw mode runs the scenario's \
          duration capped at 30 s (3 s with --quick) unless --raw-duration is given."
             .to_string(),
     ];
@@ -249,6 +250,7 @@ async fn measure(
         }
     };
     let result = scenarios::run_phases(&ctx, phases, &mut report, save).await;
+    ctx.leftovers.remove_all().await;
     if let Err(e) = &result {
         report
             .notes

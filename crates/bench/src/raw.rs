@@ -7,7 +7,7 @@
 use std::io::{Read as _, Write as _};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 
 use crate::args::{format_size, RawPlan, Scenario};
 use crate::driver::{drive_threads, mix, Ctx, Driven, Limits, Probe, Stop};
@@ -158,15 +158,54 @@ fn fill_row(row: &mut ScenarioReport, d: &Driven) {
     }
 }
 
-async fn remove(dir: tempfile::TempDir) {
+/// Raw files of small objects are kept until the run ends, then removed together.
+///
+/// Why: on ext4 without a journal the kernel will not reuse an inode for 60 s after it was
+/// freed (5 minutes while its inode-table block is dirty), and every new inode allocation scans
+/// past each such inode of its block group. Deleting a raw row's hundreds of thousands of files
+/// right before the next scenario would tax every file that scenario creates — and a server
+/// creating a dozen inodes per object far more than the one-file raw program.
+const KEEP_BELOW: u64 = 1 << 20;
+
+/// Raw directories kept until the end of the run (see [`KEEP_BELOW`]).
+#[derive(Clone, Debug, Default)]
+pub struct Leftovers(Arc<Mutex<Vec<tempfile::TempDir>>>);
+
+impl Leftovers {
+    /// Removes every kept directory and syncs, so that a following run starts clean.
+    pub async fn remove_all(&self) {
+        let dirs = std::mem::take(&mut *self.0.lock().unwrap_or_else(|e| e.into_inner()));
+        if !dirs.is_empty() {
+            remove_now(dirs).await;
+        }
+    }
+}
+
+/// Removes a raw directory now (objects of 1 MiB or more: few inodes) or at the end of the
+/// run.
+async fn dispose(ctx: &Ctx, dir: tempfile::TempDir, size: u64) {
+    if size < KEEP_BELOW {
+        ctx.leftovers
+            .0
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .push(dir);
+    } else {
+        remove_now(vec![dir]).await;
+    }
+}
+
+async fn remove_now(dirs: Vec<tempfile::TempDir>) {
     let _ = tokio::task::spawn_blocking(move || {
-        let _ = dir.close();
+        for dir in dirs {
+            let _ = dir.close();
+        }
         procfs::sync_all();
     })
     .await;
 }
 
-/// One raw write row (fsync or not): writes, measures, removes the files.
+/// One raw write row (fsync or not): writes, measures, disposes of the files.
 pub async fn write_row(
     ctx: &Ctx,
     scenario: Scenario,
@@ -187,7 +226,7 @@ pub async fn write_row(
     let driven = match driven {
         Ok(d) => d,
         Err(e) => {
-            remove(dir).await;
+            dispose(ctx, dir, plan.key.size).await;
             return Err(e);
         }
     };
@@ -199,7 +238,7 @@ pub async fn write_row(
         s
     });
     row.disk = disk;
-    remove(dir).await;
+    dispose(ctx, dir, plan.key.size).await;
     Ok(row)
 }
 
@@ -230,7 +269,7 @@ pub async fn read_row(
     let setup = match setup {
         Ok(d) => d,
         Err(e) => {
-            remove(dir).await;
+            dispose(ctx, dir, plan.key.size).await;
             return Err(e);
         }
     };
@@ -251,7 +290,7 @@ pub async fn read_row(
             Status::Aborted
         };
         row.note = Some("no file could be written to read back".into());
-        remove(dir).await;
+        dispose(ctx, dir, plan.key.size).await;
         return Ok(row);
     }
     tokio::task::spawn_blocking(procfs::sync_all).await.ok();
@@ -293,7 +332,7 @@ pub async fn read_row(
         s.pid = Some(std::process::id());
         s
     });
-    remove(dir).await;
+    dispose(ctx, dir, plan.key.size).await;
     Ok(row)
 }
 
@@ -331,6 +370,7 @@ mod tests {
             raw_parent: parent.to_path_buf(),
             seed: 1,
             server_unreachable: false,
+            leftovers: Leftovers::default(),
         }
     }
 
@@ -373,7 +413,20 @@ mod tests {
             assert!(row.server.is_some());
             assert_eq!(row.config.fsync, Some(fsync));
         }
-        // nothing left behind
+        // Small files stay until the run ends, then nothing is left behind.
+        assert_eq!(std::fs::read_dir(parent.path()).unwrap().count(), 2);
+        c.leftovers.remove_all().await;
+        assert_eq!(std::fs::read_dir(parent.path()).unwrap().count(), 0);
+    }
+
+    #[tokio::test]
+    async fn large_files_are_removed_right_after_their_row() {
+        let parent = tempfile::tempdir().unwrap();
+        let c = ctx(parent.path());
+        let mut p = plan(false, 2);
+        p.key.size = KEEP_BELOW;
+        let row = write_row(&c, Scenario::Raw, &p, false).await.unwrap();
+        assert_eq!(row.summary.ok, 2);
         assert_eq!(std::fs::read_dir(parent.path()).unwrap().count(), 0);
     }
 
@@ -388,6 +441,7 @@ mod tests {
         assert_eq!(row.summary.ok, 25);
         assert_eq!(row.summary.bytes, 25 * 3000);
         assert_eq!(row.name, "raw-read-3000B-3t");
+        c.leftovers.remove_all().await;
         assert_eq!(std::fs::read_dir(parent.path()).unwrap().count(), 0);
     }
 
