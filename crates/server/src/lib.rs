@@ -92,6 +92,7 @@ pub async fn run(
     tracing::info!(
         journal_records = journal.records,
         journal_fsyncs = journal.fsyncs,
+        avg_journal_sync_ms = journal.sync_nanos as f64 / 1e6 / journal.fsyncs.max(1) as f64,
         checkpoints = journal.checkpoints,
         avg_checkpoint_sync_ms = sync.sync_nanos as f64 / 1e6 / sync.syncs.max(1) as f64,
         "arca stopped"

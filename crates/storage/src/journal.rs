@@ -20,6 +20,10 @@ const SPARES: usize = 2;
 /// A segment that took at least this much between two checkpoints is under real load:
 /// worth recycling and keeping spares for.
 const RECYCLE_THRESHOLD: u64 = 1 << 20;
+/// Threads writing and syncing batches. With more than one, a batch's `fdatasync` overlaps
+/// the previous one's instead of queueing behind it: disks (and SSDs above all) complete
+/// several flushes in parallel at about the latency of one.
+const SYNC_THREADS: usize = 3;
 
 /// A write-ahead (redo) journal: the durable record of every write until the files it
 /// describes are themselves durable.
@@ -27,7 +31,9 @@ const RECYCLE_THRESHOLD: u64 = 1 << 20;
 /// [`append`](Journal::append) returns once the record is on stable storage. Records of all
 /// callers waiting at the same moment are written with one `write` and one `fdatasync` of a
 /// sequential file, so durability costs one small sequential write per batch of requests
-/// instead of a filesystem-wide sync per request.
+/// instead of a filesystem-wide sync per request. Up to [`SYNC_THREADS`] batches are in
+/// flight at once; they are acknowledged strictly in order, so an acknowledged record never
+/// sits behind a hole that replay would stop at.
 ///
 /// Segments are preallocated (zero-filled in the background) and recycled, so appends
 /// overwrite blocks that already exist and `fdatasync` needs no filesystem-journal commit.
@@ -50,6 +56,7 @@ struct Shared {
     applied: Condvar,
     appended: AtomicU64,
     fsyncs: AtomicU64,
+    sync_nanos: AtomicU64,
     checkpoints: AtomicU64,
 }
 
@@ -58,10 +65,27 @@ struct State {
     file: Arc<File>,
     /// Write offset in the current segment.
     size: u64,
-    pending: Vec<(Vec<u8>, oneshot::Sender<io::Result<u64>>)>,
+    pending: Vec<(Vec<u8>, Waiter)>,
     /// Records appended but not yet applied, per segment.
     unapplied: BTreeMap<u64, usize>,
+    /// Number given to the next batch taken from `pending`.
+    next_batch: u64,
+    /// The next batch to acknowledge; later ones wait in `finished` until it is done.
+    next_ack: u64,
+    finished: BTreeMap<u64, Finished>,
+    /// A segment whose write failed: batches placed after the failure in it are failed
+    /// too (replay stops at the hole), and new batches go to a fresh segment.
+    broken_segment: Option<u64>,
     shutdown: bool,
+}
+
+type Waiter = oneshot::Sender<io::Result<u64>>;
+
+/// A batch written and synced (or failed), waiting for its turn to be acknowledged.
+struct Finished {
+    segment: u64,
+    waiters: Vec<Waiter>,
+    result: io::Result<()>,
 }
 
 /// Proof that a record is durable; drop it once the record has been applied.
@@ -83,6 +107,8 @@ pub struct JournalStats {
     pub records: u64,
     /// `fdatasync` calls (batches).
     pub fsyncs: u64,
+    /// Time spent writing and syncing batches, in nanoseconds.
+    pub sync_nanos: u64,
     /// Checkpoints completed.
     pub checkpoints: u64,
 }
@@ -176,18 +202,25 @@ impl Journal {
                 size: 0,
                 pending: Vec::new(),
                 unapplied: BTreeMap::new(),
+                next_batch: 0,
+                next_ack: 0,
+                finished: BTreeMap::new(),
+                broken_segment: None,
                 shutdown: false,
             }),
             wake: Condvar::new(),
             applied: Condvar::new(),
             appended: AtomicU64::new(0),
             fsyncs: AtomicU64::new(0),
+            sync_nanos: AtomicU64::new(0),
             checkpoints: AtomicU64::new(0),
         });
-        let worker = shared.clone();
-        thread::Builder::new()
-            .name("arca-journal".into())
-            .spawn(move || worker.run())?;
+        for _ in 0..SYNC_THREADS {
+            let worker = shared.clone();
+            thread::Builder::new()
+                .name("arca-journal".into())
+                .spawn(move || worker.run())?;
+        }
         Ok((Self { shared }, records))
     }
 
@@ -269,6 +302,7 @@ impl Journal {
         JournalStats {
             records: self.shared.appended.load(Ordering::Relaxed),
             fsyncs: self.shared.fsyncs.load(Ordering::Relaxed),
+            sync_nanos: self.shared.sync_nanos.load(Ordering::Relaxed),
             checkpoints: self.shared.checkpoints.load(Ordering::Relaxed),
         }
     }
@@ -339,7 +373,7 @@ fn prepare_spares(dir: &Path, recycled: Vec<PathBuf>) -> io::Result<()> {
 impl Shared {
     fn run(&self) {
         loop {
-            let (batch, file, segment, offset) = {
+            let (number, batch, file, segment, offset) = {
                 let mut st = self.state.lock();
                 while st.pending.is_empty() && !st.shutdown {
                     self.wake.wait(&mut st);
@@ -352,13 +386,28 @@ impl Shared {
                     .iter()
                     .map(|(r, _)| (r.len() + HEADER) as u64)
                     .sum::<u64>();
-                if st.size > 0 && st.size + bytes > SEGMENT_SIZE {
-                    // Full: continue in a fresh segment; the next checkpoint retires this one.
+                let broken = st.broken_segment == Some(st.segment);
+                if broken || (st.size > 0 && st.size + bytes > SEGMENT_SIZE) {
+                    // Full (or broken by a failed write): continue in a fresh segment; the
+                    // next checkpoint retires this one.
                     match create_segment(&self.dir, st.segment + 1) {
                         Ok(f) => {
                             st.segment += 1;
                             st.file = Arc::new(f);
                             st.size = 0;
+                        }
+                        Err(e) if broken => {
+                            // Nothing may follow the hole in the broken segment: replay would
+                            // stop before it. Refuse the batch without writing.
+                            drop(st);
+                            let e = io::Error::new(
+                                e.kind(),
+                                format!("the journal cannot start a new segment: {e}"),
+                            );
+                            for (_, tx) in batch {
+                                let _ = tx.send(Err(io::Error::new(e.kind(), e.to_string())));
+                            }
+                            continue;
                         }
                         Err(e) => tracing::error!(error = %e, "cannot start a new journal segment"),
                     }
@@ -369,27 +418,74 @@ impl Shared {
                 // records still on their way.
                 *st.unapplied.entry(segment).or_insert(0) += batch.len();
                 st.size += bytes;
-                (batch, st.file.clone(), segment, offset)
+                let number = st.next_batch;
+                st.next_batch += 1;
+                (number, batch, st.file.clone(), segment, offset)
             };
             let mut buf = Vec::with_capacity(batch.iter().map(|(r, _)| r.len() + HEADER).sum());
-            for (record, _) in &batch {
+            let mut waiters = Vec::with_capacity(batch.len());
+            for (record, waiter) in batch {
                 buf.extend_from_slice(&MAGIC.to_le_bytes());
                 buf.extend_from_slice(&(record.len() as u32).to_le_bytes());
-                buf.extend_from_slice(&checksum(segment, record).to_le_bytes());
+                buf.extend_from_slice(&checksum(segment, &record).to_le_bytes());
                 buf.extend_from_slice(&segment.to_le_bytes());
-                buf.extend_from_slice(record);
+                buf.extend_from_slice(&record);
+                waiters.push(waiter);
             }
+            let started = std::time::Instant::now();
             let result = {
                 use std::os::unix::fs::FileExt;
                 file.write_all_at(&buf, offset)
                     .and_then(|_| file.sync_data())
             };
+            self.sync_nanos
+                .fetch_add(started.elapsed().as_nanos() as u64, Ordering::Relaxed);
             self.fsyncs.fetch_add(1, Ordering::Relaxed);
             self.appended
-                .fetch_add(batch.len() as u64, Ordering::Relaxed);
+                .fetch_add(waiters.len() as u64, Ordering::Relaxed);
+            self.finish(
+                number,
+                Finished {
+                    segment,
+                    waiters,
+                    result,
+                },
+            );
+        }
+    }
+
+    /// Records a finished batch and acknowledges, in batch order, every batch whose
+    /// predecessors are all done.
+    fn finish(&self, number: u64, batch: Finished) {
+        let ready = {
+            let mut st = self.state.lock();
+            st.finished.insert(number, batch);
+            let mut ready = Vec::new();
+            loop {
+                let next = st.next_ack;
+                let Some(b) = st.finished.remove(&next) else {
+                    break;
+                };
+                st.next_ack += 1;
+                let result = match (&b.result, st.broken_segment == Some(b.segment)) {
+                    (Err(e), _) => {
+                        tracing::error!(error = %e, segment = b.segment, "journal write failed");
+                        st.broken_segment = Some(b.segment);
+                        Err(io::Error::new(e.kind(), e.to_string()))
+                    }
+                    (Ok(()), true) => Err(io::Error::other(
+                        "an earlier journal write in the same segment failed",
+                    )),
+                    (Ok(()), false) => Ok(()),
+                };
+                ready.push((b.segment, b.waiters, result));
+            }
+            ready
+        };
+        for (segment, waiters, result) in ready {
             match result {
                 Ok(()) => {
-                    for (_, tx) in batch {
+                    for tx in waiters {
                         if tx.send(Ok(segment)).is_err() {
                             // The caller went away: its record is durable but will never be
                             // applied by it; it stays for replay, and no ticket holds it.
@@ -398,9 +494,8 @@ impl Shared {
                     }
                 }
                 Err(e) => {
-                    tracing::error!(error = %e, "journal write failed");
-                    let n = batch.len();
-                    for (_, tx) in batch {
+                    let n = waiters.len();
+                    for tx in waiters {
                         let _ = tx.send(Err(io::Error::new(e.kind(), e.to_string())));
                     }
                     self.release(segment, n);
@@ -510,6 +605,29 @@ mod tests {
         fs::write(segment_path(dir.path(), 2), &recycled).unwrap();
         let (_j, replay) = Journal::open(dir.path()).unwrap();
         assert_eq!(replay, vec![b"new".to_vec()]);
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn a_failed_write_moves_later_records_to_a_new_segment() {
+        let dir = tempfile::tempdir().unwrap();
+        {
+            let (j, _) = Journal::open(dir.path()).unwrap();
+            drop(j.append(b"before".to_vec()).await.unwrap());
+            // The current segment's handle can no longer write: the next batch fails.
+            {
+                let mut st = j.shared.state.lock();
+                let path = segment_path(dir.path(), st.segment);
+                st.file = Arc::new(File::open(path).unwrap());
+            }
+            assert!(j.append(b"lost".to_vec()).await.is_err());
+            // Acknowledged records after the failure must be found by replay, so they go
+            // to a fresh segment rather than after the hole.
+            let t = j.append(b"after".to_vec()).await.unwrap();
+            assert_eq!(t.segment, 2);
+            drop(t);
+        }
+        let (_j, replay) = Journal::open(dir.path()).unwrap();
+        assert_eq!(replay, vec![b"before".to_vec(), b"after".to_vec()]);
     }
 
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
