@@ -73,9 +73,13 @@ fn load_config(common: &CommonArgs) -> anyhow::Result<Config> {
 fn init_logging(filter: &str) {
     let filter = tracing_subscriber::EnvFilter::try_from_default_env()
         .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new(filter));
+    // A log that cannot be written (its disk is full) must not take the server down:
+    // without this, tracing reports the failure with `eprintln!`, which panics the thread
+    // that logged — the journal's, the checkpointer's — and leaves every write waiting.
     let _ = tracing_subscriber::fmt()
         .with_env_filter(filter)
         .with_writer(std::io::stderr)
+        .log_internal_errors(false)
         .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr()))
         .try_init();
 }

@@ -3,6 +3,7 @@
 //! shutdown future resolves.
 
 use std::future::Future;
+use std::io::Write as _;
 use std::sync::Arc;
 
 use anyhow::Context;
@@ -68,7 +69,12 @@ pub async fn run(
     );
     let addr = listener.local_addr()?;
     tracing::info!(%addr, base = %config.base_path, data = %config.data.display(), "arca is serving the Fedora API");
-    eprintln!("arca listening on http://{addr}{}/", config.base_path);
+    // Not eprintln!: a full disk under stderr must not stop the server.
+    let _ = writeln!(
+        std::io::stderr(),
+        "arca listening on http://{addr}{}/",
+        config.base_path
+    );
     axum::serve(listener, app)
         .with_graceful_shutdown(shutdown)
         .await?;
