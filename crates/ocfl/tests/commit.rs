@@ -39,6 +39,24 @@ fn new_root_has_fedora_root_files() {
     open(tmp.path());
 }
 
+/// Every version keeps its own inventory (head = that version) and sidecar, and the root
+/// copy is the newest version's — even though the root copy starts as a hard link to the
+/// version's file and is later replaced.
+fn assert_inventories_intact(object_dir: &Path, versions: u32) {
+    for v in 1..=versions {
+        let dir = object_dir.join(format!("v{v}"));
+        let inventory: serde_json::Value =
+            serde_json::from_slice(&fs::read(dir.join("inventory.json")).unwrap()).unwrap();
+        assert_eq!(inventory["head"], format!("v{v}"));
+        assert!(OcflRoot::check_sidecar(&dir).unwrap(), "sidecar of v{v}");
+    }
+    assert!(OcflRoot::check_sidecar(object_dir).unwrap());
+    assert_eq!(
+        fs::read(object_dir.join("inventory.json")).unwrap(),
+        fs::read(object_dir.join(format!("v{versions}/inventory.json"))).unwrap()
+    );
+}
+
 #[test]
 fn commits_versions_with_dedup_and_sidecars() {
     let tmp = tempfile::tempdir().unwrap();
@@ -81,6 +99,7 @@ fn commits_versions_with_dedup_and_sidecars() {
     root.publish(&staged).unwrap();
     let obj = root.read_object(id).unwrap().unwrap();
     assert_eq!(obj.inventory.head.to_string(), "v2");
+    assert_inventories_intact(&obj.dir, 2);
     let v2_files: Vec<_> = walk(&obj.dir.join("v2/content"));
     assert_eq!(v2_files, vec![".fcrepo/fcr-root.json".to_string()]);
     assert_eq!(
@@ -103,6 +122,7 @@ fn commits_versions_with_dedup_and_sidecars() {
     root.publish(&staged).unwrap();
     let obj = root.read_object(id).unwrap().unwrap();
     assert!(obj.head_file("other").is_none());
+    assert_inventories_intact(&obj.dir, 3);
     assert!(
         !obj.dir.join("v3/content").exists(),
         "a version without new files has no content dir"
@@ -200,6 +220,7 @@ fn replay_completes_journaled_versions_and_skips_cancelled_ones() {
     root.clear_staging().unwrap();
     let obj = root.read_object(id).unwrap().unwrap();
     assert_eq!(obj.inventory.head.to_string(), "v2");
+    assert_inventories_intact(&obj.dir, 2);
     assert!(OcflRoot::check_sidecar(&obj.dir).unwrap());
     assert_eq!(
         fs::read(obj.head_file("big").unwrap()).unwrap(),
