@@ -403,32 +403,28 @@ impl OcflRoot {
 
     /// Installs the root inventory or sidecar as a hard link to the new version's copy
     /// (written just before, byte for byte the same): one inode and one data block less
-    /// per object, and the same bytes for every reader. Nothing in arca — nor in ocfl-java,
-    /// which replaces root inventories by unlink-and-copy — ever writes into an existing
-    /// file, so the two names cannot drift apart. Falls back to writing the bytes where the
-    /// file system has no hard links.
+    /// per object, and the same bytes for every reader. Nothing in arca ever writes into an
+    /// existing file (updates rename a new file over the old name), nor does ocfl-java
+    /// (it replaces root inventories with a copy that unlinks the old name first), so the
+    /// two names cannot drift apart. Falls back to writing the bytes where the file system
+    /// has no hard links.
     fn install_root_copy(&self, staged: &Staged, rel: &str, file: &RecordFile) -> Result<()> {
         let copy = staged.object_dir.join(format!("{}/{rel}", staged.version));
         let target = staged.object_dir.join(rel);
-        let linked = if staged.is_new_object {
-            fs::hard_link(&copy, &target).is_ok()
+        if staged.is_new_object {
+            if fs::hard_link(&copy, &target).is_ok() {
+                return Ok(());
+            }
         } else {
             let tmp = self
                 .staging
                 .join(format!("{}-{rel}", uuid::Uuid::new_v4().simple()));
-            match fs::hard_link(&copy, &tmp) {
-                Ok(()) => {
-                    // Atomic replacement of the old root copy.
-                    return fs::rename(&tmp, &target).at(&target);
-                }
-                Err(_) => false,
+            if fs::hard_link(&copy, &tmp).is_ok() {
+                // Atomic replacement of the old root copy.
+                return fs::rename(&tmp, &target).at(&target);
             }
-        };
-        if linked {
-            Ok(())
-        } else {
-            self.write_file(&staged.object_dir, file, !staged.is_new_object)
         }
+        self.write_file(&staged.object_dir, file, !staged.is_new_object)
     }
 
     /// Writes one file of a version below `dir`. Root inventory files of an existing
