@@ -632,6 +632,11 @@ impl Repository {
         let ticket = match self.journal.append(record).await {
             Ok(t) => t,
             Err(e) => {
+                // The record may still reach the disk (a failed fdatasync after a good
+                // write); the client hears of a failure, so replay must never apply it.
+                if let Err(ce) = self.journal.append(arca_ocfl::cancel_record(&op)).await {
+                    tracing::error!(error = %ce, "could not journal the cancellation of a failed write");
+                }
                 for (s, _) in staged {
                     self.ocfl.abort(s);
                 }
