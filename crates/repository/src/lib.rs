@@ -634,9 +634,7 @@ impl Repository {
             Err(e) => {
                 // The record may still reach the disk (a failed fdatasync after a good
                 // write); the client hears of a failure, so replay must never apply it.
-                if let Err(ce) = self.journal.append(arca_ocfl::cancel_record(&op)).await {
-                    tracing::error!(error = %ce, "could not journal the cancellation of a failed write");
-                }
+                self.journal_cancel(&op).await;
                 for (s, _) in staged {
                     self.ocfl.abort(s);
                 }
@@ -668,9 +666,7 @@ impl Repository {
         .await
         .map_err(|e| Error::Io(std::io::Error::other(e)))?;
         if let Err(e) = published {
-            if let Err(ce) = self.journal.append(arca_ocfl::cancel_record(&op)).await {
-                tracing::error!(error = %ce, "could not journal the cancellation of a failed write");
-            }
+            self.journal_cancel(&op).await;
             drop(ticket);
             return Err(e.into());
         }
@@ -695,6 +691,14 @@ impl Repository {
         self.phases.writes.fetch_add(1, Ordering::Relaxed);
         drop(ticket);
         Ok(records)
+    }
+
+    /// Journals that operation `op` failed, so that replay skips its record (best effort:
+    /// the journal may be what failed).
+    async fn journal_cancel(&self, op: &str) {
+        if let Err(e) = self.journal.append(arca_ocfl::cancel_record(op)).await {
+            tracing::error!(error = %e, "could not journal the cancellation of a failed write");
+        }
     }
 
     /// After a failed catalog write: the versions are in the root (and journaled), so the
