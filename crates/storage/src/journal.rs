@@ -148,6 +148,20 @@ fn list_segments(dir: &Path) -> io::Result<Vec<u64>> {
     Ok(out)
 }
 
+/// Appends one record (header, then payload) of `segment` to `buf`.
+fn encode(buf: &mut Vec<u8>, segment: u64, payload: &[u8]) {
+    buf.extend_from_slice(&MAGIC.to_le_bytes());
+    buf.extend_from_slice(&(payload.len() as u32).to_le_bytes());
+    buf.extend_from_slice(&checksum(segment, payload).to_le_bytes());
+    buf.extend_from_slice(&segment.to_le_bytes());
+    buf.extend_from_slice(payload);
+}
+
+/// An `io::Error` is not `Clone`: the same failure, for each waiter.
+fn copy_error(e: &io::Error) -> io::Error {
+    io::Error::new(e.kind(), e.to_string())
+}
+
 fn checksum(segment: u64, payload: &[u8]) -> u32 {
     let mut h = crc32fast::Hasher::new();
     h.update(&segment.to_le_bytes());
@@ -405,7 +419,7 @@ impl Shared {
                                 format!("the journal cannot start a new segment: {e}"),
                             );
                             for (_, tx) in batch {
-                                let _ = tx.send(Err(io::Error::new(e.kind(), e.to_string())));
+                                let _ = tx.send(Err(copy_error(&e)));
                             }
                             continue;
                         }
@@ -425,11 +439,7 @@ impl Shared {
             let mut buf = Vec::with_capacity(batch.iter().map(|(r, _)| r.len() + HEADER).sum());
             let mut waiters = Vec::with_capacity(batch.len());
             for (record, waiter) in batch {
-                buf.extend_from_slice(&MAGIC.to_le_bytes());
-                buf.extend_from_slice(&(record.len() as u32).to_le_bytes());
-                buf.extend_from_slice(&checksum(segment, &record).to_le_bytes());
-                buf.extend_from_slice(&segment.to_le_bytes());
-                buf.extend_from_slice(&record);
+                encode(&mut buf, segment, &record);
                 waiters.push(waiter);
             }
             let started = std::time::Instant::now();
@@ -471,7 +481,7 @@ impl Shared {
                     (Err(e), _) => {
                         tracing::error!(error = %e, segment = b.segment, "journal write failed");
                         st.broken_segment = Some(b.segment);
-                        Err(io::Error::new(e.kind(), e.to_string()))
+                        Err(copy_error(e))
                     }
                     (Ok(()), true) => Err(io::Error::other(
                         "an earlier journal write in the same segment failed",
@@ -496,7 +506,7 @@ impl Shared {
                 Err(e) => {
                     let n = waiters.len();
                     for tx in waiters {
-                        let _ = tx.send(Err(io::Error::new(e.kind(), e.to_string())));
+                        let _ = tx.send(Err(copy_error(&e)));
                     }
                     self.release(segment, n);
                 }
@@ -521,6 +531,19 @@ impl Shared {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A journal in `dir` holding `records`, closed again (nothing checkpointed).
+    fn journal_with(dir: &Path, records: &[&[u8]]) {
+        let rt = tokio::runtime::Builder::new_current_thread()
+            .build()
+            .unwrap();
+        let (j, _) = Journal::open(dir).unwrap();
+        rt.block_on(async {
+            for r in records {
+                drop(j.append(r.to_vec()).await.unwrap());
+            }
+        });
+    }
 
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
     async fn records_survive_reopen_until_checkpoint() {
@@ -557,16 +580,7 @@ mod tests {
     #[test]
     fn torn_tail_is_ignored() {
         let dir = tempfile::tempdir().unwrap();
-        let rt = tokio::runtime::Builder::new_current_thread()
-            .build()
-            .unwrap();
-        {
-            let (j, _) = Journal::open(dir.path()).unwrap();
-            rt.block_on(async {
-                drop(j.append(b"one".to_vec()).await.unwrap());
-                drop(j.append(b"two".to_vec()).await.unwrap());
-            });
-        }
+        journal_with(dir.path(), &[b"one", b"two"]);
         let seg = segment_path(dir.path(), 1);
         let mut bytes = fs::read(&seg).unwrap();
         bytes.truncate(bytes.len() - 1);
@@ -579,16 +593,7 @@ mod tests {
     #[test]
     fn stale_records_of_a_recycled_segment_are_not_replayed() {
         let dir = tempfile::tempdir().unwrap();
-        let rt = tokio::runtime::Builder::new_current_thread()
-            .build()
-            .unwrap();
-        {
-            let (j, _) = Journal::open(dir.path()).unwrap();
-            rt.block_on(async {
-                drop(j.append(b"old-1".to_vec()).await.unwrap());
-                drop(j.append(b"old-2".to_vec()).await.unwrap());
-            });
-        }
+        journal_with(dir.path(), &[b"old-1", b"old-2"]);
         // Segment 1's bytes reused as segment 2 with one new record at its start, as a
         // recycled file would look: the old records after it must not come back.
         let old = fs::read(segment_path(dir.path(), 1)).unwrap();
@@ -596,11 +601,7 @@ mod tests {
         let mut recycled = old.clone();
         let new_payload = b"new".to_vec();
         let mut rec = Vec::new();
-        rec.extend_from_slice(&MAGIC.to_le_bytes());
-        rec.extend_from_slice(&(new_payload.len() as u32).to_le_bytes());
-        rec.extend_from_slice(&checksum(2, &new_payload).to_le_bytes());
-        rec.extend_from_slice(&2u64.to_le_bytes());
-        rec.extend_from_slice(&new_payload);
+        encode(&mut rec, 2, &new_payload);
         recycled.splice(0..rec.len(), rec);
         fs::write(segment_path(dir.path(), 2), &recycled).unwrap();
         let (_j, replay) = Journal::open(dir.path()).unwrap();
