@@ -49,6 +49,26 @@ pub struct Ctx {
     pub leftovers: crate::raw::Leftovers,
 }
 
+#[cfg(test)]
+impl Ctx {
+    /// A context without a server, raw files below `raw_parent`, no progress bars.
+    pub(crate) fn for_tests(raw_parent: &std::path::Path) -> Ctx {
+        Ctx {
+            target: None,
+            payload: crate::payload::Payload::new(1, 1),
+            next_object: Arc::new(AtomicU64::new(0)),
+            interrupt: crate::spawn::Interrupt::never(),
+            bar: false,
+            server_pid: None,
+            data_dir: None,
+            raw_parent: raw_parent.to_path_buf(),
+            seed: 1,
+            server_unreachable: false,
+            leftovers: Default::default(),
+        }
+    }
+}
+
 /// Limits of one phase.
 #[derive(Clone, Copy, Debug)]
 pub struct Limits {
@@ -401,19 +421,7 @@ mod tests {
     use crate::recorder::Code;
 
     fn ctx() -> Ctx {
-        Ctx {
-            target: None,
-            payload: Payload::new(1, 1),
-            next_object: Arc::new(AtomicU64::new(0)),
-            interrupt: Interrupt::never(),
-            bar: false,
-            server_pid: None,
-            data_dir: None,
-            raw_parent: std::env::temp_dir(),
-            seed: 1,
-            server_unreachable: false,
-            leftovers: Default::default(),
-        }
+        Ctx::for_tests(&std::env::temp_dir())
     }
 
     fn ok() -> TxOutcome {

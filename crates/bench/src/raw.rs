@@ -356,22 +356,9 @@ mod tests {
     use super::*;
     use crate::args::RawKey;
     use crate::payload::Payload;
-    use crate::spawn::Interrupt;
 
     fn ctx(parent: &Path) -> Ctx {
-        Ctx {
-            target: None,
-            payload: Payload::new(1, 1),
-            next_object: Arc::new(AtomicU64::new(0)),
-            interrupt: Interrupt::never(),
-            bar: false,
-            server_pid: None,
-            data_dir: None,
-            raw_parent: parent.to_path_buf(),
-            seed: 1,
-            server_unreachable: false,
-            leftovers: Leftovers::default(),
-        }
+        Ctx::for_tests(parent)
     }
 
     fn plan(read: bool, count: u64) -> RawPlan {
