@@ -97,6 +97,9 @@ fn main() -> ExitCode {
             Command::Bench(args) => arca_bench::run(*args).await,
         }
     });
+    // Work still running on blocking threads (a parse near its time limit) must not hold
+    // the process after the server has stopped.
+    runtime.shutdown_timeout(std::time::Duration::from_secs(2));
     match result {
         Ok(code) => code,
         Err(e) => {

@@ -50,6 +50,78 @@ pub struct Config {
     pub default_user: String,
     /// Log filter, e.g. `info` or `arca=debug` (`ARCA_LOG`).
     pub log: String,
+    /// Bounds on requests (`[limits]` table, `ARCA_LIMIT_<KEY>`); unset keys keep the
+    /// server's defaults, listed in the README.
+    pub limits: Limits,
+}
+
+/// Bounds on what one request may make the server do. Every key is optional: `None` keeps
+/// the default of the layer that enforces it (see the README's table of limits).
+#[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct Limits {
+    /// Largest RDF body in bytes (413 beyond).
+    pub rdf_body_bytes: Option<u64>,
+    /// Largest SPARQL Update body in bytes (413 beyond).
+    pub sparql_body_bytes: Option<u64>,
+    /// Memory all buffered RDF/SPARQL bodies may take together, in bytes.
+    pub buffered_bodies_bytes: Option<u64>,
+    /// Longest request target (path and query) in bytes (414 beyond).
+    pub url_bytes: Option<u64>,
+    /// Largest request head (request line and headers) in bytes (431 beyond); at least 8192.
+    pub header_bytes: Option<u64>,
+    /// Deepest nesting of brackets or XML elements in a body.
+    pub rdf_nesting: Option<u64>,
+    /// Most triples in one body or SPARQL update result.
+    pub rdf_triples: Option<u64>,
+    /// Longest literal in bytes.
+    pub rdf_literal_bytes: Option<u64>,
+    /// Longest IRI in bytes.
+    pub rdf_iri_bytes: Option<u64>,
+    /// Most chained operators in a SPARQL update.
+    pub sparql_operators: Option<u64>,
+    /// Most bytes RDF/XML entity references may expand to.
+    pub rdf_entity_expansion_bytes: Option<u64>,
+    /// Longest parse or SPARQL update, in seconds.
+    pub parse_seconds: Option<u64>,
+    /// Longest wait for a request's head, in seconds.
+    pub header_timeout_seconds: Option<u64>,
+    /// Longest pause while a request body arrives, in seconds (408 beyond).
+    pub body_idle_timeout_seconds: Option<u64>,
+    /// Most connections served at once; further clients wait in the listen queue.
+    pub max_connections: Option<u64>,
+    /// How long shutdown waits for requests in flight, in seconds.
+    pub shutdown_grace_seconds: Option<u64>,
+}
+
+impl Limits {
+    /// Every key with a mutable reference to its value, for the environment and checks.
+    fn entries(&mut self) -> [(&'static str, &mut Option<u64>); 16] {
+        [
+            ("rdf_body_bytes", &mut self.rdf_body_bytes),
+            ("sparql_body_bytes", &mut self.sparql_body_bytes),
+            ("buffered_bodies_bytes", &mut self.buffered_bodies_bytes),
+            ("url_bytes", &mut self.url_bytes),
+            ("header_bytes", &mut self.header_bytes),
+            ("rdf_nesting", &mut self.rdf_nesting),
+            ("rdf_triples", &mut self.rdf_triples),
+            ("rdf_literal_bytes", &mut self.rdf_literal_bytes),
+            ("rdf_iri_bytes", &mut self.rdf_iri_bytes),
+            ("sparql_operators", &mut self.sparql_operators),
+            (
+                "rdf_entity_expansion_bytes",
+                &mut self.rdf_entity_expansion_bytes,
+            ),
+            ("parse_seconds", &mut self.parse_seconds),
+            ("header_timeout_seconds", &mut self.header_timeout_seconds),
+            (
+                "body_idle_timeout_seconds",
+                &mut self.body_idle_timeout_seconds,
+            ),
+            ("max_connections", &mut self.max_connections),
+            ("shutdown_grace_seconds", &mut self.shutdown_grace_seconds),
+        ]
+    }
 }
 
 impl Default for Config {
@@ -61,6 +133,7 @@ impl Default for Config {
             base_url: None,
             default_user: "fedoraAdmin".into(),
             log: "info".into(),
+            limits: Limits::default(),
         }
     }
 }
@@ -81,13 +154,22 @@ impl Config {
             }
             None => Config::default(),
         };
-        config.apply_env(|k| std::env::var(k).ok());
+        config.apply_env(|k| std::env::var(k).ok())?;
         config.validate()?;
         Ok(config)
     }
 
     /// Applies `ARCA_*` variables through `get` (a parameter so tests need no process env).
-    pub fn apply_env(&mut self, get: impl Fn(&str) -> Option<String>) {
+    /// A limit variable that is not a whole number is an error.
+    pub fn apply_env(&mut self, get: impl Fn(&str) -> Option<String>) -> Result<(), Error> {
+        for (key, value) in self.limits.entries() {
+            let var = format!("ARCA_LIMIT_{}", key.to_ascii_uppercase());
+            if let Some(v) = get(&var) {
+                *value = Some(v.trim().parse().map_err(|_| {
+                    Error::Invalid(format!("{var} must be a whole number (got {v:?})"))
+                })?);
+            }
+        }
         if let Some(v) = get("ARCA_LISTEN") {
             self.listen = v;
         }
@@ -106,6 +188,7 @@ impl Config {
         if let Some(v) = get("ARCA_LOG") {
             self.log = v;
         }
+        Ok(())
     }
 
     /// Checks and normalizes values.
@@ -126,6 +209,16 @@ impl Config {
                 "listen must be an address such as 127.0.0.1:8080 (got {:?})",
                 self.listen
             )));
+        }
+        for (key, value) in self.limits.entries() {
+            if *value == Some(0) {
+                return Err(Error::Invalid(format!("limits.{key} must be at least 1")));
+            }
+        }
+        if self.limits.header_bytes.is_some_and(|b| b < 8192) {
+            return Err(Error::Invalid(
+                "limits.header_bytes must be at least 8192".into(),
+            ));
         }
         Ok(())
     }
@@ -165,8 +258,15 @@ mod tests {
         )
         .unwrap();
         let mut c: Config = toml::from_str(&std::fs::read_to_string(&f).unwrap()).unwrap();
-        c.apply_env(|k| (k == "ARCA_DATA").then(|| "/other".to_string()));
+        c.apply_env(|k| match k {
+            "ARCA_DATA" => Some("/other".to_string()),
+            "ARCA_LIMIT_RDF_BODY_BYTES" => Some("1024".to_string()),
+            _ => None,
+        })
+        .unwrap();
         c.validate().unwrap();
+        assert_eq!(c.limits.rdf_body_bytes, Some(1024));
+        assert_eq!(c.limits.sparql_body_bytes, None);
         assert_eq!(c.listen, "0.0.0.0:9000");
         assert_eq!(c.data, PathBuf::from("/other"));
         assert_eq!(c.base_path, "/fcrepo/rest");
@@ -175,6 +275,13 @@ mod tests {
     #[test]
     fn rejects_bad_values() {
         assert!(toml::from_str::<Config>("nope = 1").is_err());
+        assert!(toml::from_str::<Config>("[limits]\nnope = 1").is_err());
+        let mut c: Config = toml::from_str("[limits]\nheader_bytes = 100").unwrap();
+        assert!(c.validate().is_err());
+        let mut c = Config::default();
+        assert!(c
+            .apply_env(|k| (k == "ARCA_LIMIT_PARSE_SECONDS").then(|| "ten".to_string()))
+            .is_err());
         let mut c = Config {
             listen: "localhost".into(),
             ..Config::default()

@@ -87,7 +87,20 @@ impl ApiError {
             Error::Rdf(arca_rdf::RdfError::Unsupported(m)) => {
                 Self::constraint(Constraint::Unsupported, m, base_url)
             }
+            Error::Rdf(arca_rdf::RdfError::Limit(m)) => {
+                Self::bad_request(format!("the body exceeds a limit of this server: {m}"))
+            }
             Error::Rdf(e) => Self::bad_request(format!("malformed RDF or SPARQL: {e}")),
+            Error::OtherResourceSubject(s) => Self::new(
+                StatusCode::FORBIDDEN,
+                format!(
+                    "the body has statements about <{}>, another resource; a resource's triples can only be changed through that resource",
+                    mapper.to_external(&s)
+                ),
+            ),
+            Error::OutsideSubject(s) => Self::bad_request(format!(
+                "the body has statements about <{s}>, which is outside this repository; statements must be about the resource itself, its hash URIs (<#name>) or blank nodes"
+            )),
             Error::UnsupportedDigest(alg) => Self::bad_request(format!(
                 "unsupported digest algorithm {alg:?}; supported: sha-512, sha-256, sha (sha-1), md5"
             )),

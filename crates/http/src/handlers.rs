@@ -14,7 +14,8 @@ use http::{header, HeaderMap, HeaderValue, StatusCode};
 use oxrdf::{Literal, NamedNode, NamedOrBlankNode, Term, Triple};
 
 use crate::error::ApiError;
-use crate::headers::{self, Condition, RangeRequest};
+use crate::headers::{self, Condition, LinkError, RangeRequest};
+use crate::limits::{read_body, BodyBudget};
 use crate::upload;
 
 /// Per-request context.
@@ -22,6 +23,8 @@ pub(crate) struct Ctx {
     pub repo: Arc<Repository>,
     pub base_url: String,
     pub user: String,
+    pub config: Arc<crate::HttpConfig>,
+    pub budget: BodyBudget,
 }
 
 type HandlerResult = Result<Response, ApiError>;
@@ -34,6 +37,8 @@ const ACCEPT_PATCH: &str = "application/sparql-update";
 const MAX_PAGE: usize = 10_000;
 /// Children read per catalog query when listing all of them.
 const LIST_BATCH: usize = 5_000;
+/// RDF bodies up to this size (by Content-Length) are parsed on the request's own task.
+const INLINE_PARSE: usize = 64 << 10;
 
 impl Ctx {
     fn err(&self, e: Error) -> ApiError {
@@ -652,17 +657,38 @@ async fn read_content(
     let prefer = Prefer::parse(h.get_all("prefer").iter().filter_map(|v| v.to_str().ok()));
     match kind {
         BodyKind::Rdf(format) => {
-            let body = axum::body::to_bytes(req.into_body(), 64 << 20)
-                .await
-                .map_err(|e| ApiError::bad_request(format!("reading the body failed: {e}")))?;
+            let limits = &ctx.config.limits;
+            let body = read_body(
+                &h,
+                req.into_body(),
+                limits.max_rdf_body,
+                "RDF body (limit max_rdf_body)",
+                &ctx.budget,
+            )
+            .await?;
             // A description's statements are about its binary.
             let subject = if id.is_description() {
                 id.base()
             } else {
                 id.clone()
             };
-            let triples = arca_rdf::parse(&body, format, &ctx.url(&subject), &ctx.mapper())
-                .map_err(|e| ctx.err(Error::Rdf(e)))?;
+            let url = ctx.url(&subject);
+            let (mapper, rdf_limits) = (ctx.mapper(), limits.rdf.clone());
+            let parse = move || arca_rdf::parse(&body.bytes, format, &url, &mapper, &rdf_limits);
+            // Small bodies parse faster than a hop to the blocking pool; large ones must not
+            // hold an async worker.
+            let triples = if h
+                .get(header::CONTENT_LENGTH)
+                .and_then(|v| v.to_str().ok()?.parse::<usize>().ok())
+                .is_some_and(|n| n <= INLINE_PARSE)
+            {
+                parse()
+            } else {
+                tokio::task::spawn_blocking(parse)
+                    .await
+                    .map_err(|e| ctx.err(Error::Internal(format!("parsing did not finish: {e}"))))?
+            }
+            .map_err(|e| ctx.err(Error::Rdf(e)))?;
             Ok(NewContent::Rdf {
                 triples,
                 lenient: prefer.lenient,
@@ -701,6 +727,26 @@ async fn read_content(
     }
 }
 
+/// The interaction model the `Link` headers name; malformed links and unknown types get
+/// 400 as in Fedora 6 (the latter with constrainedBy), models arca cannot create yet 409.
+fn link_type(ctx: &Ctx, h: &HeaderMap) -> Result<Option<InteractionModel>, ApiError> {
+    headers::link_type(h).map_err(|e| match e {
+        LinkError::Malformed(m) => ApiError::bad_request(m),
+        LinkError::UnknownType(m) => {
+            let mut e = ctx.err(Error::constraint(
+                arca_repository::Constraint::InteractionModel,
+                m,
+            ));
+            e.status = StatusCode::BAD_REQUEST;
+            e
+        }
+        LinkError::Unsupported(m) => ctx.err(Error::constraint(
+            arca_repository::Constraint::Unsupported,
+            m,
+        )),
+    })
+}
+
 fn refuse_external(ctx: &Ctx, h: &HeaderMap) -> Result<(), ApiError> {
     if headers::has_external_content(h) {
         return Err(ctx.err(Error::constraint(
@@ -728,12 +774,7 @@ pub(crate) async fn create(ctx: &Ctx, parent: FedoraId, req: Request) -> Handler
     if !model_of(&parent_record).is_container() {
         return Err(ApiError::method_not_allowed(allow_for(&parent_record)));
     }
-    let link = headers::link_type(&h).map_err(|m| {
-        ctx.err(Error::constraint(
-            arca_repository::Constraint::InteractionModel,
-            m,
-        ))
-    })?;
+    let link = link_type(ctx, &h)?;
     let id = mint_id(ctx, &parent, &h).await?;
     create_new(ctx, id, link, &h, req).await
 }
@@ -768,9 +809,12 @@ async fn mint_id(ctx: &Ctx, parent: &FedoraId, h: &HeaderMap) -> Result<FedoraId
         let slug = percent_encoding::percent_decode_str(slug.trim())
             .decode_utf8()
             .map_err(|_| ApiError::bad_request("the Slug is not valid UTF-8"))?;
+        // As in Fedora 6: slashes at either end are dropped, inner ones make a path below
+        // the parent (intermediate containers need not exist).
+        let slug = slug.trim_matches('/');
         if !slug.is_empty() {
             let id = parent
-                .child(&slug)
+                .child(slug)
                 .map_err(|e| ctx.err(Error::InvalidId(e)))?;
             if ctx
                 .repo
@@ -791,12 +835,7 @@ async fn mint_id(ctx: &Ctx, parent: &FedoraId, h: &HeaderMap) -> Result<FedoraId
 pub(crate) async fn put(ctx: &Ctx, id: FedoraId, req: Request) -> HandlerResult {
     let h = req.headers().clone();
     refuse_external(ctx, &h)?;
-    let link = headers::link_type(&h).map_err(|m| {
-        ctx.err(Error::constraint(
-            arca_repository::Constraint::InteractionModel,
-            m,
-        ))
-    })?;
+    let link = link_type(ctx, &h)?;
     let existing = ctx.repo.lookup(&id).await.map_err(|e| ctx.err(e))?;
     match existing {
         Some(r) if r.is_deleted() => Err(ctx.err(Error::Gone(id))),
@@ -859,11 +898,18 @@ pub(crate) async fn patch(ctx: &Ctx, id: FedoraId, req: Request) -> HandlerResul
         ));
     }
     check_condition(ctx, &h, &record, false)?;
-    let body = axum::body::to_bytes(req.into_body(), 16 << 20)
-        .await
-        .map_err(|e| ApiError::bad_request(format!("reading the body failed: {e}")))?;
-    let update = String::from_utf8(body.to_vec())
+    let limits = &ctx.config.limits;
+    let body = read_body(
+        &h,
+        req.into_body(),
+        limits.max_sparql_body,
+        "SPARQL update (limit max_sparql_body)",
+        &ctx.budget,
+    )
+    .await?;
+    std::str::from_utf8(&body.bytes)
         .map_err(|_| ApiError::bad_request("the SPARQL update is not valid UTF-8"))?;
+    let rdf_limits = limits.rdf.clone();
     let prefer = Prefer::parse(h.get_all("prefer").iter().filter_map(|v| v.to_str().ok()));
     let subject = if id.is_description() {
         id.base()
@@ -873,7 +919,10 @@ pub(crate) async fn patch(ctx: &Ctx, id: FedoraId, req: Request) -> HandlerResul
     let url = ctx.url(&subject);
     let mapper = ctx.mapper();
     let apply = Box::new(move |triples: Vec<Triple>| {
-        arca_rdf::apply_sparql_update(&triples, &update, &url, &mapper).map_err(Error::Rdf)
+        // The body holds its share of the memory budget until the update has run.
+        let update = std::str::from_utf8(&body.bytes).unwrap_or_default();
+        arca_rdf::apply_sparql_update(&triples, update, &url, &mapper, &rdf_limits)
+            .map_err(Error::Rdf)
     });
     let record = ctx
         .repo

@@ -6,51 +6,91 @@ use arca_model::{parse_instant, DigestAlgorithm, DigestValue, InteractionModel};
 use http::HeaderMap;
 use md5::{Digest, Md5};
 
-/// The interaction model named by `Link: <…>; rel="type"` headers, if any. Types that are
-/// not interaction models (e.g. `ldp:Resource`, `ldp:RDFSource`, `ldp:Container`) are skipped;
-/// an unknown LDP type is an error.
-pub fn link_type(headers: &HeaderMap) -> Result<Option<InteractionModel>, String> {
+/// Why the `Link` headers of a write cannot be used.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum LinkError {
+    /// A value is not a list of `<target>; param=value` links, or a link has no `rel` (400).
+    Malformed(String),
+    /// A `rel="type"` link names a type that is not an interaction model (400 with
+    /// constrainedBy, as Fedora 6 answers).
+    UnknownType(String),
+    /// A `rel="type"` link names a model arca cannot create yet (409).
+    Unsupported(String),
+}
+
+/// Fedora's Archival Group type.
+const ARCHIVAL_GROUP: &str = "http://fedora.info/definitions/v4/repository#ArchivalGroup";
+
+/// The interaction model named by `Link: <…>; rel="type"` headers, if any.
+///
+/// Every `Link` value must parse (`<target>` followed by `;`-separated parameters, several
+/// links separated by commas) and every link must have a `rel`; `rel=type` may be quoted or
+/// not. The generic `ldp:Resource`, `ldp:RDFSource` and `ldp:Container` mean a basic
+/// container unless a specific model is also named; any other type is an error.
+pub fn link_type(headers: &HeaderMap) -> Result<Option<InteractionModel>, LinkError> {
     let mut found = None;
     for value in headers.get_all(http::header::LINK) {
         let Ok(value) = value.to_str() else {
-            return Err("a Link header is not valid ASCII".into());
+            return Err(LinkError::Malformed(
+                "a Link header is not valid ASCII".into(),
+            ));
         };
         for link in split_links(value) {
-            let Some((target, params)) = parse_link(link) else {
-                continue;
-            };
-            let is_type = params.iter().any(|(k, v)| {
-                k.eq_ignore_ascii_case("rel") && v.split_whitespace().any(|r| r == "type")
-            });
-            if !is_type {
+            let (target, params) = parse_link(link).ok_or_else(|| {
+                LinkError::Malformed(format!("invalid Link header value {:?}", excerpt(link)))
+            })?;
+            let rel = params
+                .iter()
+                .find(|(k, _)| k.eq_ignore_ascii_case("rel"))
+                .map(|(_, v)| v.as_str())
+                .ok_or_else(|| {
+                    LinkError::Malformed(format!(
+                        "the link <{}> has no rel parameter",
+                        excerpt(&target)
+                    ))
+                })?;
+            if !rel.split_whitespace().any(|r| r == "type") {
                 continue;
             }
-            let model = match target.as_str() {
-                "http://www.w3.org/ns/ldp#Resource"
-                | "http://www.w3.org/ns/ldp#RDFSource"
-                | "http://www.w3.org/ns/ldp#Container" => InteractionModel::BasicContainer,
-                "http://www.w3.org/ns/ldp#NonRDFSource" => InteractionModel::NonRdfSource,
-                "http://www.w3.org/ns/ldp#BasicContainer" => InteractionModel::BasicContainer,
-                "http://www.w3.org/ns/ldp#DirectContainer" => InteractionModel::DirectContainer,
-                "http://www.w3.org/ns/ldp#IndirectContainer" => InteractionModel::IndirectContainer,
-                t if t.starts_with("http://www.w3.org/ns/ldp#") => {
-                    return Err(format!("unknown interaction model <{t}>"))
-                }
-                _ => continue,
-            };
-            // A specific model wins over the generic ldp:Resource/RDFSource/Container.
             let generic = matches!(
                 target.as_str(),
                 "http://www.w3.org/ns/ldp#Resource"
                     | "http://www.w3.org/ns/ldp#RDFSource"
                     | "http://www.w3.org/ns/ldp#Container"
             );
+            let model = match target.as_str() {
+                _ if generic => InteractionModel::BasicContainer,
+                "http://www.w3.org/ns/ldp#NonRDFSource" => InteractionModel::NonRdfSource,
+                "http://www.w3.org/ns/ldp#BasicContainer" => InteractionModel::BasicContainer,
+                "http://www.w3.org/ns/ldp#DirectContainer" => InteractionModel::DirectContainer,
+                "http://www.w3.org/ns/ldp#IndirectContainer" => InteractionModel::IndirectContainer,
+                ARCHIVAL_GROUP => {
+                    return Err(LinkError::Unsupported(
+                        "creating Archival Groups is not supported by arca yet".into(),
+                    ))
+                }
+                t => {
+                    return Err(LinkError::UnknownType(format!(
+                        "invalid interaction model <{}>",
+                        excerpt(t)
+                    )))
+                }
+            };
+            // A specific model wins over the generic ldp:Resource/RDFSource/Container.
             if !(generic && found.is_some()) {
                 found = Some(model);
             }
         }
     }
     Ok(found)
+}
+
+/// At most the first 100 characters of `s`, for messages about client input.
+fn excerpt(s: &str) -> String {
+    match s.char_indices().nth(100) {
+        Some((i, _)) => format!("{}…", &s[..i]),
+        None => s.to_string(),
+    }
 }
 
 /// Whether a Link header names external content (not supported yet).
@@ -83,18 +123,28 @@ fn split_links(value: &str) -> Vec<&str> {
     out
 }
 
+/// One link: `<target>` then `; name=value` or `; name="value"` parameters (RFC 8288).
 fn parse_link(link: &str) -> Option<(String, Vec<(String, String)>)> {
-    let link = link.trim();
-    let rest = link.strip_prefix('<')?;
+    let rest = link.trim().strip_prefix('<')?;
     let end = rest.find('>')?;
     let target = rest[..end].to_string();
-    let params = rest[end + 1..]
-        .split(';')
-        .filter_map(|p| {
-            let (k, v) = p.split_once('=')?;
-            Some((k.trim().to_string(), v.trim().trim_matches('"').to_string()))
-        })
-        .collect();
+    let after = rest[end + 1..].trim();
+    if !(after.is_empty() || after.starts_with(';')) {
+        return None;
+    }
+    let mut params = Vec::new();
+    for p in after.split(';').map(str::trim).filter(|p| !p.is_empty()) {
+        let (k, v) = p.split_once('=').unwrap_or((p, ""));
+        let (k, v) = (k.trim(), v.trim());
+        if k.is_empty() || k.contains(|c: char| c.is_whitespace() || c == '"') {
+            return None;
+        }
+        let v = match v.strip_prefix('"') {
+            Some(q) => q.strip_suffix('"')?,
+            None => v,
+        };
+        params.push((k.to_string(), v.to_string()));
+    }
     Some((target, params))
 }
 

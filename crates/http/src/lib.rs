@@ -15,6 +15,7 @@
 mod error;
 mod handlers;
 pub mod headers;
+mod limits;
 mod upload;
 
 use std::sync::Arc;
@@ -28,6 +29,7 @@ use axum::Router;
 use http::{Method, StatusCode};
 
 pub use error::{constrained_by, ApiError};
+pub use limits::{RequestLimits, BUDGET_WAIT};
 
 /// Settings of the HTTP layer.
 #[derive(Debug, Clone)]
@@ -39,6 +41,8 @@ pub struct HttpConfig {
     pub base_url: Option<String>,
     /// The user recorded as creator and modifier (no authentication yet).
     pub default_user: String,
+    /// Bounds on request sizes and parsing.
+    pub limits: RequestLimits,
 }
 
 impl Default for HttpConfig {
@@ -47,6 +51,7 @@ impl Default for HttpConfig {
             base_path: "/rest".into(),
             base_url: None,
             default_user: "fedoraAdmin".into(),
+            limits: RequestLimits::default(),
         }
     }
 }
@@ -55,18 +60,29 @@ impl Default for HttpConfig {
 struct AppState {
     repo: Arc<Repository>,
     config: Arc<HttpConfig>,
+    budget: limits::BodyBudget,
 }
 
 /// Builds the router for the Fedora API and the constraint documents.
 pub fn router(repo: Arc<Repository>, config: HttpConfig) -> Router {
+    let idle = config.limits.body_idle_timeout;
     let state = AppState {
         repo,
+        budget: limits::BodyBudget::new(config.limits.buffered_bodies),
         config: Arc::new(config),
     };
     Router::new()
         .route("/static/constraints/{name}", get(constraint_document))
         .fallback(dispatch)
         .with_state(state)
+        // Every request body fails (408) once the client pauses longer than the idle timeout.
+        .layer(axum::middleware::map_request(
+            move |req: Request| async move {
+                req.map(|body| {
+                    axum::body::Body::new(tower_http::timeout::TimeoutBody::new(idle, body))
+                })
+            },
+        ))
 }
 
 async fn constraint_document(Path(name): Path<String>) -> Response {
@@ -95,11 +111,29 @@ enum Operation {
     MethodNotAllowed(&'static str),
 }
 
+/// Decodes a percent-encoded path strictly: every `%` must start a two-digit hex escape and
+/// the result must be UTF-8.
+fn decode_path(path: &str) -> Result<String, arca_repository::Error> {
+    let bytes = path.as_bytes();
+    for (i, _) in path.match_indices('%') {
+        let hex = |j: usize| bytes.get(j).is_some_and(u8::is_ascii_hexdigit);
+        if !(hex(i + 1) && hex(i + 2)) {
+            let end = (i + 3).min(path.len());
+            return Err(arca_repository::Error::BadRequest(format!(
+                "the path has an invalid percent-escape {:?} at byte {i}",
+                String::from_utf8_lossy(&bytes[i..end])
+            )));
+        }
+    }
+    percent_encoding::percent_decode_str(path)
+        .decode_utf8()
+        .map(|p| p.into_owned())
+        .map_err(|_| arca_repository::Error::BadRequest("the path is not valid UTF-8".into()))
+}
+
 /// Parses the method and the path below the base into an operation.
 fn parse_operation(method: &Method, path: &str) -> Result<Operation, arca_repository::Error> {
-    let decoded = percent_encoding::percent_decode_str(path)
-        .decode_utf8()
-        .map_err(|_| arca_repository::Error::BadRequest("the path is not valid UTF-8".into()))?;
+    let decoded = decode_path(path)?;
     let segments: Vec<&str> = decoded.trim_matches('/').split('/').collect();
     for (i, seg) in segments.iter().enumerate() {
         match *seg {
@@ -134,6 +168,17 @@ fn parse_operation(method: &Method, path: &str) -> Result<Operation, arca_reposi
 }
 
 async fn dispatch(State(state): State<AppState>, req: Request) -> Response {
+    let target_len = req.uri().path_and_query().map_or(0, |p| p.as_str().len());
+    if target_len > state.config.limits.max_url {
+        return ApiError::new(
+            StatusCode::URI_TOO_LONG,
+            format!(
+                "the request target is {target_len} bytes long; this server accepts at most {}",
+                state.config.limits.max_url
+            ),
+        )
+        .into_response();
+    }
     let base_path = state.config.base_path.as_str();
     let path = req.uri().path();
     let Some(rest) = path.strip_prefix(base_path) else {
@@ -163,6 +208,8 @@ async fn dispatch(State(state): State<AppState>, req: Request) -> Response {
         repo: state.repo.clone(),
         base_url,
         user: state.config.default_user.clone(),
+        config: state.config.clone(),
+        budget: state.budget.clone(),
     };
     let result = match op {
         Operation::Read { id, head } => handlers::read(&ctx, id, head, req).await,

@@ -97,11 +97,68 @@ async fn malformed_json_ld_is_400_with_the_parsers_message() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn an_unknown_interaction_model_is_409_with_constrained_by() {
+async fn an_unknown_interaction_model_is_400_with_constrained_by() {
+    // Fedora 6 answers 400 "Invalid interaction model" with a constrainedBy link.
     let s = setup().await;
     for link in [
         "<http://www.w3.org/ns/ldp#Bogus>; rel=\"type\"",
-        // Direct and indirect containers are not offered (yet).
+        "<http://example.org/unknown>; rel=\"type\"",
+        "<http://example.org/unknown>; rel=type",
+    ] {
+        let r = post(&s, "bad", &[TURTLE, ("slug", "m"), ("link", link)], "").await;
+        assert_eq!(r.status, 400, "{link}: {}", r.text());
+        assert!(r.text().contains("interaction model"), "{}", r.text());
+        assert_constrained_by(&s, &r).await;
+        let r = put(&s, "bad/m", &[TURTLE, ("link", link)], "").await;
+        assert_eq!(r.status, 400, "{link}: {}", r.text());
+        assert_constrained_by(&s, &r).await;
+    }
+    nothing_created(&s, &["bad/m"]).await;
+    s.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_malformed_link_header_is_400_not_a_default() {
+    let s = setup().await;
+    for link in [
+        "garbage",
+        "<http://www.w3.org/ns/ldp#BasicContainer>",
+        "<http://www.w3.org/ns/ldp#BasicContainer; rel=\"type\"",
+        "<http://www.w3.org/ns/ldp#BasicContainer> rel=\"type\"",
+        "<http://www.w3.org/ns/ldp#BasicContainer>; rel=\"type",
+    ] {
+        let r = post(&s, "bad", &[TURTLE, ("slug", "l"), ("link", link)], "").await;
+        assert_eq!(r.status, 400, "{link}: {}", r.text());
+        assert!(r.text().to_lowercase().contains("link"), "{}", r.text());
+        let r = put(&s, "bad/l", &[TURTLE, ("link", link)], "").await;
+        assert_eq!(r.status, 400, "{link}: {}", r.text());
+    }
+    nothing_created(&s, &["bad/l"]).await;
+    // Unquoted rel=type is accepted, as Fedora 6 does.
+    let r = post(
+        &s,
+        "bad",
+        &[
+            TURTLE,
+            ("slug", "ok"),
+            (
+                "link",
+                "<http://www.w3.org/ns/ldp#BasicContainer>; rel=type",
+            ),
+        ],
+        "",
+    )
+    .await;
+    assert_eq!(r.status, 201, "{}", r.text());
+    s.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn models_arca_cannot_create_yet_are_409_with_constrained_by() {
+    let s = setup().await;
+    for link in [
+        // Direct and indirect containers and Archival Groups are not offered (yet).
+        "<http://fedora.info/definitions/v4/repository#ArchivalGroup>; rel=\"type\"",
         "<http://www.w3.org/ns/ldp#DirectContainer>; rel=\"type\"",
         "<http://www.w3.org/ns/ldp#IndirectContainer>; rel=\"type\"",
     ] {

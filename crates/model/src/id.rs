@@ -3,6 +3,16 @@ use std::fmt;
 /// The internal id of the repository root.
 pub const ROOT_ID: &str = "info:fedora";
 
+/// Longest internal id (`info:fedora/` + path), in UTF-16 code units as Fedora 6 counts
+/// them: its catalog keeps ids in a 503-character column and refuses longer ones, so a root
+/// with a longer id could not be opened by Fedora.
+pub const MAX_ID_CHARS: usize = 503;
+
+/// Longest path segment, in bytes once stored: ocfl-java's Linux path mapper percent-encodes
+/// some characters (see [`stored_segment_bytes`]), and Fedora's layout appends at most 14 bytes
+/// (`~fcr-desc.json`) to a segment to name a file; Linux file names hold 255 bytes.
+pub const MAX_SEGMENT_BYTES: usize = 255 - "~fcr-desc.json".len();
+
 const DESCRIPTION_SUFFIX: &str = "fcr:metadata";
 const ACL_SUFFIX: &str = "fcr:acl";
 
@@ -26,6 +36,47 @@ pub enum IdError {
     /// The path contains a control character.
     #[error("path {0:?} contains a control character")]
     ControlCharacter(String),
+    /// A segment is too long to become a file name in Fedora's layout.
+    #[error("the path segment {segment:?} takes {bytes} bytes as a file name; at most {MAX_SEGMENT_BYTES} are allowed")]
+    SegmentTooLong {
+        /// The start of the offending segment.
+        segment: String,
+        /// Its length in bytes once stored.
+        bytes: usize,
+    },
+    /// The whole id is longer than Fedora can hold.
+    #[error("the id {id:?} is {chars} characters long; at most {MAX_ID_CHARS} are allowed (info:fedora/ and the path)")]
+    TooLong {
+        /// The start of the id.
+        id: String,
+        /// Its length in UTF-16 code units.
+        chars: usize,
+    },
+}
+
+/// At most the first 80 characters of `s`, for error messages about hostile input.
+fn excerpt(s: &str) -> String {
+    match s.char_indices().nth(80) {
+        Some((i, _)) => format!("{}…", &s[..i]),
+        None => s.to_string(),
+    }
+}
+
+/// The bytes a path segment takes as a file name in Fedora's layout: ocfl-java's Linux
+/// mapper writes `%`, space, U+0000–U+001F and U+007F–U+00A0 as `%xx` escapes of their UTF-8
+/// bytes and keeps every other character.
+pub fn stored_segment_bytes(segment: &str) -> usize {
+    segment
+        .chars()
+        .map(|ch| {
+            let c = ch as u32;
+            if ch == '%' || ch == ' ' || c < 0x20 || (0x7f..=0xa0).contains(&c) {
+                3 * ch.len_utf8()
+            } else {
+                ch.len_utf8()
+            }
+        })
+        .sum()
 }
 
 /// A Fedora resource identifier in its internal form: `info:fedora` followed by the
@@ -50,6 +101,13 @@ impl FedoraId {
         let trimmed = trimmed.strip_suffix('/').unwrap_or(trimmed);
         if trimmed.is_empty() {
             return Ok(Self::root());
+        }
+        let chars = ROOT_ID.len() + 1 + trimmed.encode_utf16().count();
+        if chars > MAX_ID_CHARS {
+            return Err(IdError::TooLong {
+                id: excerpt(&format!("{ROOT_ID}/{trimmed}")),
+                chars,
+            });
         }
         let segments: Vec<&str> = trimmed.split('/').collect();
         let last = segments.len() - 1;
@@ -178,6 +236,14 @@ impl FedoraId {
 }
 
 fn validate_segment(path: &str, seg: &str, is_last: bool) -> Result<(), IdError> {
+    let path = &excerpt(path);
+    let bytes = stored_segment_bytes(seg);
+    if bytes > MAX_SEGMENT_BYTES {
+        return Err(IdError::SegmentTooLong {
+            segment: excerpt(seg),
+            bytes,
+        });
+    }
     if seg.is_empty() {
         return Err(IdError::EmptySegment(path.to_string()));
     }
@@ -267,6 +333,35 @@ mod tests {
                 "{bad} should be rejected"
             );
         }
+    }
+
+    #[test]
+    fn bounds_lengths_as_storage_and_fedora_do() {
+        // A segment fills a file name with Fedora's longest suffix.
+        let longest = "x".repeat(MAX_SEGMENT_BYTES);
+        assert!(FedoraId::from_path(&longest).is_ok());
+        assert!(matches!(
+            FedoraId::from_path(&format!("{longest}x")),
+            Err(IdError::SegmentTooLong { bytes: 242, .. })
+        ));
+        // Percent-encoded characters count three times, multi-byte characters by bytes.
+        assert_eq!(stored_segment_bytes("a b%é"), 1 + 3 + 1 + 3 + 2);
+        assert!(FedoraId::from_path(&" ".repeat(81)).is_err());
+        assert!(FedoraId::from_path(&"é".repeat(120)).is_ok());
+        // The whole id: Fedora's 503 characters, `info:fedora/` included.
+        let path: String = (0..7).map(|_| "y".repeat(70)).collect::<Vec<_>>().join("/");
+        assert_eq!(path.len(), 496);
+        assert!(matches!(
+            FedoraId::from_path(&path),
+            Err(IdError::TooLong { chars: 508, .. })
+        ));
+        let fits = &path[..MAX_ID_CHARS - "info:fedora/".len()];
+        assert!(FedoraId::from_path(fits).is_ok());
+        // Messages about hostile input stay short.
+        let e = FedoraId::from_path(&"z".repeat(65_536))
+            .unwrap_err()
+            .to_string();
+        assert!(e.len() < 300, "{e}");
     }
 
     #[test]

@@ -33,4 +33,22 @@ mod tests {
         assert_eq!(encode_logical_path("del\u{7f}"), "del%7f");
         assert_eq!(encode_logical_path("ümlaut:*?"), "ümlaut:*?");
     }
+
+    #[test]
+    fn ids_bound_segments_by_this_encoding() {
+        for s in [
+            "plain",
+            "a b%c",
+            "tab\there",
+            "nbsp\u{a0}é",
+            "\u{7f}\u{1f}",
+            "日本",
+        ] {
+            assert_eq!(
+                encode_logical_path(s).len(),
+                arca_model::stored_segment_bytes(s),
+                "{s:?}"
+            );
+        }
+    }
 }

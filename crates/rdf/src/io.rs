@@ -2,8 +2,9 @@ use oxrdf::{NamedOrBlankNode, Triple};
 use oxrdfio::{RdfParser, RdfSerializer};
 use oxttl::NTriplesParser;
 
+use crate::limits::Budget;
 use crate::vocab::{PREFIXES, RDF_TYPE};
-use crate::{IdMapper, RdfError, RdfFormat, Result};
+use crate::{scan, xml_guard, IdMapper, ParseLimits, RdfError, RdfFormat, Result};
 
 /// Parses a client body into internal-id triples.
 ///
@@ -11,30 +12,44 @@ use crate::{IdMapper, RdfError, RdfFormat, Result};
 /// being created or replaced. Every IRI under the mapper's base, in subject, predicate or object
 /// position, becomes an internal id; literal datatypes are left alone. Blank nodes are kept.
 /// Named graphs (JSON-LD) are refused. JSON-LD remote contexts are not fetched, so a body that
-/// needs one fails.
+/// needs one fails. The body must be complete: a document cut short is an error in every
+/// syntax. Nothing in the body can make the parser exceed `limits` (see [`ParseLimits`]).
 ///
 /// # Errors
 /// [`RdfError::Syntax`] with the parser's message (line and column where the parser gives them);
-/// [`RdfError::BaseIri`] if `resource_url` is not an absolute IRI.
+/// [`RdfError::Limit`] naming the bound a body exceeds; [`RdfError::BaseIri`] if `resource_url`
+/// is not an absolute IRI.
 pub fn parse(
     body: &[u8],
     format: RdfFormat,
     resource_url: &str,
     mapper: &IdMapper,
+    limits: &ParseLimits,
 ) -> Result<Vec<Triple>> {
-    RdfParser::from_format(format.oxrdfio())
+    match format {
+        RdfFormat::Turtle | RdfFormat::NTriples => {
+            scan::turtle_like(body, limits, false)?;
+        }
+        RdfFormat::JsonLd => scan::json(body, limits)?,
+        RdfFormat::RdfXml => xml_guard::check(body, limits)?,
+    }
+    let mut budget = Budget::new(limits);
+    let parser = RdfParser::from_format(format.oxrdfio())
         .with_base_iri(resource_url)
         .map_err(|source| RdfError::BaseIri {
             iri: resource_url.to_string(),
             source,
         })?
         .without_named_graphs()
-        .for_slice(body)
-        .map(|quad| match quad {
-            Ok(quad) => Ok(mapper.triple_to_internal(quad.into())),
-            Err(e) => Err(RdfError::Syntax(e.to_string())),
-        })
-        .collect()
+        .for_slice(body);
+    let mut triples = Vec::new();
+    for quad in parser {
+        let triple: Triple = quad.map_err(|e| RdfError::Syntax(e.to_string()))?.into();
+        budget.take(&triple)?;
+        triples.push(mapper.triple_to_internal(triple));
+    }
+    budget.check_time()?;
+    Ok(triples)
 }
 
 /// The storage form of a graph: one N-Triples line per triple, exactly as `oxttl` writes it,

@@ -8,11 +8,12 @@
 //! reads RFC 7240 `Prefer` headers ([`Prefer`]). No HTTP types and no I/O here.
 //!
 //! ```
-//! use arca_rdf::{parse, serialize, IdMapper, RdfFormat};
+//! use arca_rdf::{parse, serialize, IdMapper, ParseLimits, RdfFormat};
 //!
 //! let mapper = IdMapper::new("http://localhost:8080/rest");
 //! let body = b"<> <http://purl.org/dc/terms/title> \"A\" ; <http://purl.org/dc/terms/hasPart> <b> .";
-//! let triples = parse(body, RdfFormat::Turtle, "http://localhost:8080/rest/a/", &mapper)?;
+//! let limits = ParseLimits::default();
+//! let triples = parse(body, RdfFormat::Turtle, "http://localhost:8080/rest/a/", &mapper, &limits)?;
 //! assert_eq!(triples[0].subject.to_string(), "<info:fedora/a>");
 //! assert_eq!(triples[1].object.to_string(), "<info:fedora/a/b>");
 //!
@@ -25,14 +26,18 @@
 mod format;
 mod ids;
 mod io;
+mod limits;
 mod managed;
 mod prefer;
+mod scan;
 mod sparql;
 pub mod vocab;
+mod xml_guard;
 
 pub use format::RdfFormat;
 pub use ids::IdMapper;
 pub use io::{parse, parse_ntriples, serialize, to_ntriples};
+pub use limits::ParseLimits;
 pub use managed::{describe_statements, split_server_managed};
 pub use prefer::{Prefer, ReturnPref};
 pub use sparql::apply_sparql_update;
@@ -44,6 +49,10 @@ pub enum RdfError {
     /// column where the parser reports them. Maps to 400 Bad Request.
     #[error("{0}")]
     Syntax(String),
+    /// The body exceeds one of the [`ParseLimits`]; the message names the bound and its
+    /// value. Maps to 400 Bad Request (413 for the triple count).
+    #[error("{0}")]
+    Limit(String),
     /// The SPARQL update tries to delete statements the server manages (409 in Fedora).
     #[error("{0}")]
     ServerManaged(String),

@@ -1,12 +1,18 @@
 use oxigraph::model::{GraphNameRef, Quad};
-use oxigraph::sparql::SparqlEvaluator;
+use oxigraph::sparql::{CancellationToken, SparqlEvaluator};
 use oxigraph::store::Store;
 use oxrdf::{GraphName, Triple};
 use spargebra::algebra::{Expression, GraphPattern};
 use spargebra::term::{GraphName as GroundGraphName, GraphNamePattern};
 use spargebra::{GraphUpdateOperation, SparqlParser, Update};
 
-use crate::{IdMapper, RdfError, Result};
+use crate::limits::ParseLimits;
+use crate::{scan, IdMapper, RdfError, Result};
+
+/// Stack of the thread that parses and evaluates an update. The lexical scan bounds the
+/// depth of every tree the update can build to `max_nesting + max_update_operators` levels,
+/// which fits in this with a wide margin even in unoptimized builds.
+const UPDATE_STACK_BYTES: usize = 256 << 20;
 
 /// Applies a SPARQL 1.1 Update (`application/sparql-update`) to the triples of one resource.
 ///
@@ -16,8 +22,15 @@ use crate::{IdMapper, RdfError, Result};
 /// update runs there (INSERT DATA, DELETE DATA, DELETE/INSERT … WHERE, DELETE WHERE, several
 /// operations separated by `;`), and the resulting triples come back with internal ids.
 ///
+/// The update is bounded by `limits`: its nesting and chained operators are measured before it
+/// is parsed, it is parsed and evaluated on a thread of its own whose stack holds every tree
+/// those bounds allow, evaluation is cancelled after `max_parse_time`, and the result may hold
+/// at most `max_triples` triples with terms no longer than the length bounds. The calling
+/// thread blocks meanwhile: call it where blocking is allowed.
+///
 /// # Errors
 /// - [`RdfError::Syntax`]: the update does not parse (spargebra's message).
+/// - [`RdfError::Limit`]: the update exceeds a bound of `limits`.
 /// - [`RdfError::Unsupported`]: it touches named graphs (`GRAPH`, `WITH`, `USING`), or uses
 ///   LOAD, CLEAR, CREATE, DROP, COPY/MOVE/ADD or SERVICE.
 /// - [`RdfError::BaseIri`]: `resource_url` is not an absolute IRI.
@@ -27,6 +40,54 @@ pub fn apply_sparql_update(
     update: &str,
     resource_url: &str,
     mapper: &IdMapper,
+    limits: &ParseLimits,
+) -> Result<Vec<Triple>> {
+    scan::turtle_like(update.as_bytes(), limits, true)?;
+    let cancel = CancellationToken::new();
+    let (done_tx, done_rx) = std::sync::mpsc::channel();
+    std::thread::scope(|scope| {
+        let worker = std::thread::Builder::new()
+            .name("sparql-update".into())
+            .stack_size(UPDATE_STACK_BYTES)
+            .spawn_scoped(scope, {
+                let cancel = cancel.clone();
+                move || {
+                    let result = run_update(current, update, resource_url, mapper, limits, cancel);
+                    let _ = done_tx.send(());
+                    result
+                }
+            })
+            .map_err(|e| RdfError::Store(e.into()))?;
+        let timed_out = matches!(
+            done_rx.recv_timeout(limits.max_parse_time),
+            Err(std::sync::mpsc::RecvTimeoutError::Timeout)
+        );
+        if timed_out {
+            cancel.cancel();
+        }
+        let result = worker.join().unwrap_or_else(|_| {
+            Err(RdfError::Syntax(
+                "the SPARQL update could not be evaluated".into(),
+            ))
+        });
+        if timed_out {
+            return Err(ParseLimits::exceeded(
+                "the SPARQL update ran too long",
+                "max_parse_time",
+                format!("{} s", limits.max_parse_time.as_secs_f64()),
+            ));
+        }
+        result
+    })
+}
+
+fn run_update(
+    current: &[Triple],
+    update: &str,
+    resource_url: &str,
+    mapper: &IdMapper,
+    limits: &ParseLimits,
+    cancel: CancellationToken,
 ) -> Result<Vec<Triple>> {
     let update = SparqlParser::new()
         .with_base_iri(resource_url)
@@ -44,12 +105,24 @@ pub fn apply_sparql_update(
         Quad::new(t.subject, t.predicate, t.object, GraphName::DefaultGraph)
     }))?;
     SparqlEvaluator::new()
+        .with_cancellation_token(cancel)
         .for_update(update)
         .on_store(&store)
         .execute()?;
+    if store.len()? > limits.max_triples {
+        return Err(ParseLimits::exceeded(
+            "the update leaves the resource with too many triples",
+            "max_triples",
+            limits.max_triples,
+        ));
+    }
     store
         .quads_for_pattern(None, None, None, Some(GraphNameRef::DefaultGraph))
-        .map(|quad| Ok(mapper.triple_to_internal(quad?.into())))
+        .map(|quad| {
+            let triple: Triple = quad?.into();
+            limits.check_triple(&triple)?;
+            Ok(mapper.triple_to_internal(triple))
+        })
         .collect()
 }
 

@@ -2,7 +2,9 @@
 
 use std::collections::HashSet;
 
-use arca_rdf::{parse, parse_ntriples, serialize, to_ntriples, IdMapper, RdfError, RdfFormat};
+use arca_rdf::{
+    parse, parse_ntriples, serialize, to_ntriples, IdMapper, ParseLimits, RdfError, RdfFormat,
+};
 use oxrdf::{BlankNode, Literal, NamedNode, Term, Triple};
 
 const BASE: &str = "http://localhost:8080/rest";
@@ -50,7 +52,14 @@ const TURTLE: &str = r#"
 "#;
 
 fn sample() -> Vec<Triple> {
-    parse(TURTLE.as_bytes(), RdfFormat::Turtle, RESOURCE, &mapper()).unwrap()
+    parse(
+        TURTLE.as_bytes(),
+        RdfFormat::Turtle,
+        RESOURCE,
+        &mapper(),
+        &ParseLimits::default(),
+    )
+    .unwrap()
 }
 
 #[test]
@@ -93,7 +102,14 @@ fn turtle_resolves_relative_iris_to_internal_ids() {
 #[test]
 fn root_and_trailing_slash_map_to_internal_ids() {
     let body = b"<> <http://example.org/p> <http://localhost:8080/rest/> , <http://localhost:8080/rest/a/> .";
-    let triples = parse(body, RdfFormat::Turtle, BASE, &mapper()).unwrap();
+    let triples = parse(
+        body,
+        RdfFormat::Turtle,
+        BASE,
+        &mapper(),
+        &ParseLimits::default(),
+    )
+    .unwrap();
     let strings = set(&triples);
     assert!(strings.contains("<info:fedora> <http://example.org/p> <info:fedora>"));
     assert!(strings.contains("<info:fedora> <http://example.org/p> <info:fedora/a>"));
@@ -109,7 +125,14 @@ fn round_trip(format: RdfFormat) {
     );
     assert!(text.contains(RESOURCE), "external URLs expected:\n{text}");
     // Parsed against another resource URL: all IRIs in the output must be absolute.
-    let again = parse(&body, format, "http://localhost:8080/rest/x", &mapper()).unwrap();
+    let again = parse(
+        &body,
+        format,
+        "http://localhost:8080/rest/x",
+        &mapper(),
+        &ParseLimits::default(),
+    )
+    .unwrap();
     assert_eq!(shape(&again), shape(&triples), "{format:?} output:\n{text}");
     assert_eq!(again.len(), triples.len());
 }
@@ -206,9 +229,11 @@ fn empty_graph_serializes() {
         RdfFormat::RdfXml,
     ] {
         let body = serialize(&[], format, &mapper()).unwrap();
-        assert!(parse(&body, format, RESOURCE, &mapper())
-            .unwrap()
-            .is_empty());
+        assert!(
+            parse(&body, format, RESOURCE, &mapper(), &ParseLimits::default())
+                .unwrap()
+                .is_empty()
+        );
     }
 }
 
@@ -222,7 +247,14 @@ fn json_ld_input_with_context_and_relative_ids() {
         "dc:hasPart": {"@id": "child"},
         "ex:note": {"ex:text": "anonymous"}
     }"#;
-    let triples = parse(body, RdfFormat::JsonLd, RESOURCE, &mapper()).unwrap();
+    let triples = parse(
+        body,
+        RdfFormat::JsonLd,
+        RESOURCE,
+        &mapper(),
+        &ParseLimits::default(),
+    )
+    .unwrap();
     let strings = set(&triples);
     assert!(strings.contains("<info:fedora/coll/obj> <http://www.w3.org/1999/02/22-rdf-syntax-ns#type> <http://example.org/ns#Book>"));
     assert!(
@@ -241,6 +273,7 @@ fn malformed_turtle_is_a_syntax_error_with_position() {
         RdfFormat::Turtle,
         RESOURCE,
         &mapper(),
+        &ParseLimits::default(),
     )
     .unwrap_err();
     let RdfError::Syntax(message) = err else {
@@ -255,7 +288,13 @@ fn malformed_json_ld_is_a_syntax_error() {
         &br#"{"@id": "", "http://example.org/p": "#[..],
         br#"{"@id": 5}"#,
     ] {
-        match parse(body, RdfFormat::JsonLd, RESOURCE, &mapper()) {
+        match parse(
+            body,
+            RdfFormat::JsonLd,
+            RESOURCE,
+            &mapper(),
+            &ParseLimits::default(),
+        ) {
             Err(RdfError::Syntax(message)) => assert!(!message.is_empty()),
             other => panic!("expected a syntax error for {body:?}, got {other:?}"),
         }
@@ -273,7 +312,7 @@ fn malformed_ntriples_and_rdf_xml_are_syntax_errors() {
     ];
     for (body, format) in cases {
         assert!(
-            matches!(parse(body, format, RESOURCE, &mapper()), Err(RdfError::Syntax(m)) if !m.is_empty()),
+            matches!(parse(body, format, RESOURCE, &mapper(), &ParseLimits::default()), Err(RdfError::Syntax(m)) if !m.is_empty()),
             "{format:?}"
         );
     }
@@ -307,7 +346,7 @@ fn storage_form_matches_oxttl_and_round_trips() {
 fn json_ld_remote_contexts_are_not_fetched() {
     let body = br#"{"@context": "http://schema.org/", "@id": "", "name": "x"}"#;
     assert!(matches!(
-        parse(body, RdfFormat::JsonLd, RESOURCE, &mapper()),
+        parse(body, RdfFormat::JsonLd, RESOURCE, &mapper(), &ParseLimits::default()),
         Err(RdfError::Syntax(m)) if !m.is_empty()
     ));
 }
@@ -315,7 +354,13 @@ fn json_ld_remote_contexts_are_not_fetched() {
 #[test]
 fn relative_base_is_refused() {
     assert!(matches!(
-        parse(b"<> <p> <o> .", RdfFormat::Turtle, "/rest/a", &mapper()),
+        parse(
+            b"<> <p> <o> .",
+            RdfFormat::Turtle,
+            "/rest/a",
+            &mapper(),
+            &ParseLimits::default()
+        ),
         Err(RdfError::BaseIri { .. })
     ));
 }

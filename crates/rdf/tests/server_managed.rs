@@ -1,7 +1,9 @@
 //! Server-managed statements: what a client may not set.
 
 use arca_rdf::vocab::{FEDORA_CREATED, LDP_CONTAINS, RDF_TYPE};
-use arca_rdf::{describe_statements, parse, split_server_managed, IdMapper, RdfFormat};
+use arca_rdf::{
+    describe_statements, parse, split_server_managed, IdMapper, ParseLimits, RdfFormat,
+};
 use oxrdf::{Literal, NamedNode, Triple};
 
 fn triple(p: &str, o: impl Into<oxrdf::Term>) -> Triple {
@@ -79,6 +81,7 @@ fn parsed_body_with_server_managed_triples() {
         RdfFormat::Turtle,
         "http://localhost:8080/rest/a",
         &mapper,
+        &ParseLimits::default(),
     )
     .unwrap();
     let (kept, rejected) = split_server_managed(triples);

@@ -2,7 +2,7 @@
 
 use std::collections::BTreeSet;
 
-use arca_rdf::{apply_sparql_update, parse_ntriples, IdMapper, RdfError};
+use arca_rdf::{apply_sparql_update, parse_ntriples, IdMapper, ParseLimits, RdfError};
 use oxrdf::Triple;
 
 const RESOURCE: &str = "http://localhost:8080/rest/a";
@@ -20,7 +20,13 @@ fn current() -> Vec<Triple> {
 
 fn update(sparql: &str) -> Result<BTreeSet<String>, RdfError> {
     let mapper = IdMapper::new("http://localhost:8080/rest");
-    let triples = apply_sparql_update(&current(), sparql, RESOURCE, &mapper)?;
+    let triples = apply_sparql_update(
+        &current(),
+        sparql,
+        RESOURCE,
+        &mapper,
+        &ParseLimits::default(),
+    )?;
     Ok(triples.iter().map(ToString::to_string).collect())
 }
 

@@ -70,6 +70,15 @@ pub enum Error {
     /// The request is malformed.
     #[error("{0}")]
     BadRequest(String),
+    /// The body has statements about another repository resource (the internal IRI); they
+    /// can only be changed through that resource (403).
+    #[error(
+        "the body has statements about {0}, another resource; change them through that resource"
+    )]
+    OtherResourceSubject(String),
+    /// The body has statements about something outside the repository (400).
+    #[error("the body has statements about {0}, which is outside the repository")]
+    OutsideSubject(String),
     /// The path is not a valid resource path.
     #[error(transparent)]
     InvalidId(#[from] IdError),

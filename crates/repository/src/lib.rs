@@ -14,6 +14,7 @@ mod content;
 mod error;
 mod index;
 mod locks;
+mod subjects;
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -305,7 +306,7 @@ impl Repository {
         user: &str,
     ) -> Result<ResourceRecord> {
         check_creatable(&id, model)?;
-        let content = prepare_content(content, model)?;
+        let content = prepare_content(&id, content, model)?;
         let parent = self.find_parent(&id).await?;
         let _locks = self.locks.lock(&[id.as_str()], &[parent.as_str()]).await;
         match self.catalog.get(&id).await? {
@@ -390,7 +391,7 @@ impl Repository {
                 ));
             }
         }
-        let content = prepare_content(content, current_model)?;
+        let content = prepare_content(id, content, current_model)?;
         let at = now();
         let mut plan = self.plan_for(&record).await?;
         match content {
@@ -426,8 +427,16 @@ impl Repository {
                 format!("{id} is a binary; PATCH applies to RDF sources"),
             ));
         }
-        let triples = update(self.triples(&record)?)?;
-        let triples = checked_triples(triples, lenient)?;
+        let current = self.triples(&record)?;
+        let (current, updated) = tokio::task::spawn_blocking(move || {
+            let updated = update(current.clone());
+            (current, updated)
+        })
+        .await
+        .map_err(|e| Error::Internal(format!("the update did not finish: {e}")))?;
+        let triples = checked_triples(updated?, lenient)?;
+        let current: std::collections::HashSet<&Triple> = current.iter().collect();
+        subjects::check_subjects(id, triples.iter().filter(|t| !current.contains(t)))?;
         let at = now();
         let mut plan = self.plan_for(&record).await?;
         plan.rewrite_rdf(&record, at, user, &triples)?;
@@ -1058,13 +1067,18 @@ fn check_creatable(id: &FedoraId, model: InteractionModel) -> Result<()> {
     }
 }
 
-/// Checks the body against the interaction model it will live under.
-fn prepare_content(content: NewContent, model: InteractionModel) -> Result<NewContent> {
+/// Checks the body of resource `id` against the interaction model it will live under.
+fn prepare_content(
+    id: &FedoraId,
+    content: NewContent,
+    model: InteractionModel,
+) -> Result<NewContent> {
     match content {
-        NewContent::Rdf { triples, lenient } if model.is_rdf_source() => Ok(NewContent::Rdf {
-            triples: checked_triples(triples, lenient)?,
-            lenient,
-        }),
+        NewContent::Rdf { triples, lenient } if model.is_rdf_source() => {
+            let triples = checked_triples(triples, lenient)?;
+            subjects::check_subjects(id, &triples)?;
+            Ok(NewContent::Rdf { triples, lenient })
+        }
         NewContent::Binary {
             binary,
             mime,

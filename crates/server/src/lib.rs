@@ -2,16 +2,20 @@
 //! [`open_repository`] builds the kernel from a [`Config`]; [`run`] serves it until the
 //! shutdown future resolves.
 
+mod serve;
+
 use std::future::Future;
 use std::io::Write as _;
 use std::sync::Arc;
+use std::time::Duration;
 
 use anyhow::Context;
 use arca_catalog::SqliteCatalog;
 use arca_config::Config;
-use arca_http::HttpConfig;
+use arca_http::{HttpConfig, RequestLimits};
 use arca_ocfl::OcflRoot;
 use arca_repository::Repository;
+pub use serve::{serve, ConnectionLimits};
 use tokio::net::TcpListener;
 
 /// Message recorded in every OCFL version arca writes.
@@ -50,6 +54,58 @@ pub async fn open_repository(
     Ok((Arc::new(repo), catalog))
 }
 
+/// The request bounds of `config`, the defaults where it sets none.
+pub fn request_limits(config: &Config) -> RequestLimits {
+    let l = &config.limits;
+    let mut r = RequestLimits::default();
+    let set = |target: &mut usize, v: Option<u64>| {
+        if let Some(v) = v {
+            *target = usize::try_from(v).unwrap_or(usize::MAX);
+        }
+    };
+    set(&mut r.max_rdf_body, l.rdf_body_bytes);
+    set(&mut r.max_sparql_body, l.sparql_body_bytes);
+    set(&mut r.buffered_bodies, l.buffered_bodies_bytes);
+    set(&mut r.max_url, l.url_bytes);
+    set(&mut r.rdf.max_nesting, l.rdf_nesting);
+    set(&mut r.rdf.max_triples, l.rdf_triples);
+    set(&mut r.rdf.max_literal_bytes, l.rdf_literal_bytes);
+    set(&mut r.rdf.max_iri_bytes, l.rdf_iri_bytes);
+    set(&mut r.rdf.max_update_operators, l.sparql_operators);
+    set(
+        &mut r.rdf.max_entity_expansion,
+        l.rdf_entity_expansion_bytes,
+    );
+    if let Some(s) = l.parse_seconds {
+        r.rdf.max_parse_time = Duration::from_secs(s);
+    }
+    if let Some(s) = l.body_idle_timeout_seconds {
+        r.body_idle_timeout = Duration::from_secs(s);
+    }
+    // One body at its largest must fit in the budget, or it could never be read.
+    r.buffered_bodies = r.buffered_bodies.max(r.max_rdf_body).max(r.max_sparql_body);
+    r
+}
+
+/// The connection bounds of `config`, the defaults where it sets none.
+pub fn connection_limits(config: &Config) -> ConnectionLimits {
+    let l = &config.limits;
+    let mut c = ConnectionLimits::default();
+    if let Some(n) = l.max_connections {
+        c.max_connections = usize::try_from(n).unwrap_or(usize::MAX);
+    }
+    if let Some(n) = l.header_bytes {
+        c.max_header_bytes = usize::try_from(n).unwrap_or(usize::MAX);
+    }
+    if let Some(s) = l.header_timeout_seconds {
+        c.header_timeout = Duration::from_secs(s);
+    }
+    if let Some(s) = l.shutdown_grace_seconds {
+        c.shutdown_grace = Duration::from_secs(s);
+    }
+    c
+}
+
 /// Serves the Fedora API on `listener` until `shutdown` resolves, then drains requests in
 /// flight and checkpoints the catalog.
 pub async fn run(
@@ -65,6 +121,7 @@ pub async fn run(
             base_path: config.base_path.clone(),
             base_url: config.base_url.clone(),
             default_user: config.default_user.clone(),
+            limits: request_limits(&config),
         },
     );
     let addr = listener.local_addr()?;
@@ -75,9 +132,7 @@ pub async fn run(
         "arca listening on http://{addr}{}/",
         config.base_path
     );
-    axum::serve(listener, app)
-        .with_graceful_shutdown(shutdown)
-        .await?;
+    serve(listener, app, &connection_limits(&config), shutdown).await;
     repo_stats.shutdown().await?;
     catalog.checkpoint()?;
     let sync = repo_stats.sync_stats();

@@ -147,8 +147,21 @@ impl TestServer {
         s
     }
 
+    /// Starts a server on a fresh temporary data directory with the given request limits.
+    pub async fn start_with_limits(limits: arca_config::Limits) -> Self {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let path = dir.path().to_path_buf();
+        let mut s = Self::start_configured(&path, limits).await;
+        s.data = Some(dir);
+        s
+    }
+
     /// Starts a server on an existing data directory (kept after the server stops).
     pub async fn start_at(data: &Path) -> Self {
+        Self::start_configured(data, arca_config::Limits::default()).await
+    }
+
+    async fn start_configured(data: &Path, limits: arca_config::Limits) -> Self {
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
             .await
             .expect("bind");
@@ -156,6 +169,7 @@ impl TestServer {
         let config = arca_config::Config {
             listen: addr.to_string(),
             data: data.to_path_buf(),
+            limits,
             ..Default::default()
         };
         let (stop, stopped) = oneshot::channel::<()>();

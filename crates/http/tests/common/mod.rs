@@ -218,7 +218,14 @@ impl Graph {
     pub fn parse(body: &[u8], format: RdfFormat, base: &str) -> Self {
         // A mapper for an unrelated base leaves every IRI as it is.
         let mapper = IdMapper::new("urn:arca-test:none");
-        let triples = arca_rdf::parse(body, format, base, &mapper).unwrap_or_else(|e| {
+        let triples = arca_rdf::parse(
+            body,
+            format,
+            base,
+            &mapper,
+            &arca_rdf::ParseLimits::default(),
+        )
+        .unwrap_or_else(|e| {
             panic!(
                 "the server's {format:?} does not parse: {e}\n{}",
                 String::from_utf8_lossy(body)

@@ -1,0 +1,148 @@
+//! Bounds on what one request may make the server hold: body sizes per kind of body, the
+//! memory all buffered bodies may take together, the URL length, and the parser bounds
+//! passed on to the RDF layer.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use arca_rdf::ParseLimits;
+use axum::body::Body;
+use bytes::{Bytes, BytesMut};
+use http::{HeaderMap, StatusCode};
+use tokio::sync::{OwnedSemaphorePermit, Semaphore};
+
+use crate::error::ApiError;
+
+/// Request bounds of the HTTP layer.
+#[derive(Debug, Clone)]
+pub struct RequestLimits {
+    /// Bounds on parsing RDF bodies and SPARQL updates.
+    pub rdf: ParseLimits,
+    /// Largest RDF body (Turtle, N-Triples, JSON-LD, RDF/XML), in bytes (413 beyond).
+    pub max_rdf_body: usize,
+    /// Largest SPARQL Update body, in bytes (413 beyond).
+    pub max_sparql_body: usize,
+    /// Memory all RDF and SPARQL bodies being read or parsed may take together, in bytes;
+    /// a request that cannot get its share within [`BUDGET_WAIT`] gets 503. Binary bodies
+    /// are streamed to disk and do not count.
+    pub buffered_bodies: usize,
+    /// Longest request target (path and query), in bytes (414 beyond).
+    pub max_url: usize,
+    /// Longest pause while a request body is being received before the request fails
+    /// with 408.
+    pub body_idle_timeout: Duration,
+}
+
+impl Default for RequestLimits {
+    fn default() -> Self {
+        Self {
+            rdf: ParseLimits::default(),
+            max_rdf_body: 16 << 20,
+            max_sparql_body: 1 << 20,
+            buffered_bodies: 256 << 20,
+            max_url: 8 << 10,
+            body_idle_timeout: Duration::from_secs(60),
+        }
+    }
+}
+
+/// How long a request waits for its share of the buffered-body budget before it is
+/// refused with 503.
+pub const BUDGET_WAIT: Duration = Duration::from_secs(10);
+
+/// The memory budget shared by all buffered request bodies, counted in KiB.
+#[derive(Clone)]
+pub(crate) struct BodyBudget {
+    kib: Arc<Semaphore>,
+}
+
+impl BodyBudget {
+    pub(crate) fn new(bytes: usize) -> Self {
+        Self {
+            kib: Arc::new(Semaphore::new(bytes.div_ceil(1024).max(1))),
+        }
+    }
+}
+
+/// A body read into memory; its share of the budget is returned when it is dropped.
+pub(crate) struct BufferedBody {
+    /// The bytes.
+    pub bytes: Bytes,
+    _share: Option<OwnedSemaphorePermit>,
+}
+
+/// Reads a whole body of at most `max` bytes (`what` names the kind of body and the
+/// setting in messages), taking its memory from `budget` as it arrives.
+pub(crate) async fn read_body(
+    headers: &HeaderMap,
+    body: Body,
+    max: usize,
+    what: &str,
+    budget: &BodyBudget,
+) -> Result<BufferedBody, ApiError> {
+    let too_large = || {
+        ApiError::new(
+            StatusCode::PAYLOAD_TOO_LARGE,
+            format!("the {what} is larger than this server accepts (at most {max} bytes)"),
+        )
+    };
+    let declared = headers
+        .get(http::header::CONTENT_LENGTH)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.trim().parse::<u64>().ok());
+    if declared.is_some_and(|n| n > max as u64) {
+        return Err(too_large());
+    }
+    use futures_util::StreamExt;
+    let mut stream = body.into_data_stream();
+    let mut buf = BytesMut::with_capacity(declared.unwrap_or(0).min(1 << 20) as usize);
+    let mut share: Option<OwnedSemaphorePermit> = None;
+    let mut held_kib = 0usize;
+    while let Some(chunk) = stream.next().await {
+        let chunk = chunk.map_err(body_error)?;
+        if buf.len() + chunk.len() > max {
+            return Err(too_large());
+        }
+        buf.extend_from_slice(&chunk);
+        let need_kib = buf.len().div_ceil(1024);
+        if need_kib > held_kib {
+            let more = (need_kib - held_kib) as u32;
+            let permit =
+                tokio::time::timeout(BUDGET_WAIT, budget.kib.clone().acquire_many_owned(more))
+                    .await
+                    .ok()
+                    .and_then(Result::ok)
+                    .ok_or_else(|| {
+                        ApiError::new(
+                            StatusCode::SERVICE_UNAVAILABLE,
+                            "the server is holding too many request bodies in memory; retry later",
+                        )
+                    })?;
+            match &mut share {
+                Some(s) => s.merge(permit),
+                None => share = Some(permit),
+            }
+            held_kib = need_kib;
+        }
+    }
+    Ok(BufferedBody {
+        bytes: buf.freeze(),
+        _share: share,
+    })
+}
+
+/// The answer to a body that could not be read: 408 when the client paused longer than the
+/// idle timeout, 400 otherwise.
+pub(crate) fn body_error(e: axum::Error) -> ApiError {
+    let mut source: Option<&(dyn std::error::Error + 'static)> = Some(&e);
+    while let Some(s) = source {
+        if s.is::<tower_http::timeout::TimeoutError>() {
+            return ApiError::new(
+                StatusCode::REQUEST_TIMEOUT,
+                "the request body stopped arriving; the connection waited longer than the body idle timeout",
+            );
+        }
+        source = s.source();
+    }
+    ApiError::bad_request(format!("reading the request body failed: {e}"))
+}

@@ -1,0 +1,92 @@
+//! The HTTP/1.1 connection loop: bounded connections, a deadline for each request head,
+//! a bounded head size, and a shutdown that waits for requests in flight only so long.
+
+use std::future::Future;
+use std::sync::Arc;
+use std::time::Duration;
+
+use axum::Router;
+use hyper::server::conn::http1;
+use hyper_util::rt::{TokioIo, TokioTimer};
+use hyper_util::server::graceful::GracefulShutdown;
+use hyper_util::service::TowerToHyperService;
+use tokio::net::TcpListener;
+use tokio::sync::Semaphore;
+
+/// Connection-level bounds.
+#[derive(Debug, Clone)]
+pub struct ConnectionLimits {
+    /// Most connections served at once; further clients wait in the kernel's listen queue.
+    pub max_connections: usize,
+    /// Largest request head (request line and headers), in bytes; hyper answers 431 beyond.
+    pub max_header_bytes: usize,
+    /// Longest wait for a complete request head; the connection is closed after it.
+    pub header_timeout: Duration,
+    /// How long shutdown waits for requests in flight before closing their connections.
+    pub shutdown_grace: Duration,
+}
+
+impl Default for ConnectionLimits {
+    fn default() -> Self {
+        Self {
+            max_connections: 1024,
+            max_header_bytes: 16 << 10,
+            header_timeout: Duration::from_secs(30),
+            shutdown_grace: Duration::from_secs(5),
+        }
+    }
+}
+
+/// Serves `app` on `listener` until `shutdown` resolves, then lets requests in flight finish
+/// for at most `limits.shutdown_grace`.
+pub async fn serve(
+    listener: TcpListener,
+    app: Router,
+    limits: &ConnectionLimits,
+    shutdown: impl Future<Output = ()>,
+) {
+    let mut builder = http1::Builder::new();
+    builder
+        .timer(TokioTimer::new())
+        .header_read_timeout(limits.header_timeout)
+        .max_buf_size(limits.max_header_bytes);
+    let graceful = GracefulShutdown::new();
+    let slots = Arc::new(Semaphore::new(limits.max_connections));
+    tokio::pin!(shutdown);
+    loop {
+        let slot = tokio::select! {
+            _ = &mut shutdown => break,
+            slot = slots.clone().acquire_owned() => slot.expect("the semaphore is never closed"),
+        };
+        let (stream, _peer) = tokio::select! {
+            _ = &mut shutdown => break,
+            accepted = listener.accept() => match accepted {
+                Ok(a) => a,
+                Err(e) => {
+                    // Out of file descriptors and the like: wait instead of spinning.
+                    tracing::warn!(error = %e, "accepting a connection failed");
+                    tokio::time::sleep(Duration::from_millis(50)).await;
+                    continue;
+                }
+            },
+        };
+        let _ = stream.set_nodelay(true);
+        let service = TowerToHyperService::new(app.clone());
+        let connection = builder.serve_connection(TokioIo::new(stream), service);
+        let connection = graceful.watch(connection);
+        tokio::spawn(async move {
+            let _ = connection.await;
+            drop(slot);
+        });
+    }
+    drop(listener);
+    tokio::select! {
+        _ = graceful.shutdown() => {}
+        _ = tokio::time::sleep(limits.shutdown_grace) => {
+            tracing::warn!(
+                grace_s = limits.shutdown_grace.as_secs_f64(),
+                "requests still in flight after the shutdown grace period; closing their connections"
+            );
+        }
+    }
+}
