@@ -68,7 +68,7 @@ pub struct Limits {
     pub buffered_bodies_bytes: Option<u64>,
     /// Longest request target (path and query) in bytes (414 beyond).
     pub url_bytes: Option<u64>,
-    /// Largest request head (request line and headers) in bytes (431 beyond); at least 8192.
+    /// Most bytes of header names and values in one request (431 beyond); at least 8192.
     pub header_bytes: Option<u64>,
     /// Deepest nesting of brackets or XML elements in a body.
     pub rdf_nesting: Option<u64>,

@@ -179,6 +179,21 @@ async fn dispatch(State(state): State<AppState>, req: Request) -> Response {
         )
         .into_response();
     }
+    let header_bytes: usize = req
+        .headers()
+        .iter()
+        .map(|(k, v)| k.as_str().len() + v.len())
+        .sum();
+    if header_bytes > state.config.limits.max_header_bytes {
+        return ApiError::new(
+            StatusCode::REQUEST_HEADER_FIELDS_TOO_LARGE,
+            format!(
+                "the request's headers take {header_bytes} bytes; this server accepts at most {}",
+                state.config.limits.max_header_bytes
+            ),
+        )
+        .into_response();
+    }
     let base_path = state.config.base_path.as_str();
     let path = req.uri().path();
     let Some(rest) = path.strip_prefix(base_path) else {

@@ -28,6 +28,9 @@ pub struct RequestLimits {
     pub buffered_bodies: usize,
     /// Longest request target (path and query), in bytes (414 beyond).
     pub max_url: usize,
+    /// Most bytes of header names and values in one request (431 beyond). The connection
+    /// layer refuses heads four times as large without reading them.
+    pub max_header_bytes: usize,
     /// Longest pause while a request body is being received before the request fails
     /// with 408.
     pub body_idle_timeout: Duration,
@@ -41,6 +44,7 @@ impl Default for RequestLimits {
             max_sparql_body: 1 << 20,
             buffered_bodies: 256 << 20,
             max_url: 8 << 10,
+            max_header_bytes: 16 << 10,
             body_idle_timeout: Duration::from_secs(60),
         }
     }

@@ -53,6 +53,9 @@ pub enum RdfError {
     /// value. Maps to 400 Bad Request (413 for the triple count).
     #[error("{0}")]
     Limit(String),
+    /// Too many SPARQL updates are running; retry later (503).
+    #[error("{0}")]
+    Busy(String),
     /// The SPARQL update tries to delete statements the server manages (409 in Fedora).
     #[error("{0}")]
     ServerManaged(String),

@@ -25,12 +25,14 @@ const UPDATE_STACK_BYTES: usize = 256 << 20;
 /// The update is bounded by `limits`: its nesting and chained operators are measured before it
 /// is parsed, it is parsed and evaluated on a thread of its own whose stack holds every tree
 /// those bounds allow, evaluation is cancelled after `max_parse_time`, and the result may hold
-/// at most `max_triples` triples with terms no longer than the length bounds. The calling
-/// thread blocks meanwhile: call it where blocking is allowed.
+/// at most `max_triples` triples with terms no longer than the length bounds. At most
+/// eight updates run at once. The calling thread blocks meanwhile: call it where blocking is
+/// allowed.
 ///
 /// # Errors
 /// - [`RdfError::Syntax`]: the update does not parse (spargebra's message).
 /// - [`RdfError::Limit`]: the update exceeds a bound of `limits`.
+/// - [`RdfError::Busy`]: too many updates are running.
 /// - [`RdfError::Unsupported`]: it touches named graphs (`GRAPH`, `WITH`, `USING`), or uses
 ///   LOAD, CLEAR, CREATE, DROP, COPY/MOVE/ADD or SERVICE.
 /// - [`RdfError::BaseIri`]: `resource_url` is not an absolute IRI.
@@ -43,42 +45,71 @@ pub fn apply_sparql_update(
     limits: &ParseLimits,
 ) -> Result<Vec<Triple>> {
     scan::turtle_like(update.as_bytes(), limits, true)?;
+    let Some(slot) = UpdateSlot::take() else {
+        return Err(RdfError::Busy(format!(
+            "{MAX_RUNNING_UPDATES} SPARQL updates are running already; retry later"
+        )));
+    };
     let cancel = CancellationToken::new();
     let (done_tx, done_rx) = std::sync::mpsc::channel();
-    std::thread::scope(|scope| {
-        let worker = std::thread::Builder::new()
-            .name("sparql-update".into())
-            .stack_size(UPDATE_STACK_BYTES)
-            .spawn_scoped(scope, {
-                let cancel = cancel.clone();
-                move || {
-                    let result = run_update(current, update, resource_url, mapper, limits, cancel);
-                    let _ = done_tx.send(());
-                    result
-                }
-            })
-            .map_err(|e| RdfError::Store(e.into()))?;
-        let timed_out = matches!(
-            done_rx.recv_timeout(limits.max_parse_time),
-            Err(std::sync::mpsc::RecvTimeoutError::Timeout)
+    let work = {
+        let (current, update, url) = (
+            current.to_vec(),
+            update.to_string(),
+            resource_url.to_string(),
         );
-        if timed_out {
-            cancel.cancel();
+        let (mapper, limits, cancel) = (mapper.clone(), limits.clone(), cancel.clone());
+        move || {
+            let result = run_update(&current, &update, &url, &mapper, &limits, cancel);
+            drop(slot);
+            let _ = done_tx.send(result);
         }
-        let result = worker.join().unwrap_or_else(|_| {
-            Err(RdfError::Syntax(
-                "the SPARQL update could not be evaluated".into(),
-            ))
-        });
-        if timed_out {
-            return Err(ParseLimits::exceeded(
+    };
+    std::thread::Builder::new()
+        .name("sparql-update".into())
+        .stack_size(UPDATE_STACK_BYTES)
+        .spawn(work)
+        .map_err(|e| RdfError::Store(e.into()))?;
+    match done_rx.recv_timeout(limits.max_parse_time) {
+        Ok(result) => result,
+        // Evaluation notices the cancellation only when it next reads the store, which a
+        // large join may take a while to do: the caller gets its answer now, and the thread
+        // (counted against MAX_RUNNING_UPDATES until it ends) stops on its own.
+        Err(_) => {
+            cancel.cancel();
+            Err(ParseLimits::exceeded(
                 "the SPARQL update ran too long",
                 "max_parse_time",
                 format!("{} s", limits.max_parse_time.as_secs_f64()),
-            ));
+            ))
         }
-        result
-    })
+    }
+}
+
+/// Most SPARQL updates evaluated at once, including cancelled ones still winding down.
+const MAX_RUNNING_UPDATES: usize = 8;
+
+/// A place among the [`MAX_RUNNING_UPDATES`], given back when dropped.
+struct UpdateSlot;
+
+static RUNNING_UPDATES: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+
+impl UpdateSlot {
+    fn take() -> Option<Self> {
+        use std::sync::atomic::Ordering;
+        RUNNING_UPDATES
+            .fetch_update(Ordering::AcqRel, Ordering::Acquire, |n| {
+                (n < MAX_RUNNING_UPDATES).then_some(n + 1)
+            })
+            .ok()
+            .map(|_| UpdateSlot)
+    }
+}
+
+impl Drop for UpdateSlot {
+    fn drop(&mut self) {
+        RUNNING_UPDATES.fetch_sub(1, std::sync::atomic::Ordering::AcqRel);
+    }
 }
 
 fn run_update(

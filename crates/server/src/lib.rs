@@ -67,6 +67,7 @@ pub fn request_limits(config: &Config) -> RequestLimits {
     set(&mut r.max_sparql_body, l.sparql_body_bytes);
     set(&mut r.buffered_bodies, l.buffered_bodies_bytes);
     set(&mut r.max_url, l.url_bytes);
+    set(&mut r.max_header_bytes, l.header_bytes);
     set(&mut r.rdf.max_nesting, l.rdf_nesting);
     set(&mut r.rdf.max_triples, l.rdf_triples);
     set(&mut r.rdf.max_literal_bytes, l.rdf_literal_bytes);
@@ -94,9 +95,10 @@ pub fn connection_limits(config: &Config) -> ConnectionLimits {
     if let Some(n) = l.max_connections {
         c.max_connections = usize::try_from(n).unwrap_or(usize::MAX);
     }
-    if let Some(n) = l.header_bytes {
-        c.max_header_bytes = usize::try_from(n).unwrap_or(usize::MAX);
-    }
+    // The request line and headers together, with room for the messages the HTTP layer
+    // gives to heads over its own limit.
+    let header_bytes = request_limits(config).max_header_bytes;
+    c.head_buffer_bytes = header_bytes.saturating_mul(4).max(8192);
     if let Some(s) = l.header_timeout_seconds {
         c.header_timeout = Duration::from_secs(s);
     }

@@ -18,8 +18,10 @@ use tokio::sync::Semaphore;
 pub struct ConnectionLimits {
     /// Most connections served at once; further clients wait in the kernel's listen queue.
     pub max_connections: usize,
-    /// Largest request head (request line and headers), in bytes; hyper answers 431 beyond.
-    pub max_header_bytes: usize,
+    /// Largest request head (request line and headers) read at all, in bytes; hyper
+    /// answers 431 without a message beyond. At least 8192. The HTTP layer answers heads
+    /// above its own, smaller limit with a message.
+    pub head_buffer_bytes: usize,
     /// Longest wait for a complete request head; the connection is closed after it.
     pub header_timeout: Duration,
     /// How long shutdown waits for requests in flight before closing their connections.
@@ -30,7 +32,7 @@ impl Default for ConnectionLimits {
     fn default() -> Self {
         Self {
             max_connections: 1024,
-            max_header_bytes: 16 << 10,
+            head_buffer_bytes: 64 << 10,
             header_timeout: Duration::from_secs(30),
             shutdown_grace: Duration::from_secs(5),
         }
@@ -49,7 +51,7 @@ pub async fn serve(
     builder
         .timer(TokioTimer::new())
         .header_read_timeout(limits.header_timeout)
-        .max_buf_size(limits.max_header_bytes);
+        .max_buf_size(limits.head_buffer_bytes.max(8192));
     let graceful = GracefulShutdown::new();
     let slots = Arc::new(Semaphore::new(limits.max_connections));
     tokio::pin!(shutdown);

@@ -361,6 +361,11 @@ impl Arca {
     /// Starts `arca serve` on `data` and waits until it listens (which is after recovery
     /// and any catalog rebuild).
     pub fn serve(data: &Path) -> Self {
+        Self::serve_with(data, &[])
+    }
+
+    /// [`serve`](Self::serve) with extra environment variables (e.g. `ARCA_LIMIT_*`).
+    pub fn serve_with(data: &Path, env: &[(&str, &str)]) -> Self {
         let mut cmd = Command::new(env!("CARGO_BIN_EXE_arca"));
         cmd.arg("serve")
             .arg("--listen")
@@ -371,6 +376,7 @@ impl Arca {
             .stdout(Stdio::null())
             .stderr(Stdio::piped());
         scrub_env(&mut cmd);
+        cmd.envs(env.iter().copied());
         let mut child = cmd.spawn().expect("arca starts");
         let stderr = child.stderr.take().expect("stderr");
         let log = Arc::new(Mutex::new(String::new()));
@@ -424,22 +430,31 @@ impl Arca {
     }
 
     /// SIGTERM, then waits for a clean exit.
-    pub fn stop(mut self) {
+    pub fn stop(self) {
+        self.stop_within(Duration::from_secs(30));
+    }
+
+    /// SIGTERM, then waits at most `limit` for a clean exit; returns how long it took.
+    pub fn stop_within(mut self, limit: Duration) -> Duration {
+        let started = std::time::Instant::now();
         // SAFETY: signalling our own child process by its id.
         let rc = unsafe { libc::kill(self.child.id() as libc::pid_t, libc::SIGTERM) };
         assert_eq!(rc, 0, "SIGTERM failed");
-        for _ in 0..600 {
+        while started.elapsed() < limit {
             if let Some(status) = self.child.try_wait().unwrap() {
                 assert!(
                     status.success(),
                     "arca exited with {status}:\n{}",
                     self.log()
                 );
-                return;
+                return started.elapsed();
             }
-            std::thread::sleep(Duration::from_millis(50));
+            std::thread::sleep(Duration::from_millis(20));
         }
-        panic!("arca did not stop on SIGTERM:\n{}", self.log());
+        panic!(
+            "arca did not stop within {limit:?} of SIGTERM:\n{}",
+            self.log()
+        );
     }
 }
 
