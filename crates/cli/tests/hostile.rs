@@ -249,6 +249,24 @@ fn hostile_requests_get_4xx_and_leave_the_server_and_the_root_intact() {
     common::assert_staging_clean(data.path());
 }
 
+/// A cross product of 300^4 rows over [`put_300_triples`]: within every size bound, it
+/// runs until its time limit.
+const HEAVY_UPDATE: &[u8] = b"DELETE { ?a ?b ?c } WHERE { ?a ?b ?c . ?d ?e ?f . ?g ?h ?i . ?j ?k ?l FILTER(STR(?c) = CONCAT(STR(?f), STR(?i), STR(?l))) }";
+
+/// Creates `/rest/w` with 300 triples.
+fn put_300_triples(base: &str) {
+    let triples: String = (0..300)
+        .map(|i| format!("<> <http://example.org/p{i}> \"{i}\" .\n"))
+        .collect();
+    let put = request(
+        "PUT",
+        "/rest/w",
+        &[("Content-Type", "text/turtle")],
+        triples.as_bytes(),
+    );
+    assert_eq!(exchange(base, &put).map(|a| a.0), Some(201));
+}
+
 #[test]
 fn sigterm_stops_the_server_while_a_long_update_runs() {
     let data = tempfile::tempdir().unwrap();
@@ -260,28 +278,13 @@ fn sigterm_stops_the_server_while_a_long_update_runs() {
         ],
     );
     let base = arca.base.clone();
-    let triples: String = (0..300)
-        .map(|i| format!("<> <http://example.org/p{i}> \"{i}\" .\n"))
-        .collect();
-    let (status, _) = exchange(
-        &base,
-        &request(
-            "PUT",
-            "/rest/w",
-            &[("Content-Type", "text/turtle")],
-            triples.as_bytes(),
-        ),
-    )
-    .unwrap();
-    assert_eq!(status, 201);
-    // A cross product of 300^4 rows: within every size bound, it runs until its time limit.
-    let heavy = b"DELETE { ?a ?b ?c } WHERE { ?a ?b ?c . ?d ?e ?f . ?g ?h ?i . ?j ?k ?l FILTER(STR(?c) = CONCAT(STR(?f), STR(?i), STR(?l))) }";
+    put_300_triples(&base);
     let mut busy = connect(&base);
     busy.write_all(&request(
         "PATCH",
         "/rest/w",
         &[("Content-Type", "application/sparql-update")],
-        heavy,
+        HEAVY_UPDATE,
     ))
     .unwrap();
     std::thread::sleep(Duration::from_millis(1_500));
@@ -300,21 +303,7 @@ fn an_update_that_runs_too_long_is_cancelled() {
     let data = tempfile::tempdir().unwrap();
     let arca = Arca::serve_with(data.path(), &[("ARCA_LIMIT_PARSE_SECONDS", "1")]);
     let base = arca.base.clone();
-    let triples: String = (0..300)
-        .map(|i| format!("<> <http://example.org/p{i}> \"{i}\" .\n"))
-        .collect();
-    let (status, _) = exchange(
-        &base,
-        &request(
-            "PUT",
-            "/rest/w",
-            &[("Content-Type", "text/turtle")],
-            triples.as_bytes(),
-        ),
-    )
-    .unwrap();
-    assert_eq!(status, 201);
-    let heavy = b"DELETE { ?a ?b ?c } WHERE { ?a ?b ?c . ?d ?e ?f . ?g ?h ?i . ?j ?k ?l FILTER(STR(?c) = CONCAT(STR(?f), STR(?i), STR(?l))) }";
+    put_300_triples(&base);
     let started = Instant::now();
     let (status, body) = exchange(
         &base,
@@ -322,7 +311,7 @@ fn an_update_that_runs_too_long_is_cancelled() {
             "PATCH",
             "/rest/w",
             &[("Content-Type", "application/sparql-update")],
-            heavy,
+            HEAVY_UPDATE,
         ),
     )
     .unwrap();

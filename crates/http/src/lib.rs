@@ -168,31 +168,8 @@ fn parse_operation(method: &Method, path: &str) -> Result<Operation, arca_reposi
 }
 
 async fn dispatch(State(state): State<AppState>, req: Request) -> Response {
-    let target_len = req.uri().path_and_query().map_or(0, |p| p.as_str().len());
-    if target_len > state.config.limits.max_url {
-        return ApiError::new(
-            StatusCode::URI_TOO_LONG,
-            format!(
-                "the request target is {target_len} bytes long; this server accepts at most {}",
-                state.config.limits.max_url
-            ),
-        )
-        .into_response();
-    }
-    let header_bytes: usize = req
-        .headers()
-        .iter()
-        .map(|(k, v)| k.as_str().len() + v.len())
-        .sum();
-    if header_bytes > state.config.limits.max_header_bytes {
-        return ApiError::new(
-            StatusCode::REQUEST_HEADER_FIELDS_TOO_LARGE,
-            format!(
-                "the request's headers take {header_bytes} bytes; this server accepts at most {}",
-                state.config.limits.max_header_bytes
-            ),
-        )
-        .into_response();
+    if let Err(e) = state.config.limits.check_head(&req) {
+        return e.into_response();
     }
     let base_path = state.config.base_path.as_str();
     let path = req.uri().path();

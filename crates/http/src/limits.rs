@@ -50,6 +50,40 @@ impl Default for RequestLimits {
     }
 }
 
+impl RequestLimits {
+    /// Checks the request target (414) and the headers (431) against their bounds.
+    pub(crate) fn check_head(&self, req: &http::Request<Body>) -> Result<(), ApiError> {
+        let target = req.uri().path_and_query().map_or(0, |p| p.as_str().len());
+        let headers: usize = req
+            .headers()
+            .iter()
+            .map(|(k, v)| k.as_str().len() + v.len())
+            .sum();
+        for (status, what, size, max) in [
+            (
+                StatusCode::URI_TOO_LONG,
+                "the request target",
+                target,
+                self.max_url,
+            ),
+            (
+                StatusCode::REQUEST_HEADER_FIELDS_TOO_LARGE,
+                "the request's headers",
+                headers,
+                self.max_header_bytes,
+            ),
+        ] {
+            if size > max {
+                return Err(ApiError::new(
+                    status,
+                    format!("{what} takes {size} bytes; this server accepts at most {max}"),
+                ));
+            }
+        }
+        Ok(())
+    }
+}
+
 /// How long a request waits for its share of the buffered-body budget before it is
 /// refused with 503.
 pub const BUDGET_WAIT: Duration = Duration::from_secs(10);
