@@ -87,6 +87,9 @@ impl ApiError {
             Error::Rdf(arca_rdf::RdfError::Unsupported(m)) => {
                 Self::constraint(Constraint::Unsupported, m, base_url)
             }
+            Error::Rdf(e @ arca_rdf::RdfError::Serialize(_)) => {
+                Self::new(StatusCode::NOT_ACCEPTABLE, e.to_string())
+            }
             Error::Rdf(arca_rdf::RdfError::Busy(m)) => Self::new(StatusCode::SERVICE_UNAVAILABLE, m),
             Error::Rdf(arca_rdf::RdfError::Limit(m)) => {
                 Self::bad_request(format!("the body exceeds a limit of this server: {m}"))

@@ -660,7 +660,7 @@ async fn read_content(
             let limits = &ctx.config.limits;
             let body = read_body(
                 &h,
-                req.into_body(),
+                limits.timed(req.into_body()),
                 limits.max_rdf_body,
                 "RDF body (limit max_rdf_body)",
                 &ctx.budget,
@@ -709,9 +709,13 @@ async fn read_content(
                 .collect();
             extra.sort();
             extra.dedup();
-            let binary = upload::receive(req.into_body(), ctx.repo.uploads_dir(), extra)
-                .await
-                .map_err(|e| ctx.err(e))?;
+            let binary = upload::receive(
+                ctx.config.limits.timed(req.into_body()),
+                ctx.repo.uploads_dir(),
+                extra,
+            )
+            .await
+            .map_err(|e| ctx.err(e))?;
             let mime = h
                 .get(header::CONTENT_TYPE)
                 .and_then(|v| v.to_str().ok())
@@ -901,7 +905,7 @@ pub(crate) async fn patch(ctx: &Ctx, id: FedoraId, req: Request) -> HandlerResul
     let limits = &ctx.config.limits;
     let body = read_body(
         &h,
-        req.into_body(),
+        limits.timed(req.into_body()),
         limits.max_sparql_body,
         "SPARQL update (limit max_sparql_body)",
         &ctx.budget,

@@ -65,7 +65,6 @@ struct AppState {
 
 /// Builds the router for the Fedora API and the constraint documents.
 pub fn router(repo: Arc<Repository>, config: HttpConfig) -> Router {
-    let idle = config.limits.body_idle_timeout;
     let state = AppState {
         repo,
         budget: limits::BodyBudget::new(config.limits.buffered_bodies),
@@ -75,14 +74,6 @@ pub fn router(repo: Arc<Repository>, config: HttpConfig) -> Router {
         .route("/static/constraints/{name}", get(constraint_document))
         .fallback(dispatch)
         .with_state(state)
-        // Every request body fails (408) once the client pauses longer than the idle timeout.
-        .layer(axum::middleware::map_request(
-            move |req: Request| async move {
-                req.map(|body| {
-                    axum::body::Body::new(tower_http::timeout::TimeoutBody::new(idle, body))
-                })
-            },
-        ))
 }
 
 async fn constraint_document(Path(name): Path<String>) -> Response {

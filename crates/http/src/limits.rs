@@ -51,6 +51,15 @@ impl Default for RequestLimits {
 }
 
 impl RequestLimits {
+    /// `body`, failing once the client pauses longer than the body idle timeout. Applied
+    /// where a handler reads a body, so that requests without one pay nothing.
+    pub(crate) fn timed(&self, body: Body) -> Body {
+        Body::new(tower_http::timeout::TimeoutBody::new(
+            self.body_idle_timeout,
+            body,
+        ))
+    }
+
     /// Checks the request target (414) and the headers (431) against their bounds.
     pub(crate) fn check_head(&self, req: &http::Request<Body>) -> Result<(), ApiError> {
         let target = req.uri().path_and_query().map_or(0, |p| p.as_str().len());

@@ -415,3 +415,16 @@ async fn configured_body_and_parse_limits_answer_413_and_400() {
     assert_eq!(graph(&s, "h", &[]).await.with_predicate(DC_TITLE).len(), 40);
     s.stop().await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_graph_rdf_xml_cannot_express_is_406_not_a_broken_document() {
+    // Found by fuzzing: the RDF/XML writer put reserved rdf: names in as element names.
+    let s = setup().await;
+    let body = "<> a <http://www.w3.org/1999/02/22-rdf-syntax-ns#bagID> .";
+    assert_eq!(put(&s, "h", &[TURTLE], body).await.status, 204);
+    let r = s.get("h", &[("accept", "application/rdf+xml")]).await;
+    assert_eq!(r.status, 406, "{}", r.text());
+    assert!(r.text().contains("RDF/XML reserves"), "{}", r.text());
+    assert_eq!(s.get("h", &[("accept", "text/turtle")]).await.status, 200);
+    s.stop().await;
+}

@@ -57,8 +57,9 @@ impl HashedNTuple {
                 .and_then(|v| v.as_bool())
                 .unwrap_or(false),
         };
-        if layout.tuple_size * layout.number_of_tuples > 64
-            || (layout.tuple_size == 0) != (layout.number_of_tuples == 0)
+        // A sha256 hex digest has 64 characters; the product must not overflow either.
+        let used = layout.tuple_size.checked_mul(layout.number_of_tuples);
+        if used.is_none_or(|n| n > 64) || (layout.tuple_size == 0) != (layout.number_of_tuples == 0)
         {
             return Err("layout 0004 tuple parameters are out of range".into());
         }
@@ -99,6 +100,17 @@ mod tests {
             l.object_path("info:fedora/c1").to_str().unwrap(),
             "b0c/f60/077/b0cf600778d5a97bbbc6cff6cf5a95763bdabbe246a9a85e3dd0d06bce587337"
         );
+    }
+
+    #[test]
+    fn refuses_tuple_parameters_beyond_the_digest() {
+        let config = |size: u64, n: u64| serde_json::json!({"digestAlgorithm": "sha256", "tupleSize": size, "numberOfTuples": n});
+        assert!(HashedNTuple::from_config(&config(3, 3)).is_ok());
+        assert!(HashedNTuple::from_config(&config(8, 8)).is_ok());
+        assert!(HashedNTuple::from_config(&config(9, 8)).is_err());
+        // 2^32 × 2^32 wraps to 0 in 64-bit arithmetic.
+        assert!(HashedNTuple::from_config(&config(1 << 32, 1 << 32)).is_err());
+        assert!(HashedNTuple::from_config(&config(u64::MAX, 2)).is_err());
     }
 
     #[test]

@@ -97,6 +97,9 @@ pub fn serialize(triples: &[Triple], format: RdfFormat, mapper: &IdMapper) -> Re
     });
     external.dedup();
 
+    if format == RdfFormat::RdfXml {
+        check_rdf_xml_names(&external)?;
+    }
     let mut serializer = RdfSerializer::from_format(format.oxrdfio());
     if format != RdfFormat::JsonLd {
         for (prefix, iri) in PREFIXES {
@@ -112,6 +115,43 @@ pub fn serialize(triples: &[Triple], format: RdfFormat, mapper: &IdMapper) -> Re
             .map_err(RdfError::Serialize)?;
     }
     writer.finish().map_err(RdfError::Serialize)
+}
+
+/// Names of the RDF vocabulary that the RDF/XML grammar reserves: the writer would put them
+/// in as element names (a property, or a typed node for an `rdf:type`), producing a document
+/// no RDF/XML parser reads. Found by fuzzing.
+const RDF_XML_RESERVED: [&str; 11] = [
+    "RDF",
+    "ID",
+    "about",
+    "bagID",
+    "parseType",
+    "resource",
+    "nodeID",
+    "li",
+    "aboutEach",
+    "aboutEachPrefix",
+    "Description",
+];
+
+/// Refuses graphs that cannot be written as RDF/XML because they use a reserved name.
+fn check_rdf_xml_names(triples: &[Triple]) -> Result<()> {
+    let reserved = |iri: &str| {
+        iri.strip_prefix(crate::vocab::RDF_NS)
+            .is_some_and(|local| RDF_XML_RESERVED.contains(&local))
+    };
+    for t in triples {
+        let typed = t.predicate.as_str() == RDF_TYPE
+            && matches!(&t.object, oxrdf::Term::NamedNode(n) if reserved(n.as_str()));
+        if reserved(t.predicate.as_str()) || typed {
+            return Err(RdfError::Serialize(std::io::Error::other(format!(
+                "the graph uses <{}>, a name RDF/XML reserves; ask for Turtle, N-Triples or JSON-LD",
+                if typed { t.object.to_string() } else { t.predicate.to_string() }
+                    .trim_matches(['<', '>'])
+            ))));
+        }
+    }
+    Ok(())
 }
 
 #[cfg(test)]
@@ -132,5 +172,32 @@ mod tests {
         );
         assert!(to_ntriples(&[]).is_empty());
         assert!(matches!(parse_ntriples(b"<a> <b> ."), Err(RdfError::Syntax(m)) if !m.is_empty()));
+    }
+
+    #[test]
+    fn rdf_xml_refuses_reserved_names_it_cannot_write() {
+        let mapper = IdMapper::new("http://localhost:8080/rest");
+        let limits = crate::ParseLimits::default();
+        for body in [
+            "<http://x/a> <http://www.w3.org/1999/02/22-rdf-syntax-ns#aboutEachPrefix> \"v\" .",
+            "<http://x/a> <http://www.w3.org/1999/02/22-rdf-syntax-ns#type> <http://www.w3.org/1999/02/22-rdf-syntax-ns#bagID> .",
+        ] {
+            let triples = parse_ntriples(body.as_bytes()).unwrap();
+            let e = serialize(&triples, RdfFormat::RdfXml, &mapper).unwrap_err();
+            assert!(e.to_string().contains("RDF/XML reserves"), "{e}");
+            // Other formats write it, and it reads back.
+            let ttl = serialize(&triples, RdfFormat::Turtle, &mapper).unwrap();
+            assert_eq!(parse(&ttl, RdfFormat::Turtle, "http://x/a", &mapper, &limits).unwrap(), triples);
+        }
+        // Ordinary rdf: properties are fine.
+        let ok = parse_ntriples(
+            b"<http://x/a> <http://www.w3.org/1999/02/22-rdf-syntax-ns#value> \"v\" .",
+        )
+        .unwrap();
+        let xml = serialize(&ok, RdfFormat::RdfXml, &mapper).unwrap();
+        assert_eq!(
+            parse(&xml, RdfFormat::RdfXml, "http://x/a", &mapper, &limits).unwrap(),
+            ok
+        );
     }
 }
