@@ -14,7 +14,7 @@ use http::{header, HeaderMap, HeaderValue, StatusCode};
 use oxrdf::{Literal, NamedNode, NamedOrBlankNode, Term, Triple};
 
 use crate::error::ApiError;
-use crate::headers::{self, Condition, LinkError, RangeRequest};
+use crate::headers::{self, Condition, DigestError, LinkError, RangeRequest};
 use crate::limits::{read_body, BodyBudget};
 use crate::upload;
 
@@ -424,12 +424,17 @@ async fn read_rdf(ctx: &Ctx, record: &ResourceRecord, head: bool, req: Request) 
             );
         }
     }
-    if head {
-        return Ok(out);
-    }
+    // HEAD serializes too: its headers, Content-Length included, are GET's.
     let body =
         arca_rdf::serialize(&triples, format, &ctx.mapper()).map_err(|e| ctx.err(Error::Rdf(e)))?;
-    *out.body_mut() = Body::from(body);
+    set(
+        out.headers_mut(),
+        header::CONTENT_LENGTH,
+        &body.len().to_string(),
+    );
+    if !head {
+        *out.body_mut() = Body::from(body);
+    }
     Ok(out)
 }
 
@@ -570,7 +575,8 @@ async fn server_managed_triples(
             add(p, v);
         }
     }
-    if let Some(parent) = &subject_record.parent {
+    // As Fedora 6.5: the repository root is nobody's fedora:hasParent.
+    if let Some(parent) = subject_record.parent.as_ref().filter(|p| !p.is_root()) {
         add(vocab::FEDORA_HAS_PARENT, iri(&parent.iri()));
     }
     if subject_model.is_binary() {
@@ -695,12 +701,13 @@ async fn read_content(
             })
         }
         BodyKind::Binary => {
-            let expected = headers::request_digests(&h).map_err(|m| {
-                if m.starts_with("unsupported") {
-                    ctx.err(Error::UnsupportedDigest(m))
-                } else {
-                    ApiError::bad_request(m)
-                }
+            let expected = headers::request_digests(&h).map_err(|e| match e {
+                DigestError::Malformed(m) => ApiError::bad_request(m),
+                DigestError::Unsupported(alg) => ctx.err(Error::UnsupportedDigest(alg)),
+                DigestError::Impossible(m) => ctx.err(Error::constraint(
+                    arca_repository::Constraint::DigestMismatch,
+                    m,
+                )),
             })?;
             let mut extra: Vec<DigestAlgorithm> = expected
                 .iter()

@@ -148,25 +148,41 @@ fn parse_link(link: &str) -> Option<(String, Vec<(String, String)>)> {
     Some((target, params))
 }
 
+/// Why the `Digest` headers of an upload cannot be used.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum DigestError {
+    /// Not `alg=value` pairs, or not ASCII (400).
+    Malformed(String),
+    /// An algorithm arca does not compute (400).
+    Unsupported(String),
+    /// A value that no content can have (wrong length, neither hex nor base64): a mismatch,
+    /// as the specification says (409).
+    Impossible(String),
+}
+
 /// The digests a client sent in `Digest` headers (`alg=value, alg=value`).
-pub fn request_digests(headers: &HeaderMap) -> Result<Vec<DigestValue>, String> {
+pub fn request_digests(headers: &HeaderMap) -> Result<Vec<DigestValue>, DigestError> {
     let mut out = Vec::new();
     for value in headers.get_all("digest") {
-        let value = value.to_str().map_err(|_| "Digest header is not ASCII")?;
+        let value = value
+            .to_str()
+            .map_err(|_| DigestError::Malformed("the Digest header is not ASCII".into()))?;
         for part in value.split(',') {
             let part = part.trim();
             if part.is_empty() {
                 continue;
             }
-            let (alg, val) = part
-                .split_once('=')
-                .ok_or_else(|| format!("malformed Digest value {part:?}"))?;
+            let (alg, val) = part.split_once('=').ok_or_else(|| {
+                DigestError::Malformed(format!("malformed Digest value {:?}", excerpt(part)))
+            })?;
             let algorithm = DigestAlgorithm::from_token(alg)
-                .ok_or_else(|| format!("unsupported digest algorithm {:?}", alg.trim()))?;
+                .ok_or_else(|| DigestError::Unsupported(excerpt(alg.trim())))?;
             let digest = DigestValue::from_client(algorithm, val).ok_or_else(|| {
-                format!(
-                    "the {algorithm} digest {val:?} is neither hex nor base64 of the right length"
-                )
+                DigestError::Impossible(format!(
+                    "the {algorithm} digest {:?} cannot match any content: it is neither hex nor base64 of {} bytes",
+                    excerpt(val.trim()),
+                    algorithm.byte_len()
+                ))
             })?;
             out.push(digest);
         }

@@ -349,6 +349,9 @@ async fn a_digest_mismatch_is_409_and_stores_nothing() {
         format!("sha-256={}", b64_digest::<Sha256>(other)),
         format!("sha={}", hex_digest::<Sha1>(other)),
         format!("md5={}", b64_digest::<Md5>(other)),
+        // Values no content can have are mismatches too (Fedora API 3.5.1).
+        "md5=1234".to_string(),
+        format!("sha-256={}", "0".repeat(63)),
         // One right, one wrong.
         format!(
             "sha-256={}, md5={}",

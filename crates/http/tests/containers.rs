@@ -278,3 +278,39 @@ async fn post_to_a_missing_container_is_404_and_creates_nothing() {
     assert_eq!(s.get("nowhere", &[]).await.status, 404);
     s.stop().await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn head_gives_the_headers_of_get_content_length_included() {
+    // Fedora API 3.3: HEAD answers with GET's headers, without a body.
+    let s = TestServer::start().await;
+    let body = "<> <http://purl.org/dc/terms/title> \"head\" .";
+    assert_eq!(put(&s, "hd", &[TURTLE], body).await.status, 201);
+    for accept in [
+        "text/turtle",
+        "application/ld+json",
+        "application/n-triples",
+    ] {
+        let get = s.get("hd", &[("accept", accept)]).await;
+        let head = s
+            .request(http::Method::HEAD, &s.url("hd"), &[("accept", accept)], "")
+            .await;
+        assert_eq!(head.status, 200);
+        assert!(head.body.is_empty());
+        assert_eq!(
+            head.header("content-length"),
+            Some(get.body.len().to_string().as_str()),
+            "{accept}"
+        );
+        for h in [
+            "content-type",
+            "etag",
+            "last-modified",
+            "allow",
+            "accept-post",
+        ] {
+            assert_eq!(head.header(h), get.header(h), "{accept}: {h}");
+        }
+        assert_eq!(head.header_all("link"), get.header_all("link"));
+    }
+    s.stop().await;
+}

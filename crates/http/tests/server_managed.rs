@@ -44,7 +44,8 @@ async fn server_managed_triples_are_in_get_output() {
     assert!(modified >= created, "{modified} < {created}");
     assert!(g.has_lit(&url, &fedora("createdBy"), "fedoraAdmin"));
     assert!(g.has_lit(&url, &fedora("lastModifiedBy"), "fedoraAdmin"));
-    assert!(g.has(&url, &fedora("hasParent"), &s.base));
+    // Fedora 6.5 gives no fedora:hasParent to the repository root's children.
+    assert!(g.objects(&url, &fedora("hasParent")).is_empty());
     let mut contains = g.object_iris(&url, LDP_CONTAINS);
     contains.sort();
     assert_eq!(contains, vec![s.url("parent/bin"), s.url("parent/child")]);
