@@ -96,6 +96,11 @@ fn resource_headers(ctx: &Ctx, record: &ResourceRecord, h: &mut HeaderMap) {
     set(h, header::ETAG, &headers::etag(record));
     set(
         h,
+        header::HeaderName::from_static("x-state-token"),
+        &headers::state_token(record),
+    );
+    set(
+        h,
         header::LAST_MODIFIED,
         &httpdate::fmt_http_date(headers::last_modified(record)),
     );
@@ -155,7 +160,7 @@ fn check_condition(
             Ok(Some(r))
         }
         Condition::Failed => Err(ctx.err(Error::PreconditionFailed(
-            "the resource does not match the request's If-Match / If-Unmodified-Since / If-None-Match".into(),
+            "the resource does not match the request's If-Match / If-Unmodified-Since / If-None-Match / X-If-State-Token".into(),
         ))),
     }
 }
@@ -166,17 +171,20 @@ fn write_precondition(h: &HeaderMap) -> Option<Precondition> {
         header::IF_MATCH,
         header::IF_NONE_MATCH,
         header::IF_UNMODIFIED_SINCE,
+        header::HeaderName::from_static(headers::IF_STATE_TOKEN),
     ];
     if !relevant.iter().any(|n| h.contains_key(n)) {
         return None;
     }
     let h = h.clone();
     Some(Box::new(
-        move |record: &ResourceRecord| match headers::evaluate(&h, Some(record), false) {
+        move |record: &ResourceRecord| {
+            match headers::evaluate(&h, Some(record), false) {
             Condition::Proceed => Ok(()),
             _ => Err(Error::PreconditionFailed(
-                "the resource changed: its ETag or modification date no longer matches".into(),
+                "the resource changed: its ETag, state token or modification date no longer matches".into(),
             )),
+        }
         },
     ))
 }

@@ -319,9 +319,9 @@ pub fn content_disposition_filename(headers: &HeaderMap) -> Option<String> {
 }
 
 /// The ETag of a resource: strong for binaries, weak for RDF sources (whose
-/// representation also depends on their children).
+/// representation also depends on their children). Its value is the [`state_token`].
 pub fn etag(record: &ResourceRecord) -> String {
-    let token = record.headers.state_token.as_deref().unwrap_or("");
+    let token = state_token(record);
     let is_binary = record
         .headers
         .model()
@@ -329,11 +329,29 @@ pub fn etag(record: &ResourceRecord) -> String {
     if is_binary {
         format!("\"{token}\"")
     } else {
-        let children = record.children_changed.unwrap_or(0);
-        let hash = hex::encode(Md5::digest(format!("{token}/{children}").as_bytes()));
-        format!("W/\"{hash}\"")
+        format!("W/\"{token}\"")
     }
 }
+
+/// The `X-State-Token` of a resource (Fedora API 3.10): Fedora's stored state token for a
+/// binary; for an RDF source, a hash of it and of the last change among its children, so
+/// that it changes whenever the representation does.
+pub fn state_token(record: &ResourceRecord) -> String {
+    let token = record.headers.state_token.as_deref().unwrap_or("");
+    let is_binary = record
+        .headers
+        .model()
+        .is_some_and(InteractionModel::is_binary);
+    if is_binary {
+        token.to_string()
+    } else {
+        let children = record.children_changed.unwrap_or(0);
+        hex::encode(Md5::digest(format!("{token}/{children}").as_bytes()))
+    }
+}
+
+/// The header a client sends to make a write conditional on the [`state_token`].
+pub const IF_STATE_TOKEN: &str = "x-if-state-token";
 
 /// Last modification, including changes of children for containers, in whole seconds.
 pub fn last_modified(record: &ResourceRecord) -> std::time::SystemTime {
@@ -370,8 +388,17 @@ pub enum Condition {
 
 /// Evaluates If-Match, If-Unmodified-Since, If-None-Match and If-Modified-Since in the
 /// order RFC 9110 §13.2.2 gives. `record` is `None` when the resource does not exist.
+///
+/// For writes (`is_read` false), an `X-If-State-Token` that differs from the resource's
+/// [`state_token`] fails too.
 pub fn evaluate(headers: &HeaderMap, record: Option<&ResourceRecord>, is_read: bool) -> Condition {
     let get = |name: http::header::HeaderName| headers.get(name).and_then(|v| v.to_str().ok());
+    if let (false, Some(expected)) = (is_read, headers.get(IF_STATE_TOKEN)) {
+        let current = record.map(state_token);
+        if current.as_deref() != expected.to_str().ok().map(str::trim) {
+            return Condition::Failed;
+        }
+    }
     let tag = record.map(etag);
     if let Some(im) = get(http::header::IF_MATCH) {
         match &tag {

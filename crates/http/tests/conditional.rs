@@ -303,3 +303,63 @@ async fn if_unmodified_since() {
     assert_eq!(r.status, 204, "{}", r.text());
     s.stop().await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn state_tokens_change_with_the_resource_and_guard_writes() {
+    // Fedora API 3.10: X-State-Token on GET/HEAD; X-If-State-Token on PUT/PATCH → 412 when
+    // it does not match.
+    let s = TestServer::start().await;
+    assert_eq!(put(&s, "st", &[TURTLE], "").await.status, 201);
+    let token = |r: &arca_testkit::Reply| r.header("x-state-token").unwrap_or("").to_string();
+    let first = token(&s.get("st", &[]).await);
+    assert!(!first.is_empty());
+    let head = s.request(http::Method::HEAD, &s.url("st"), &[], "").await;
+    assert_eq!(token(&head), first);
+
+    let body = "<> <http://purl.org/dc/terms/title> \"t\" .";
+    let r = put(&s, "st", &[TURTLE, ("x-if-state-token", "stale")], body).await;
+    assert_eq!(r.status, 412, "{}", r.text());
+    let update = "INSERT DATA { <> <http://purl.org/dc/terms/title> \"p\" . }";
+    let r = patch(&s, "st", &[SPARQL, ("x-if-state-token", "stale")], update).await;
+    assert_eq!(r.status, 412, "{}", r.text());
+    assert_eq!(
+        token(&s.get("st", &[]).await),
+        first,
+        "a refused write changed the state"
+    );
+
+    let r = put(&s, "st", &[TURTLE, ("x-if-state-token", &first)], body).await;
+    assert_eq!(r.status, 204, "{}", r.text());
+    let second = token(&s.get("st", &[]).await);
+    assert_ne!(second, first);
+    // The old token no longer matches; the new one does.
+    let r = patch(&s, "st", &[SPARQL, ("x-if-state-token", &first)], update).await;
+    assert_eq!(r.status, 412);
+    let r = patch(&s, "st", &[SPARQL, ("x-if-state-token", &second)], update).await;
+    assert_eq!(r.status, 204, "{}", r.text());
+    // A new child changes the container's state as well.
+    let third = token(&s.get("st", &[]).await);
+    assert_eq!(put(&s, "st/child", &[TURTLE], "").await.status, 201);
+    assert_ne!(token(&s.get("st", &[]).await), third);
+    // Binaries have one too.
+    let r = put_bytes(&s, "st/bin", &[("content-type", "text/plain")], b"x").await;
+    assert_eq!(r.status, 201);
+    let b = token(&s.get("st/bin", &[]).await);
+    let r = put_bytes(
+        &s,
+        "st/bin",
+        &[("content-type", "text/plain"), ("x-if-state-token", "no")],
+        b"y",
+    )
+    .await;
+    assert_eq!(r.status, 412);
+    let r = put_bytes(
+        &s,
+        "st/bin",
+        &[("content-type", "text/plain"), ("x-if-state-token", &b)],
+        b"y",
+    )
+    .await;
+    assert_eq!(r.status, 204, "{}", r.text());
+    s.stop().await;
+}
