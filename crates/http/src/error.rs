@@ -106,7 +106,7 @@ impl ApiError {
                 "the body has statements about <{s}>, which is outside this repository; statements must be about the resource itself, its hash URIs (<#name>) or blank nodes"
             )),
             Error::UnsupportedDigest(alg) => Self::bad_request(format!(
-                "unsupported digest algorithm {alg:?}; supported: sha-512, sha-256, sha (sha-1), md5"
+                "unsupported digest algorithm {alg:?}; supported: sha-512, sha-256, sha (sha-1), md5, sha-512/256"
             )),
             e @ Error::DigestMismatch { .. } => {
                 Self::constraint(Constraint::DigestMismatch, e.to_string(), base_url)
@@ -170,7 +170,7 @@ pub fn constraint_document(name: &str) -> Option<&'static str> {
         "server-managed-triples" => "arca manages these statements itself and refuses requests that set them: any predicate in the namespace http://fedora.info/definitions/v4/repository# (created, createdBy, lastModified, lastModifiedBy, hasParent, ...), ldp:contains, and rdf:type statements whose object is in the ldp:, fedora: or memento: namespaces. Send `Prefer: handling=lenient; received=\"minimal\"` to have them ignored instead.\n",
         "interaction-model" => "A resource's interaction model is chosen when it is created (Link: <type>; rel=\"type\") and never changes afterwards. A body must fit the model: RDF for RDF sources, bytes for binaries (ldp:NonRDFSource).\n",
         "invalid-path" => "Paths may not contain empty segments, '.' or '..', nor the names Fedora reserves for its own use (.fcrepo, fcr-root, fcr-container.nt, fcr:tombstone, fcr:versions, names ending in ~fcr-desc or ~fcr-acl, and any other fcr: segment than a final fcr:metadata or fcr:acl). Resources can only be created inside containers, and the repository root cannot be deleted.\n",
-        "digest-mismatch" => "A binary sent with a Digest header is stored only if the digest computed over the received bytes equals the one sent. Values may be hex (as Fedora clients send them) or base64 (RFC 3230). Supported algorithms: sha-512, sha-256, sha (sha-1), md5.\n",
+        "digest-mismatch" => "A binary sent with a Digest header is stored only if the digest computed over the received bytes equals the one sent. Values may be hex (as Fedora clients send them) or base64 (RFC 3230). Supported algorithms: sha-512, sha-256, sha (sha-1), md5, sha-512/256.\n",
         "unsupported" => "This request needs a feature arca does not offer yet: direct and indirect containers, Archival Group writes, access control lists (fcr:acl), versions (fcr:versions), transactions (fcr:tx), external content, and SPARQL Update operations on named graphs, LOAD, CLEAR, CREATE, DROP, COPY, MOVE, ADD or SERVICE.\n",
         _ => return None,
     })

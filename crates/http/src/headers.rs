@@ -223,7 +223,7 @@ pub fn want_digest(headers: &HeaderMap) -> Result<Option<Vec<DigestAlgorithm>>, 
     }
     if wanted.is_empty() {
         return Err(format!(
-            "Want-Digest names no supported algorithm ({}); supported: sha-512, sha-256, sha, md5",
+            "Want-Digest names no supported algorithm ({}); supported: sha-512, sha-256, sha, md5, sha-512/256",
             named.join(", ")
         ));
     }

@@ -622,3 +622,45 @@ async fn a_large_binary_round_trips() {
     assert_eq!(s.get("big2", &[]).await.status, 404);
     s.stop().await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn sha_512_256_is_verified_and_answered_as_in_fedora() {
+    let s = TestServer::start().await;
+    let right = hex_digest::<sha2::Sha512_256>(BYTES);
+    let wrong = hex_digest::<sha2::Sha512_256>(b"other");
+    let r = put_bytes(
+        &s,
+        "t",
+        &[
+            ("content-type", "text/plain"),
+            ("digest", &format!("sha-512/256={wrong}")),
+        ],
+        BYTES,
+    )
+    .await;
+    assert_eq!(r.status, 409, "{}", r.text());
+    let r = put_bytes(
+        &s,
+        "t",
+        &[
+            ("content-type", "text/plain"),
+            ("digest", &format!("sha-512/256={right}")),
+        ],
+        BYTES,
+    )
+    .await;
+    assert_eq!(r.status, 201, "{}", r.text());
+    let r = s
+        .get("t", &[("want-digest", "sha-512/256;q=1, md5;q=0.5")])
+        .await;
+    let pairs = digest_pairs(&r);
+    assert!(
+        pairs.contains(&("sha-512/256".to_string(), right.clone())),
+        "{pairs:?}"
+    );
+    assert!(
+        pairs.contains(&("md5".to_string(), hex_digest::<Md5>(BYTES))),
+        "{pairs:?}"
+    );
+    s.stop().await;
+}

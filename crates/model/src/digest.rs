@@ -3,7 +3,7 @@ use std::fmt;
 use base64::Engine;
 use md5::Md5;
 use sha1::Sha1;
-use sha2::{Digest as _, Sha256, Sha512};
+use sha2::{Digest as _, Sha256, Sha512, Sha512_256};
 
 /// A digest algorithm arca computes for binaries.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -16,20 +16,29 @@ pub enum DigestAlgorithm {
     Sha1,
     /// MD5.
     Md5,
+    /// SHA-512/256 (SHA-512 truncated to 256 bits, FIPS 180-4), which Fedora 6 offers too.
+    Sha512_256,
 }
 
 impl DigestAlgorithm {
     /// Every supported algorithm.
-    pub const ALL: [DigestAlgorithm; 4] = [Self::Sha512, Self::Sha256, Self::Sha1, Self::Md5];
+    pub const ALL: [DigestAlgorithm; 5] = [
+        Self::Sha512,
+        Self::Sha256,
+        Self::Sha1,
+        Self::Md5,
+        Self::Sha512_256,
+    ];
 
     /// Parses an RFC 3230 / Fedora algorithm token (`sha-512`, `sha-256`, `sha`, `sha1`,
-    /// `sha-1`, `md5`), case-insensitively.
+    /// `sha-1`, `md5`, `sha-512/256`), case-insensitively.
     pub fn from_token(token: &str) -> Option<Self> {
         match token.trim().to_ascii_lowercase().as_str() {
             "sha-512" | "sha512" => Some(Self::Sha512),
             "sha-256" | "sha256" => Some(Self::Sha256),
             "sha" | "sha1" | "sha-1" => Some(Self::Sha1),
             "md5" => Some(Self::Md5),
+            "sha-512/256" | "sha512/256" => Some(Self::Sha512_256),
             _ => None,
         }
     }
@@ -41,6 +50,7 @@ impl DigestAlgorithm {
             Self::Sha256 => "sha-256",
             Self::Sha1 => "sha",
             Self::Md5 => "md5",
+            Self::Sha512_256 => "sha-512/256",
         }
     }
 
@@ -51,6 +61,7 @@ impl DigestAlgorithm {
             Self::Sha256 => "urn:sha-256:",
             Self::Sha1 => "urn:sha1:",
             Self::Md5 => "urn:md5:",
+            Self::Sha512_256 => "urn:sha-512/256:",
         }
     }
 
@@ -58,7 +69,7 @@ impl DigestAlgorithm {
     pub fn byte_len(self) -> usize {
         match self {
             Self::Sha512 => 64,
-            Self::Sha256 => 32,
+            Self::Sha256 | Self::Sha512_256 => 32,
             Self::Sha1 => 20,
             Self::Md5 => 16,
         }
@@ -123,6 +134,7 @@ pub struct MultiHasher {
     sha256: Option<Sha256>,
     sha1: Option<Sha1>,
     md5: Option<Md5>,
+    sha512_256: Option<Sha512_256>,
     len: u64,
 }
 
@@ -134,6 +146,9 @@ impl MultiHasher {
             sha256: extra.contains(&DigestAlgorithm::Sha256).then(Sha256::new),
             sha1: extra.contains(&DigestAlgorithm::Sha1).then(Sha1::new),
             md5: extra.contains(&DigestAlgorithm::Md5).then(Md5::new),
+            sha512_256: extra
+                .contains(&DigestAlgorithm::Sha512_256)
+                .then(Sha512_256::new),
             len: 0,
         }
     }
@@ -149,6 +164,9 @@ impl MultiHasher {
             h.update(data);
         }
         if let Some(h) = &mut self.md5 {
+            h.update(data);
+        }
+        if let Some(h) = &mut self.sha512_256 {
             h.update(data);
         }
     }
@@ -187,6 +205,12 @@ impl MultiHasher {
                 hex: hex::encode(h.finalize()),
             });
         }
+        if let Some(h) = self.sha512_256 {
+            out.push(DigestValue {
+                algorithm: DigestAlgorithm::Sha512_256,
+                hex: hex::encode(h.finalize()),
+            });
+        }
         out
     }
 
@@ -197,6 +221,7 @@ impl MultiHasher {
             DigestAlgorithm::Sha256 => hex::encode(Sha256::digest(data)),
             DigestAlgorithm::Sha1 => hex::encode(Sha1::digest(data)),
             DigestAlgorithm::Md5 => hex::encode(Md5::digest(data)),
+            DigestAlgorithm::Sha512_256 => hex::encode(Sha512_256::digest(data)),
         }
     }
 }
