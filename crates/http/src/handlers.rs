@@ -4,7 +4,7 @@
 use std::sync::Arc;
 
 use arca_catalog::ResourceRecord;
-use arca_model::{DigestAlgorithm, FedoraId, InteractionModel, MultiHasher};
+use arca_model::{DigestAlgorithm, FedoraId, InteractionModel};
 use arca_rdf::{vocab, IdMapper, Prefer, RdfFormat, ReturnPref};
 use arca_repository::{Error, NewContent, Precondition, Repository};
 use axum::body::Body;
@@ -41,11 +41,11 @@ const LIST_BATCH: usize = 5_000;
 const INLINE_PARSE: usize = 64 << 10;
 
 impl Ctx {
-    fn err(&self, e: Error) -> ApiError {
+    pub(crate) fn err(&self, e: Error) -> ApiError {
         ApiError::from_kernel(e, &self.base_url)
     }
 
-    fn url(&self, id: &FedoraId) -> String {
+    pub(crate) fn url(&self, id: &FedoraId) -> String {
         if id.is_root() {
             self.base_url.clone()
         } else {
@@ -53,12 +53,12 @@ impl Ctx {
         }
     }
 
-    fn mapper(&self) -> IdMapper {
+    pub(crate) fn mapper(&self) -> IdMapper {
         IdMapper::new(&self.base_url)
     }
 }
 
-fn model_of(record: &ResourceRecord) -> InteractionModel {
+pub(crate) fn model_of(record: &ResourceRecord) -> InteractionModel {
     record
         .headers
         .model()
@@ -74,13 +74,13 @@ fn allow_for(record: &ResourceRecord) -> &'static str {
     }
 }
 
-fn set(h: &mut HeaderMap, name: header::HeaderName, value: &str) {
+pub(crate) fn set(h: &mut HeaderMap, name: header::HeaderName, value: &str) {
     if let Ok(v) = HeaderValue::from_str(value) {
         h.insert(name, v);
     }
 }
 
-fn add_link(h: &mut HeaderMap, value: String) {
+pub(crate) fn add_link(h: &mut HeaderMap, value: String) {
     if let Ok(v) = HeaderValue::from_str(&value) {
         h.append(header::LINK, v);
     }
@@ -135,7 +135,7 @@ fn resource_headers(ctx: &Ctx, record: &ResourceRecord, h: &mut HeaderMap) {
     }
 }
 
-fn response(status: StatusCode, body: Body) -> Response {
+pub(crate) fn response(status: StatusCode, body: Body) -> Response {
     let mut r = Response::new(body);
     *r.status_mut() = status;
     r
@@ -343,22 +343,11 @@ async fn digest_header(
     let mut computed = Vec::new();
     if !missing.is_empty() {
         let path = path.to_path_buf();
-        computed = tokio::task::spawn_blocking(move || -> std::io::Result<_> {
-            use std::io::Read;
-            let mut f = std::fs::File::open(path)?;
-            let mut h = MultiHasher::new(&missing);
-            let mut buf = vec![0u8; 1 << 20];
-            loop {
-                let n = f.read(&mut buf)?;
-                if n == 0 {
-                    break;
-                }
-                h.update(&buf[..n]);
-            }
-            Ok(h.finish())
-        })
-        .await
-        .map_err(std::io::Error::other)??;
+        computed =
+            tokio::task::spawn_blocking(move || arca_repository::digest_file(&path, &missing))
+                .await
+                .map_err(std::io::Error::other)??
+                .1;
     }
     let parts: Vec<String> = algs
         .iter()
@@ -587,13 +576,17 @@ async fn server_managed_triples(
     if let Some(parent) = subject_record.parent.as_ref().filter(|p| !p.is_root()) {
         add(vocab::FEDORA_HAS_PARENT, iri(&parent.iri()));
     }
+    if model == InteractionModel::NonRdfSourceDescription {
+        let fixity = format!("{}/fcr:fixity", subject_record.id.iri());
+        add(vocab::FEDORA_HAS_FIXITY_SERVICE, iri(&fixity));
+    }
     if subject_model.is_binary() {
         if let Some(size) = h.content_size {
             add(
                 vocab::PREMIS_HAS_SIZE,
                 Literal::new_typed_literal(
                     size.to_string(),
-                    NamedNode::new_unchecked("http://www.w3.org/2001/XMLSchema#long"),
+                    NamedNode::new_unchecked(vocab::XSD_LONG),
                 )
                 .into(),
             );

@@ -13,6 +13,7 @@
 #![warn(missing_docs)]
 
 mod error;
+mod fixity;
 mod handlers;
 pub mod headers;
 mod limits;
@@ -98,6 +99,8 @@ enum Operation {
     Delete(FedoraId),
     Purge(FedoraId),
     Tombstone,
+    Fixity(FedoraId),
+    FixityOptions,
     NotSupported(&'static str),
     MethodNotAllowed(&'static str),
 }
@@ -129,7 +132,20 @@ fn parse_operation(method: &Method, path: &str) -> Result<Operation, arca_reposi
     for (i, seg) in segments.iter().enumerate() {
         match *seg {
             "fcr:versions" => return Ok(Operation::NotSupported("versioning (fcr:versions)")),
-            "fcr:fixity" => return Ok(Operation::NotSupported("fixity reports (fcr:fixity)")),
+            "fcr:fixity" if i + 1 == segments.len() => {
+                let id = FedoraId::from_path(&segments[..i].join("/"))?;
+                if id.is_description() || id.is_acl() {
+                    return Err(arca_repository::Error::BadRequest(format!(
+                        "{} is not a binary; fcr:fixity follows a binary's path",
+                        id.path()
+                    )));
+                }
+                return Ok(match *method {
+                    Method::GET => Operation::Fixity(id),
+                    Method::OPTIONS => Operation::FixityOptions,
+                    _ => Operation::MethodNotAllowed(fixity::ALLOW),
+                });
+            }
             "fcr:tx" => return Ok(Operation::NotSupported("transactions (fcr:tx)")),
             "fcr:search" => return Ok(Operation::NotSupported("search (fcr:search)")),
             "fcr:acl" if i + 1 == segments.len() => {
@@ -203,6 +219,8 @@ async fn dispatch(State(state): State<AppState>, req: Request) -> Response {
         Operation::Delete(id) => handlers::delete(&ctx, id, req).await,
         Operation::Purge(id) => handlers::purge(&ctx, id).await,
         Operation::Tombstone => Err(ApiError::method_not_allowed("DELETE")),
+        Operation::Fixity(id) => fixity::get(&ctx, id, req).await,
+        Operation::FixityOptions => Ok(fixity::options()),
         Operation::NotSupported(what) => Err(ApiError::constraint(
             arca_repository::Constraint::Unsupported,
             format!("{what} is not supported by arca yet"),

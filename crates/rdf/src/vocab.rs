@@ -68,6 +68,19 @@ pub const EBUCORE_HAS_MIME_TYPE: &str =
 pub const PREMIS_HAS_SIZE: &str = "http://www.loc.gov/premis/rdf/v1#hasSize";
 /// `premis:hasMessageDigest`.
 pub const PREMIS_HAS_MESSAGE_DIGEST: &str = "http://www.loc.gov/premis/rdf/v1#hasMessageDigest";
+/// `premis:hasFixity`: a binary's fixity result.
+pub const PREMIS_HAS_FIXITY: &str = "http://www.loc.gov/premis/rdf/v1#hasFixity";
+/// `premis:hasEventOutcome`: `SUCCESS` or `BAD_CHECKSUM`.
+pub const PREMIS_HAS_EVENT_OUTCOME: &str = "http://www.loc.gov/premis/rdf/v1#hasEventOutcome";
+/// `premis:Fixity`.
+pub const PREMIS_FIXITY: &str = "http://www.loc.gov/premis/rdf/v1#Fixity";
+/// `premis:EventOutcomeDetail`.
+pub const PREMIS_EVENT_OUTCOME_DETAIL: &str = "http://www.loc.gov/premis/rdf/v1#EventOutcomeDetail";
+/// `xsd:long`.
+pub const XSD_LONG: &str = "http://www.w3.org/2001/XMLSchema#long";
+/// `fedora:hasFixityService`: on a binary's description, its `fcr:fixity` endpoint.
+pub const FEDORA_HAS_FIXITY_SERVICE: &str =
+    "http://fedora.info/definitions/v4/repository#hasFixityService";
 /// The `describedby` link relation.
 pub const IANA_DESCRIBEDBY: &str = "http://www.iana.org/assignments/relation/describedby";
 

@@ -12,6 +12,7 @@
 
 mod content;
 mod error;
+mod fixity;
 mod index;
 mod locks;
 mod subjects;
@@ -34,6 +35,7 @@ use sha2::{Digest, Sha512};
 
 pub use content::{BinaryData, ReceivedBinary, Upload};
 pub use error::{Constraint, Error, Result};
+pub use fixity::{digest_file, FixityCheck, FixityReport};
 pub use index::{records_from_object, RebuildStats};
 use locks::ObjectLocks;
 
