@@ -75,14 +75,67 @@ fn allow_for(record: &ResourceRecord) -> &'static str {
 }
 
 pub(crate) fn set(h: &mut HeaderMap, name: header::HeaderName, value: &str) {
-    if let Ok(v) = HeaderValue::from_str(value) {
-        h.insert(name, v);
-    }
+    h.insert(name, header_value(value));
 }
 
 pub(crate) fn add_link(h: &mut HeaderMap, value: String) {
-    if let Ok(v) = HeaderValue::from_str(&value) {
-        h.append(header::LINK, v);
+    h.append(header::LINK, header_value(&value));
+}
+
+/// `attachment; filename="…"`, with an RFC 6266 `filename*` for names that are not ASCII
+/// (the plain `filename` then has `_` for each non-ASCII character).
+fn content_disposition(filename: &str) -> String {
+    let plain: String = filename
+        .chars()
+        .filter(|c| *c != '"')
+        .map(|c| {
+            if c.is_ascii() && !c.is_ascii_control() {
+                c
+            } else {
+                '_'
+            }
+        })
+        .collect();
+    if filename.is_ascii() {
+        return format!("attachment; filename=\"{plain}\"");
+    }
+    // RFC 8187 attr-char: letters, digits and these marks stay as they are.
+    const ATTR: &percent_encoding::AsciiSet = &percent_encoding::NON_ALPHANUMERIC
+        .remove(b'!')
+        .remove(b'#')
+        .remove(b'$')
+        .remove(b'&')
+        .remove(b'+')
+        .remove(b'-')
+        .remove(b'.')
+        .remove(b'^')
+        .remove(b'_')
+        .remove(b'`')
+        .remove(b'|')
+        .remove(b'~');
+    let encoded = percent_encoding::utf8_percent_encode(filename, ATTR);
+    format!("attachment; filename=\"{plain}\"; filename*=UTF-8''{encoded}")
+}
+
+/// A header value for `value`. URLs of resources are IRIs and may hold non-ASCII letters;
+/// a header carries them as a URI, so every byte a header cannot hold is percent-encoded
+/// (the IRI-to-URI mapping of RFC 3987 §3.1).
+fn header_value(value: &str) -> HeaderValue {
+    if value.bytes().all(|b| (b' '..=b'~').contains(&b)) {
+        if let Ok(v) = HeaderValue::from_str(value) {
+            return v;
+        }
+    }
+    {
+        let mut ascii = String::with_capacity(value.len() * 3);
+        for b in value.bytes() {
+            if b.is_ascii() && !b.is_ascii_control() {
+                ascii.push(b as char);
+            } else {
+                ascii.push_str(&format!("%{b:02X}"));
+            }
+        }
+        HeaderValue::from_str(&ascii).expect("printable ASCII is a valid header value")
     }
 }
 
@@ -239,7 +292,7 @@ async fn read_binary(
     set(
         oh,
         header::CONTENT_DISPOSITION,
-        &format!("attachment; filename=\"{}\"", filename.replace('"', "")),
+        &content_disposition(&filename),
     );
     if let Some(algs) = wanted {
         let digest = digest_header(record, &path, &algs)
@@ -817,7 +870,10 @@ async fn create_new(
 
 /// The id of a POSTed child: the Slug if it is free and valid, a UUID otherwise.
 async fn mint_id(ctx: &Ctx, parent: &FedoraId, h: &HeaderMap) -> Result<FedoraId, ApiError> {
-    if let Some(slug) = h.get("slug").and_then(|v| v.to_str().ok()) {
+    // Raw UTF-8 is taken as UTF-8 (clients send it unencoded), not dropped for a UUID.
+    if let Some(slug) = h.get("slug").map(|v| v.as_bytes()) {
+        let slug = std::str::from_utf8(slug)
+            .map_err(|_| ApiError::bad_request("the Slug is not valid UTF-8"))?;
         let slug = percent_encoding::percent_decode_str(slug.trim())
             .decode_utf8()
             .map_err(|_| ApiError::bad_request("the Slug is not valid UTF-8"))?;

@@ -664,3 +664,34 @@ async fn sha_512_256_is_verified_and_answered_as_in_fedora() {
     );
     s.stop().await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn non_ascii_names_travel_as_uris_in_headers() {
+    let s = TestServer::start().await;
+    let r = put_bytes(
+        &s,
+        "%C3%A9t%C3%A9",
+        &[
+            ("content-type", "text/plain"),
+            (
+                "content-disposition",
+                "attachment; filename*=UTF-8''r%C3%A9sum%C3%A9.txt",
+            ),
+        ],
+        b"x",
+    )
+    .await;
+    assert_eq!(r.status, 201, "{}", r.text());
+    assert_eq!(r.header("location"), Some(s.url("%C3%A9t%C3%A9").as_str()));
+    let g = s.get("%C3%A9t%C3%A9", &[]).await;
+    assert!(
+        g.has_link(&s.url("%C3%A9t%C3%A9/fcr:metadata"), "describedby"),
+        "{:?}",
+        g.headers
+    );
+    assert_eq!(
+        g.header("content-disposition"),
+        Some("attachment; filename=\"r_sum_.txt\"; filename*=UTF-8''r%C3%A9sum%C3%A9.txt")
+    );
+    s.stop().await;
+}

@@ -291,6 +291,40 @@ async fn a_slug_with_slashes_makes_a_path_as_in_fedora() {
     }
     let r = post(&s, "h", &[TURTLE, ("slug", "x//y")], "").await;
     assert_eq!(r.status, 400, "{}", r.text());
+    // Percent-encoded and raw UTF-8 name the same resource; Location carries the IRI as a
+    // URI (it was missing for non-ASCII names before).
+    let r = post(&s, "h", &[TURTLE, ("slug", "%C3%A9t%C3%A9")], "").await;
+    assert_eq!(r.status, 201);
+    assert_eq!(
+        r.header("location"),
+        Some(s.url("h/%C3%A9t%C3%A9").as_str())
+    );
+    assert_eq!(r.text(), s.url("h/été"));
+    assert_eq!(s.get("h/%C3%A9t%C3%A9", &[]).await.status, 200);
+    // Raw UTF-8 in the header (the test client only sends ASCII, so over a socket).
+    let host = s
+        .base
+        .trim_start_matches("http://")
+        .split('/')
+        .next()
+        .unwrap()
+        .to_string();
+    let mut raw = format!(
+        "POST /rest/h HTTP/1.1\r\nHost: {host}\r\nContent-Type: text/turtle\r\nContent-Length: 0\r\nConnection: close\r\nSlug: "
+    )
+    .into_bytes();
+    raw.extend_from_slice("hiver é\r\n\r\n".as_bytes());
+    let answer = {
+        use tokio::io::{AsyncReadExt, AsyncWriteExt};
+        let mut socket = tokio::net::TcpStream::connect(&host).await.unwrap();
+        socket.write_all(&raw).await.unwrap();
+        let mut out = Vec::new();
+        socket.read_to_end(&mut out).await.unwrap();
+        String::from_utf8_lossy(&out).into_owned()
+    };
+    assert!(answer.starts_with("HTTP/1.1 201"), "{answer}");
+    let location = format!("location: {}\r\n", s.url("h/hiver%20%C3%A9"));
+    assert!(answer.contains(&location), "{answer}");
     s.stop().await;
 }
 
