@@ -381,13 +381,7 @@ async fn digest_header(
     path: &std::path::Path,
     algs: &[DigestAlgorithm],
 ) -> Result<String, Error> {
-    let stored: Vec<arca_model::DigestValue> = record
-        .headers
-        .digests
-        .iter()
-        .flatten()
-        .filter_map(|u| DigestAlgorithm::parse_urn(u))
-        .collect();
+    let stored = record.headers.digest_values();
     let missing: Vec<DigestAlgorithm> = algs
         .iter()
         .copied()

@@ -40,6 +40,15 @@ fn walk(dir: &std::path::Path) -> Vec<std::path::PathBuf> {
     out
 }
 
+/// A server with container `fx` and binary `fx/bin` holding [`CONTENT`].
+async fn server_with_binary() -> TestServer {
+    let s = TestServer::start().await;
+    assert_eq!(put(&s, "fx", &[TURTLE], "").await.status, 201);
+    let r = put_bytes(&s, "fx/bin", &[("content-type", "text/plain")], CONTENT).await;
+    assert_eq!(r.status, 201);
+    s
+}
+
 /// The fixity node's outcome, digests and size.
 fn outcome(s: &TestServer, g: &Graph) -> (String, Vec<String>, Vec<Term>) {
     let bin = s.url("fx/bin");
@@ -63,14 +72,7 @@ fn outcome(s: &TestServer, g: &Graph) -> (String, Vec<String>, Vec<Term>) {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn fixity_recomputes_the_stored_bytes_and_reports_failures() {
-    let s = TestServer::start().await;
-    assert_eq!(put(&s, "fx", &[TURTLE], "").await.status, 201);
-    assert_eq!(
-        put_bytes(&s, "fx/bin", &[("content-type", "text/plain")], CONTENT)
-            .await
-            .status,
-        201
-    );
+    let s = server_with_binary().await;
     let sha = |b: &[u8]| format!("urn:sha-512:{}", hex::encode(Sha512::digest(b)));
     let size = Term::from(Literal::new_typed_literal(
         "13",
@@ -132,14 +134,7 @@ async fn fixity_recomputes_the_stored_bytes_and_reports_failures() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn fixity_answers_like_fedora_6_for_other_targets_and_methods() {
-    let s = TestServer::start().await;
-    assert_eq!(put(&s, "fx", &[TURTLE], "").await.status, 201);
-    assert_eq!(
-        put_bytes(&s, "fx/bin", &[("content-type", "text/plain")], CONTENT)
-            .await
-            .status,
-        201
-    );
+    let s = server_with_binary().await;
     let r = s.get("fx/fcr:fixity", &[]).await;
     assert_eq!(r.status, 404, "{}", r.text());
     assert!(r.text().contains("not a binary"));

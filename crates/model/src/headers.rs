@@ -80,6 +80,15 @@ impl ResourceHeaders {
         self.interaction_model.parse().ok()
     }
 
+    /// The recorded digests of a binary that parse as `urn:<alg>:<hex>` of a known algorithm.
+    pub fn digest_values(&self) -> Vec<crate::DigestValue> {
+        self.digests
+            .iter()
+            .flatten()
+            .filter_map(|u| crate::DigestAlgorithm::parse_urn(u))
+            .collect()
+    }
+
     /// Sets last-modified date, user, memento date and the state token together, as
     /// Fedora's `touchModificationHeaders` does.
     pub fn touch(&mut self, at: Timestamp, user: &str) {

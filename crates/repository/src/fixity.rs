@@ -82,13 +82,7 @@ impl Repository {
                 record.id
             )));
         }
-        let expected: Vec<DigestValue> = record
-            .headers
-            .digests
-            .iter()
-            .flatten()
-            .filter_map(|u| DigestAlgorithm::parse_urn(u))
-            .collect();
+        let expected = record.headers.digest_values();
         let expected_size = record
             .headers
             .content_size
