@@ -768,6 +768,7 @@ async fn read_content(
                 ctx.config.limits.timed(req.into_body()),
                 ctx.repo.uploads_dir(),
                 extra,
+                &ctx.budget,
             )
             .await
             .map_err(|e| ctx.err(e))?;

@@ -24,7 +24,8 @@ pub struct RequestLimits {
     pub max_sparql_body: usize,
     /// Memory all RDF and SPARQL bodies being read or parsed may take together, in bytes;
     /// a request that cannot get its share within [`BUDGET_WAIT`] gets 503. Binary bodies
-    /// are streamed to disk and do not count.
+    /// count while they are received in memory (up to 1 MiB each) and go to disk at once
+    /// when the budget has no room.
     pub buffered_bodies: usize,
     /// Longest request target (path and query), in bytes (414 beyond).
     pub max_url: usize,
@@ -109,13 +110,47 @@ impl BodyBudget {
             kib: Arc::new(Semaphore::new(bytes.div_ceil(1024).max(1))),
         }
     }
+
+    /// Grows `share` to cover `bytes` without waiting; `false` if the budget has no room.
+    pub(crate) fn try_cover(&self, share: &mut Share, bytes: usize) -> bool {
+        let need = bytes.div_ceil(1024);
+        if need <= share.kib {
+            return true;
+        }
+        let Ok(more) = self
+            .kib
+            .clone()
+            .try_acquire_many_owned((need - share.kib) as u32)
+        else {
+            return false;
+        };
+        share.add(more, need);
+        true
+    }
+}
+
+/// Memory taken from a [`BodyBudget`], given back when dropped.
+#[derive(Default)]
+pub(crate) struct Share {
+    permit: Option<OwnedSemaphorePermit>,
+    kib: usize,
+}
+
+impl Share {
+    fn add(&mut self, more: OwnedSemaphorePermit, kib: usize) {
+        match &mut self.permit {
+            Some(p) => p.merge(more),
+            None => self.permit = Some(more),
+        }
+        self.kib = kib;
+    }
 }
 
 /// A body read into memory; its share of the budget is returned when it is dropped.
 pub(crate) struct BufferedBody {
     /// The bytes.
     pub bytes: Bytes,
-    _share: Option<OwnedSemaphorePermit>,
+    _share: Share,
 }
 
 /// Reads a whole body of at most `max` bytes (`what` names the kind of body and the
@@ -143,17 +178,16 @@ pub(crate) async fn read_body(
     use futures_util::StreamExt;
     let mut stream = body.into_data_stream();
     let mut buf = BytesMut::with_capacity(declared.unwrap_or(0).min(1 << 20) as usize);
-    let mut share: Option<OwnedSemaphorePermit> = None;
-    let mut held_kib = 0usize;
+    let mut share = Share::default();
     while let Some(chunk) = stream.next().await {
         let chunk = chunk.map_err(body_error)?;
         if buf.len() + chunk.len() > max {
             return Err(too_large());
         }
         buf.extend_from_slice(&chunk);
-        let need_kib = buf.len().div_ceil(1024);
-        if need_kib > held_kib {
-            let more = (need_kib - held_kib) as u32;
+        let need = buf.len().div_ceil(1024);
+        if need > share.kib {
+            let more = (need - share.kib) as u32;
             let permit =
                 tokio::time::timeout(BUDGET_WAIT, budget.kib.clone().acquire_many_owned(more))
                     .await
@@ -165,11 +199,7 @@ pub(crate) async fn read_body(
                             "the server is holding too many request bodies in memory; retry later",
                         )
                     })?;
-            match &mut share {
-                Some(s) => s.merge(permit),
-                None => share = Some(permit),
-            }
-            held_kib = need_kib;
+            share.add(permit, need);
         }
     }
     Ok(BufferedBody {

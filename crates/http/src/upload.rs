@@ -11,24 +11,31 @@ use arca_repository::{BinaryData, Error, ReceivedBinary, Upload};
 use axum::body::Body;
 use bytes::{Bytes, BytesMut};
 
+use crate::limits::{BodyBudget, Share};
+
 /// Bodies up to this size are kept in memory.
 const MEMORY_LIMIT: usize = 1 << 20;
 /// Chunks in flight between the socket and the writer thread.
 const CHANNEL_DEPTH: usize = 2;
 
-/// Reads a request body, computing SHA-512 plus `extra` digests on the way.
-pub async fn receive(
+/// Reads a request body, computing SHA-512 plus `extra` digests on the way. While it is
+/// held in memory it takes its share of `budget`; when the budget has no room, the body
+/// goes to a file at once.
+pub(crate) async fn receive(
     body: Body,
     uploads_dir: PathBuf,
     extra: Vec<DigestAlgorithm>,
+    budget: &BodyBudget,
 ) -> Result<ReceivedBinary, Error> {
     let mut body = body.into_data_stream();
     let mut buf = BytesMut::new();
+    let mut share = Share::default();
     use futures_util::StreamExt;
     while let Some(chunk) = body.next().await {
         let chunk = chunk.map_err(|e| Error::Body(e.to_string()))?;
         buf.extend_from_slice(&chunk);
-        if buf.len() > MEMORY_LIMIT {
+        if buf.len() > MEMORY_LIMIT || !budget.try_cover(&mut share, buf.len()) {
+            drop(share);
             return stream_to_file(buf.freeze(), body, uploads_dir, extra).await;
         }
     }

@@ -462,3 +462,30 @@ async fn a_graph_rdf_xml_cannot_express_is_406_not_a_broken_document() {
     assert_eq!(s.get("h", &[("accept", "text/turtle")]).await.status, 200);
     s.stop().await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn binaries_go_to_disk_when_the_memory_budget_has_no_room() {
+    let s = TestServer::start_with_limits(arca_config::Limits {
+        rdf_body_bytes: Some(2_048),
+        sparql_body_bytes: Some(1_024),
+        buffered_bodies_bytes: Some(4_096),
+        ..Default::default()
+    })
+    .await;
+    // 100 KB cannot be held within a 4 KiB budget: it is streamed to a file instead, and
+    // stored and served byte for byte.
+    let bytes: Vec<u8> = (0..100_000u32).map(|i| (i % 251) as u8).collect();
+    let r = put_bytes(
+        &s,
+        "big",
+        &[("content-type", "application/octet-stream")],
+        &bytes,
+    )
+    .await;
+    assert_eq!(r.status, 201, "{}", r.text());
+    assert_eq!(s.get("big", &[]).await.body.as_ref(), bytes.as_slice());
+    // RDF bodies within their limit still fit the budget.
+    let body = format!("<> <{DC_TITLE}> \"fits\" .");
+    assert_eq!(put(&s, "small", &[TURTLE], &body).await.status, 201);
+    s.stop().await;
+}
