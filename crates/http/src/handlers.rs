@@ -431,41 +431,66 @@ async fn read_rdf(ctx: &Ctx, record: &ResourceRecord, head: bool, req: Request) 
     );
     set(oh, header::VARY, "Accept, Prefer, Range, Accept-Encoding");
     // Preference-Applied only when every preference was honoured: arca does not (yet)
-    // return inbound references or embedded descriptions.
-    let unhonoured = [
-        vocab::FEDORA_PREFER_INBOUND_REFERENCES,
-        "http://www.w3.org/ns/oa#PreferContainedDescriptions",
-    ]
-    .iter()
-    .any(|c| prefer.include.iter().any(|i| i == c));
+    // return inbound references.
+    let unhonoured = prefer
+        .include
+        .iter()
+        .any(|i| i == vocab::FEDORA_PREFER_INBOUND_REFERENCES);
+    let container = model_of(record).is_container();
+    let embed = container
+        && prefer
+            .include
+            .iter()
+            .any(|i| i == vocab::OA_PREFER_CONTAINED_DESCRIPTIONS);
     if let (Some(ret), false) = (&prefer.return_representation, unhonoured) {
         let v = match ret {
-            ReturnPref::Minimal => "return=minimal",
-            ReturnPref::Representation => "return=representation",
+            ReturnPref::Minimal => "return=minimal".to_string(),
+            // As Fedora 6: the embedded descriptions are named in the answer.
+            ReturnPref::Representation if embed => format!(
+                "return=representation; include=\"{}\"",
+                vocab::OA_PREFER_CONTAINED_DESCRIPTIONS
+            ),
+            ReturnPref::Representation => "return=representation".to_string(),
         };
-        set(oh, header::HeaderName::from_static("preference-applied"), v);
+        set(
+            oh,
+            header::HeaderName::from_static("preference-applied"),
+            &v,
+        );
     }
     let mut triples = ctx.repo.triples(record).map_err(|e| ctx.err(e))?;
-    if prefer.wants(vocab::FEDORA_SERVER_MANAGED, true) {
+    let managed = prefer.wants(vocab::FEDORA_SERVER_MANAGED, true);
+    if managed {
         server_managed_triples(ctx, record, &mut triples)
             .await
             .map_err(|e| ctx.err(e))?;
     }
-    if model_of(record).is_container() && prefer.wants(vocab::LDP_PREFER_CONTAINMENT, true) {
-        let next = containment_triples(ctx, record, &query, &mut triples)
+    let list = prefer.wants(vocab::LDP_PREFER_CONTAINMENT, true);
+    if container && (list || embed) {
+        let mut listed = Vec::new();
+        let mut containment = Vec::new();
+        let next = containment_triples(ctx, record, &query, &mut containment, &mut listed)
             .await
             .map_err(|e| ctx.err(e))?;
-        if let Some(after) = next {
-            let url = ctx.url(&record.id);
-            let limit = query.limit.unwrap_or(MAX_PAGE);
-            let cursor = percent_encoding::utf8_percent_encode(
-                after.path(),
-                percent_encoding::NON_ALPHANUMERIC,
-            );
-            add_link(
-                out.headers_mut(),
-                format!("<{url}?limit={limit}&after={cursor}>;rel=\"next\""),
-            );
+        if list {
+            triples.append(&mut containment);
+            if let Some(after) = next {
+                let url = ctx.url(&record.id);
+                let limit = query.limit.unwrap_or(MAX_PAGE);
+                let cursor = percent_encoding::utf8_percent_encode(
+                    after.path(),
+                    percent_encoding::NON_ALPHANUMERIC,
+                );
+                add_link(
+                    out.headers_mut(),
+                    format!("<{url}?limit={limit}&after={cursor}>;rel=\"next\""),
+                );
+            }
+        }
+        if embed {
+            contained_descriptions(ctx, &listed, managed, &mut triples)
+                .await
+                .map_err(|e| ctx.err(e))?;
         }
     }
     // HEAD serializes too: its headers, Content-Length included, are GET's.
@@ -522,12 +547,14 @@ impl Paging {
     }
 }
 
-/// Adds `ldp:contains` triples; returns the cursor of the next page if the listing was cut.
+/// Adds `ldp:contains` triples and the listed children to `listed`; returns the cursor of
+/// the next page if the listing was cut.
 async fn containment_triples(
     ctx: &Ctx,
     record: &ResourceRecord,
     paging: &Paging,
     triples: &mut Vec<Triple>,
+    listed: &mut Vec<FedoraId>,
 ) -> Result<Option<FedoraId>, Error> {
     let subject = NamedNode::new_unchecked(record.id.iri());
     let contains = NamedNode::new_unchecked(vocab::LDP_CONTAINS);
@@ -547,6 +574,7 @@ async fn containment_triples(
                 NamedNode::new_unchecked(c.iri()),
             ));
         }
+        listed.extend(children.iter().cloned());
         after = children.last().cloned().or(after);
         if let Some(r) = &mut remaining {
             *r -= got;
@@ -561,6 +589,34 @@ async fn containment_triples(
         }
     }
     Ok(None)
+}
+
+/// Adds the descriptions of `children` (`oa:PreferContainedDescriptions`): an RDF source's
+/// own triples, a binary's description (about the binary), with their server-managed triples
+/// when `managed`. Children deleted meanwhile are skipped.
+async fn contained_descriptions(
+    ctx: &Ctx,
+    children: &[FedoraId],
+    managed: bool,
+    out: &mut Vec<Triple>,
+) -> Result<(), Error> {
+    for child in children {
+        let record = match ctx.repo.get(child).await {
+            Ok(r) => r,
+            Err(Error::NotFound(_) | Error::Gone(_)) => continue,
+            Err(e) => return Err(e),
+        };
+        let described = if model_of(&record).is_binary() {
+            ctx.repo.get(&child.description()).await?
+        } else {
+            record.clone()
+        };
+        out.extend(ctx.repo.triples(&described)?);
+        if managed {
+            server_managed_triples(ctx, &record, out).await?;
+        }
+    }
+    Ok(())
 }
 
 async fn server_managed_triples(

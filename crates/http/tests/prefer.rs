@@ -173,3 +173,55 @@ async fn prefer_on_head_matches_get() {
     assert_eq!(r.header("preference-applied"), Some("return=minimal"));
     s.stop().await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn contained_descriptions_are_embedded_and_applied() {
+    // oa:PreferContainedDescriptions (Fedora API 3.2.2): the children's descriptions come
+    // with the container, and Preference-Applied names them, as Fedora 6 answers.
+    let s = setup().await;
+    put(
+        &s,
+        "p/c1",
+        &[TURTLE],
+        "<> <http://purl.org/dc/terms/title> \"C1\" .",
+    )
+    .await;
+    binary(&s, "p/bin", "text/plain", b"bytes").await;
+    let r = put(
+        &s,
+        "p/bin/fcr:metadata",
+        &[TURTLE],
+        "<> <http://purl.org/dc/terms/title> \"B\" .",
+    )
+    .await;
+    assert_eq!(r.status, 204, "{}", r.text());
+    let oa = "http://www.w3.org/ns/oa#PreferContainedDescriptions";
+    let v = format!("return=representation; include=\"{oa}\"");
+    let r = s.get("p", &prefer(&v)).await;
+    assert_eq!(r.status, 200);
+    assert_eq!(
+        r.header("preference-applied"),
+        Some(format!("return=representation; include=\"{oa}\"").as_str())
+    );
+    let g = Graph::of(&r, &s.url("p"));
+    let (c1, bin) = (s.url("p/c1"), s.url("p/bin"));
+    assert!(g.has_lit(&s.url("p"), DC_TITLE, "P"));
+    assert!(g.has_lit(&c1, DC_TITLE, "C1"));
+    assert!(g.has_lit(&bin, DC_TITLE, "B"));
+    assert!(g.has(&bin, RDF_TYPE, LDP_NON_RDF_SOURCE));
+    assert!(g.has(&c1, RDF_TYPE, LDP_BASIC_CONTAINER));
+    assert!(g.objects(&bin, &fedora("hasFixityService")).is_empty());
+    assert_eq!(g.with_predicate(LDP_CONTAINS).len(), 3);
+    // Without containment and server-managed triples: the descriptions' own triples only.
+    let v = format!(
+        "return=representation; include=\"{oa}\"; omit=\"{LDP_PREFER_CONTAINMENT} {FCREPO_SERVER_MANAGED}\""
+    );
+    let g = Graph::of(&s.get("p", &prefer(&v)).await, &s.url("p"));
+    assert!(g.with_predicate(LDP_CONTAINS).is_empty());
+    assert!(g.has_lit(&bin, DC_TITLE, "B"));
+    assert!(!g.has(&bin, RDF_TYPE, LDP_NON_RDF_SOURCE));
+    // Without the preference nothing is embedded.
+    let g = Graph::of(&s.get("p", &[]).await, &s.url("p"));
+    assert!(!g.has_lit(&c1, DC_TITLE, "C1"));
+    s.stop().await;
+}

@@ -68,6 +68,9 @@ pub const EBUCORE_HAS_MIME_TYPE: &str =
 pub const PREMIS_HAS_SIZE: &str = "http://www.loc.gov/premis/rdf/v1#hasSize";
 /// `premis:hasMessageDigest`.
 pub const PREMIS_HAS_MESSAGE_DIGEST: &str = "http://www.loc.gov/premis/rdf/v1#hasMessageDigest";
+/// `oa:PreferContainedDescriptions`: embed the descriptions of a container's children.
+pub const OA_PREFER_CONTAINED_DESCRIPTIONS: &str =
+    "http://www.w3.org/ns/oa#PreferContainedDescriptions";
 /// `premis:hasFixity`: a binary's fixity result.
 pub const PREMIS_HAS_FIXITY: &str = "http://www.loc.gov/premis/rdf/v1#hasFixity";
 /// `premis:hasEventOutcome`: `SUCCESS` or `BAD_CHECKSUM`.
