@@ -146,12 +146,9 @@ fn resource_headers(ctx: &Ctx, record: &ResourceRecord, h: &mut HeaderMap) {
     for t in model.rdf_types() {
         add_link(h, format!("<{t}>;rel=\"type\""));
     }
-    set(h, header::ETAG, &headers::etag(record));
-    set(
-        h,
-        header::HeaderName::from_static("x-state-token"),
-        &headers::state_token(record),
-    );
+    let token = headers::state_token(record);
+    set(h, header::ETAG, &headers::etag_with(record, &token));
+    set(h, header::HeaderName::from_static("x-state-token"), &token);
     set(
         h,
         header::LAST_MODIFIED,

@@ -321,7 +321,11 @@ pub fn content_disposition_filename(headers: &HeaderMap) -> Option<String> {
 /// The ETag of a resource: strong for binaries, weak for RDF sources (whose
 /// representation also depends on their children). Its value is the [`state_token`].
 pub fn etag(record: &ResourceRecord) -> String {
-    let token = state_token(record);
+    etag_with(record, &state_token(record))
+}
+
+/// [`etag`] from a [`state_token`] already computed.
+pub fn etag_with(record: &ResourceRecord, token: &str) -> String {
     let is_binary = record
         .headers
         .model()
