@@ -37,7 +37,7 @@ const ACCEPT_PATCH: &str = "application/sparql-update";
 const MAX_PAGE: usize = 10_000;
 /// Children read per catalog query when listing all of them.
 const LIST_BATCH: usize = 5_000;
-/// RDF bodies up to this size (by Content-Length) are parsed on the request's own task.
+/// RDF bodies up to this size are parsed on the request's own task.
 const INLINE_PARSE: usize = 64 << 10;
 
 impl Ctx {
@@ -126,17 +126,15 @@ fn header_value(value: &str) -> HeaderValue {
             return v;
         }
     }
-    {
-        let mut ascii = String::with_capacity(value.len() * 3);
-        for b in value.bytes() {
-            if b.is_ascii() && !b.is_ascii_control() {
-                ascii.push(b as char);
-            } else {
-                ascii.push_str(&format!("%{b:02X}"));
-            }
+    let mut ascii = String::with_capacity(value.len() * 3);
+    for b in value.bytes() {
+        if b.is_ascii() && !b.is_ascii_control() {
+            ascii.push(b as char);
+        } else {
+            ascii.push_str(&format!("%{b:02X}"));
         }
-        HeaderValue::from_str(&ascii).expect("printable ASCII is a valid header value")
     }
+    HeaderValue::from_str(&ascii).expect("printable ASCII is a valid header value")
 }
 
 /// Headers every response about a resource carries: type links, ETag, Last-Modified,
@@ -228,13 +226,13 @@ fn write_precondition(h: &HeaderMap) -> Option<Precondition> {
     }
     let h = h.clone();
     Some(Box::new(
-        move |record: &ResourceRecord| {
-            match headers::evaluate(&h, Some(record), false) {
+        move |record: &ResourceRecord| match headers::evaluate(&h, Some(record), false) {
             Condition::Proceed => Ok(()),
             _ => Err(Error::PreconditionFailed(
-                "the resource changed: its ETag, state token or modification date no longer matches".into(),
+                "the resource changed: its ETag, state token or modification date no longer \
+                 matches"
+                    .into(),
             )),
-        }
         },
     ))
 }
@@ -465,12 +463,19 @@ async fn read_rdf(ctx: &Ctx, record: &ResourceRecord, head: bool, req: Request) 
     let list = prefer.wants(vocab::LDP_PREFER_CONTAINMENT, true);
     if container && (list || embed) {
         let mut listed = Vec::new();
-        let mut containment = Vec::new();
-        let next = containment_triples(ctx, record, &query, &mut containment, &mut listed)
+        let next = list_children(ctx, record, &query, &mut listed)
             .await
             .map_err(|e| ctx.err(e))?;
         if list {
-            triples.append(&mut containment);
+            let subject = NamedNode::new_unchecked(record.id.iri());
+            let contains = NamedNode::new_unchecked(vocab::LDP_CONTAINS);
+            triples.extend(listed.iter().map(|c| {
+                Triple::new(
+                    subject.clone(),
+                    contains.clone(),
+                    NamedNode::new_unchecked(c.iri()),
+                )
+            }));
             if let Some(after) = next {
                 let url = ctx.url(&record.id);
                 let limit = query.limit.unwrap_or(MAX_PAGE);
@@ -544,17 +549,14 @@ impl Paging {
     }
 }
 
-/// Adds `ldp:contains` triples and the listed children to `listed`; returns the cursor of
+/// Adds the children of the requested page to `listed`, in id order; returns the cursor of
 /// the next page if the listing was cut.
-async fn containment_triples(
+async fn list_children(
     ctx: &Ctx,
     record: &ResourceRecord,
     paging: &Paging,
-    triples: &mut Vec<Triple>,
     listed: &mut Vec<FedoraId>,
 ) -> Result<Option<FedoraId>, Error> {
-    let subject = NamedNode::new_unchecked(record.id.iri());
-    let contains = NamedNode::new_unchecked(vocab::LDP_CONTAINS);
     let mut after = paging.after.clone();
     let mut remaining = paging.limit;
     loop {
@@ -564,15 +566,8 @@ async fn containment_triples(
         }
         let children = ctx.repo.children(&record.id, after.as_ref(), batch).await?;
         let got = children.len();
-        for c in &children {
-            triples.push(Triple::new(
-                subject.clone(),
-                contains.clone(),
-                NamedNode::new_unchecked(c.iri()),
-            ));
-        }
-        listed.extend(children.iter().cloned());
         after = children.last().cloned().or(after);
+        listed.extend(children);
         if let Some(r) = &mut remaining {
             *r -= got;
         }
@@ -781,14 +776,11 @@ async fn read_content(
             };
             let url = ctx.url(&subject);
             let (mapper, rdf_limits) = (ctx.mapper(), limits.rdf.clone());
+            let inline = body.bytes.len() <= INLINE_PARSE;
             let parse = move || arca_rdf::parse(&body.bytes, format, &url, &mapper, &rdf_limits);
             // Small bodies parse faster than a hop to the blocking pool; large ones must not
             // hold an async worker.
-            let triples = if h
-                .get(header::CONTENT_LENGTH)
-                .and_then(|v| v.to_str().ok()?.parse::<usize>().ok())
-                .is_some_and(|n| n <= INLINE_PARSE)
-            {
+            let triples = if inline {
                 parse()
             } else {
                 tokio::task::spawn_blocking(parse)
@@ -1023,8 +1015,8 @@ pub(crate) async fn patch(ctx: &Ctx, id: FedoraId, req: Request) -> HandlerResul
         &ctx.budget,
     )
     .await?;
-    std::str::from_utf8(&body.bytes)
-        .map_err(|_| ApiError::bad_request("the SPARQL update is not valid UTF-8"))?;
+    // The share of the memory budget is held until the update has run.
+    let (update, share) = body.into_text("SPARQL update")?;
     let rdf_limits = limits.rdf.clone();
     let prefer = Prefer::parse(h.get_all("prefer").iter().filter_map(|v| v.to_str().ok()));
     let subject = if id.is_description() {
@@ -1035,10 +1027,10 @@ pub(crate) async fn patch(ctx: &Ctx, id: FedoraId, req: Request) -> HandlerResul
     let url = ctx.url(&subject);
     let mapper = ctx.mapper();
     let apply = Box::new(move |triples: Vec<Triple>| {
-        // The body holds its share of the memory budget until the update has run.
-        let update = std::str::from_utf8(&body.bytes).unwrap_or_default();
-        arca_rdf::apply_sparql_update(&triples, update, &url, &mapper, &rdf_limits)
-            .map_err(Error::Rdf)
+        let result = arca_rdf::apply_sparql_update(&triples, &update, &url, &mapper, &rdf_limits)
+            .map_err(Error::Rdf);
+        drop(share);
+        result
     });
     let record = ctx
         .repo

@@ -85,12 +85,11 @@ pub fn link_type(headers: &HeaderMap) -> Result<Option<InteractionModel>, LinkEr
     Ok(found)
 }
 
-/// At most the first 100 characters of `s`, for messages about client input.
+/// How much of a header value a message quotes.
+const QUOTED_CHARS: usize = 100;
+
 fn excerpt(s: &str) -> String {
-    match s.char_indices().nth(100) {
-        Some((i, _)) => format!("{}…", &s[..i]),
-        None => s.to_string(),
-    }
+    arca_model::excerpt(s, QUOTED_CHARS)
 }
 
 /// Whether a Link header names external content (not supported yet).
@@ -397,13 +396,13 @@ pub enum Condition {
 /// [`state_token`] fails too.
 pub fn evaluate(headers: &HeaderMap, record: Option<&ResourceRecord>, is_read: bool) -> Condition {
     let get = |name: http::header::HeaderName| headers.get(name).and_then(|v| v.to_str().ok());
+    let token = record.map(state_token);
     if let (false, Some(expected)) = (is_read, headers.get(IF_STATE_TOKEN)) {
-        let current = record.map(state_token);
-        if current.as_deref() != expected.to_str().ok().map(str::trim) {
+        if token.as_deref() != expected.to_str().ok().map(str::trim) {
             return Condition::Failed;
         }
     }
-    let tag = record.map(etag);
+    let tag = record.zip(token.as_deref()).map(|(r, t)| etag_with(r, t));
     if let Some(im) = get(http::header::IF_MATCH) {
         match &tag {
             Some(t) if etag_list_matches(im, t) => {}

@@ -111,20 +111,32 @@ impl BodyBudget {
         }
     }
 
-    /// Grows `share` to cover `bytes` without waiting; `false` if the budget has no room.
-    pub(crate) fn try_cover(&self, share: &mut Share, bytes: usize) -> bool {
+    /// Grows `share` to cover `bytes`, waiting at most `wait` for room (not at all for a
+    /// zero `wait`); `false` if the budget had none.
+    pub(crate) async fn cover(&self, share: &mut Share, bytes: usize, wait: Duration) -> bool {
         let need = bytes.div_ceil(1024);
         if need <= share.kib {
             return true;
         }
-        let Ok(more) = self
-            .kib
-            .clone()
-            .try_acquire_many_owned((need - share.kib) as u32)
-        else {
+        let Ok(more) = u32::try_from(need - share.kib) else {
             return false;
         };
-        share.add(more, need);
+        let permit = if wait.is_zero() {
+            self.kib.clone().try_acquire_many_owned(more).ok()
+        } else {
+            tokio::time::timeout(wait, self.kib.clone().acquire_many_owned(more))
+                .await
+                .ok()
+                .and_then(Result::ok)
+        };
+        let Some(permit) = permit else {
+            return false;
+        };
+        match &mut share.permit {
+            Some(p) => p.merge(permit),
+            None => share.permit = Some(permit),
+        }
+        share.kib = need;
         true
     }
 }
@@ -136,21 +148,21 @@ pub(crate) struct Share {
     kib: usize,
 }
 
-impl Share {
-    fn add(&mut self, more: OwnedSemaphorePermit, kib: usize) {
-        match &mut self.permit {
-            Some(p) => p.merge(more),
-            None => self.permit = Some(more),
-        }
-        self.kib = kib;
-    }
-}
-
 /// A body read into memory; its share of the budget is returned when it is dropped.
 pub(crate) struct BufferedBody {
     /// The bytes.
     pub bytes: Bytes,
-    _share: Share,
+    share: Share,
+}
+
+impl BufferedBody {
+    /// The bytes as text, and the share to keep while the text is in use; `what` names the
+    /// body in the message when it is not UTF-8.
+    pub(crate) fn into_text(self, what: &str) -> Result<(String, Share), ApiError> {
+        let text = String::from_utf8(self.bytes.into())
+            .map_err(|_| ApiError::bad_request(format!("the {what} is not valid UTF-8")))?;
+        Ok((text, self.share))
+    }
 }
 
 /// Reads a whole body of at most `max` bytes (`what` names the kind of body and the
@@ -185,26 +197,16 @@ pub(crate) async fn read_body(
             return Err(too_large());
         }
         buf.extend_from_slice(&chunk);
-        let need = buf.len().div_ceil(1024);
-        if need > share.kib {
-            let more = (need - share.kib) as u32;
-            let permit =
-                tokio::time::timeout(BUDGET_WAIT, budget.kib.clone().acquire_many_owned(more))
-                    .await
-                    .ok()
-                    .and_then(Result::ok)
-                    .ok_or_else(|| {
-                        ApiError::new(
-                            StatusCode::SERVICE_UNAVAILABLE,
-                            "the server is holding too many request bodies in memory; retry later",
-                        )
-                    })?;
-            share.add(permit, need);
+        if !budget.cover(&mut share, buf.len(), BUDGET_WAIT).await {
+            return Err(ApiError::new(
+                StatusCode::SERVICE_UNAVAILABLE,
+                "the server is holding too many request bodies in memory; retry later",
+            ));
         }
     }
     Ok(BufferedBody {
         bytes: buf.freeze(),
-        _share: share,
+        share,
     })
 }
 

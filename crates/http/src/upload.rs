@@ -5,6 +5,7 @@
 use std::fs::File;
 use std::io::Write;
 use std::path::PathBuf;
+use std::time::Duration;
 
 use arca_model::{DigestAlgorithm, MultiHasher};
 use arca_repository::{BinaryData, Error, ReceivedBinary, Upload};
@@ -34,7 +35,7 @@ pub(crate) async fn receive(
     while let Some(chunk) = body.next().await {
         let chunk = chunk.map_err(|e| Error::Body(e.to_string()))?;
         buf.extend_from_slice(&chunk);
-        if buf.len() > MEMORY_LIMIT || !budget.try_cover(&mut share, buf.len()) {
+        if buf.len() > MEMORY_LIMIT || !budget.cover(&mut share, buf.len(), Duration::ZERO).await {
             drop(share);
             return stream_to_file(buf.freeze(), body, uploads_dir, extra).await;
         }

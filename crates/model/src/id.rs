@@ -54,13 +54,17 @@ pub enum IdError {
     },
 }
 
-/// At most the first 80 characters of `s`, for error messages about hostile input.
-fn excerpt(s: &str) -> String {
-    match s.char_indices().nth(80) {
+/// At most the first `max_chars` characters of `s` (then `…`), for messages that quote
+/// client input of any length.
+pub fn excerpt(s: &str, max_chars: usize) -> String {
+    match s.char_indices().nth(max_chars) {
         Some((i, _)) => format!("{}…", &s[..i]),
         None => s.to_string(),
     }
 }
+
+/// How much of a hostile path an error message quotes.
+const QUOTED_CHARS: usize = 80;
 
 /// The bytes a path segment takes as a file name in Fedora's layout: ocfl-java's Linux
 /// mapper writes `%`, space, U+0000–U+001F and U+007F–U+00A0 as `%xx` escapes of their UTF-8
@@ -105,7 +109,7 @@ impl FedoraId {
         let chars = ROOT_ID.len() + 1 + trimmed.encode_utf16().count();
         if chars > MAX_ID_CHARS {
             return Err(IdError::TooLong {
-                id: excerpt(&format!("{ROOT_ID}/{trimmed}")),
+                id: excerpt(&format!("{ROOT_ID}/{trimmed}"), QUOTED_CHARS),
                 chars,
             });
         }
@@ -236,11 +240,11 @@ impl FedoraId {
 }
 
 fn validate_segment(path: &str, seg: &str, is_last: bool) -> Result<(), IdError> {
-    let path = &excerpt(path);
+    let path = &excerpt(path, QUOTED_CHARS);
     let bytes = stored_segment_bytes(seg);
     if bytes > MAX_SEGMENT_BYTES {
         return Err(IdError::SegmentTooLong {
-            segment: excerpt(seg),
+            segment: excerpt(seg, QUOTED_CHARS),
             bytes,
         });
     }

@@ -10,7 +10,9 @@ mod time_util;
 
 pub use digest::{DigestAlgorithm, DigestValue, MultiHasher};
 pub use headers::{state_token, ResourceHeaders, HEADERS_VERSION};
-pub use id::{stored_segment_bytes, FedoraId, IdError, MAX_ID_CHARS, MAX_SEGMENT_BYTES, ROOT_ID};
+pub use id::{
+    excerpt, stored_segment_bytes, FedoraId, IdError, MAX_ID_CHARS, MAX_SEGMENT_BYTES, ROOT_ID,
+};
 pub use interaction::InteractionModel;
 pub use time_util::{format_instant, now, parse_instant, Timestamp};
 

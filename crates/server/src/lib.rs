@@ -88,8 +88,9 @@ pub fn request_limits(config: &Config) -> RequestLimits {
     r
 }
 
-/// The connection bounds of `config`, the defaults where it sets none.
-pub fn connection_limits(config: &Config) -> ConnectionLimits {
+/// The connection bounds of `config`, the defaults where it sets none; the head buffer is
+/// sized from the HTTP layer's header limit in `requests`.
+pub fn connection_limits(config: &Config, requests: &RequestLimits) -> ConnectionLimits {
     let l = &config.limits;
     let mut c = ConnectionLimits::default();
     if let Some(n) = l.max_connections {
@@ -97,8 +98,7 @@ pub fn connection_limits(config: &Config) -> ConnectionLimits {
     }
     // The request line and headers together, with room for the messages the HTTP layer
     // gives to heads over its own limit.
-    let header_bytes = request_limits(config).max_header_bytes;
-    c.head_buffer_bytes = header_bytes.saturating_mul(4).max(8192);
+    c.head_buffer_bytes = requests.max_header_bytes.saturating_mul(4).max(8192);
     if let Some(s) = l.header_timeout_seconds {
         c.header_timeout = Duration::from_secs(s);
     }
@@ -117,13 +117,14 @@ pub async fn run(
 ) -> anyhow::Result<()> {
     let (repo, catalog) = open_repository(&config, true).await?;
     let repo_stats = repo.clone();
+    let requests = request_limits(&config);
     let app = arca_http::router(
         repo,
         HttpConfig {
             base_path: config.base_path.clone(),
             base_url: config.base_url.clone(),
             default_user: config.default_user.clone(),
-            limits: request_limits(&config),
+            limits: requests.clone(),
         },
     );
     let addr = listener.local_addr()?;
@@ -134,7 +135,13 @@ pub async fn run(
         "arca listening on http://{addr}{}/",
         config.base_path
     );
-    serve(listener, app, &connection_limits(&config), shutdown).await;
+    serve(
+        listener,
+        app,
+        &connection_limits(&config, &requests),
+        shutdown,
+    )
+    .await;
     repo_stats.shutdown().await?;
     catalog.checkpoint()?;
     let sync = repo_stats.sync_stats();
