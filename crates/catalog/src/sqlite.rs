@@ -5,7 +5,9 @@ use async_trait::async_trait;
 use parking_lot::Mutex;
 use rusqlite::{params, Connection, OpenFlags, OptionalExtension, Row};
 
-use crate::{Catalog, CatalogOp, ChangeEntry, ChangeKind, Error, ResourceRecord, Result};
+use crate::{
+    Catalog, CatalogOp, ChangeEntry, ChangeKind, Error, MembershipRow, ResourceRecord, Result,
+};
 
 const SCHEMA: &str = r#"
 CREATE TABLE IF NOT EXISTS resources (
@@ -28,7 +30,37 @@ CREATE TABLE IF NOT EXISTS changes (
     user TEXT NOT NULL
 );
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY NOT NULL, value TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS membership (
+    source TEXT NOT NULL,
+    proxy TEXT NOT NULL,
+    subject TEXT NOT NULL,
+    predicate TEXT NOT NULL,
+    object TEXT NOT NULL,
+    PRIMARY KEY (source, proxy, subject, predicate, object)
+) WITHOUT ROWID;
+CREATE INDEX IF NOT EXISTS membership_by_subject ON membership(subject, predicate, object);
+CREATE INDEX IF NOT EXISTS membership_by_proxy ON membership(proxy);
+CREATE TABLE IF NOT EXISTS membership_sources (id TEXT PRIMARY KEY NOT NULL) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS refs (
+    source TEXT NOT NULL,
+    subject TEXT NOT NULL,
+    predicate TEXT NOT NULL,
+    target TEXT NOT NULL,
+    PRIMARY KEY (source, subject, predicate, target)
+) WITHOUT ROWID;
+CREATE INDEX IF NOT EXISTS refs_by_target ON refs(target, subject, predicate);
 "#;
+
+/// Version of the schema above (`PRAGMA user_version`). A catalog written by an older
+/// version lacks derived rows; it is emptied on open so that the kernel rebuilds it from
+/// storage.
+const SCHEMA_VERSION: i64 = 2;
+
+/// Interaction models whose members generate membership triples.
+const MEMBERSHIP_MODELS: [&str; 2] = [
+    "http://www.w3.org/ns/ldp#DirectContainer",
+    "http://www.w3.org/ns/ldp#IndirectContainer",
+];
 
 const COLUMNS: &str = "id, parent, ocfl_id, headers, content_file, rdf, children_changed";
 
@@ -62,7 +94,24 @@ impl SqliteCatalog {
             "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL; PRAGMA foreign_keys=OFF;
              PRAGMA wal_autocheckpoint=0; PRAGMA cache_size=-16384; PRAGMA temp_store=MEMORY;",
         )?;
+        let version: i64 = writer.query_row("PRAGMA user_version", [], |r| r.get(0))?;
+        if version != SCHEMA_VERSION {
+            let has_resources: bool = writer.query_row(
+                "SELECT EXISTS(SELECT 1 FROM sqlite_master WHERE name = 'resources')",
+                [],
+                |r| r.get(0),
+            )?;
+            if has_resources {
+                tracing::warn!(
+                    found = version,
+                    expected = SCHEMA_VERSION,
+                    "catalog schema changed; the catalog will be rebuilt from storage"
+                );
+                writer.execute_batch("DROP TABLE IF EXISTS resources; DROP TABLE IF EXISTS meta;")?;
+            }
+        }
         writer.execute_batch(SCHEMA)?;
+        writer.execute_batch(&format!("PRAGMA user_version = {SCHEMA_VERSION};"))?;
         let checkpointer = Connection::open(path)?;
         std::thread::Builder::new()
             .name("arca-catalog-checkpoint".into())
@@ -220,10 +269,77 @@ impl SqliteCatalog {
                         r.rdf,
                         r.children_changed,
                     ])?;
+                    if MEMBERSHIP_MODELS.contains(&r.headers.interaction_model.as_str())
+                        && !r.headers.deleted
+                    {
+                        tx.prepare_cached(
+                            "INSERT OR IGNORE INTO membership_sources (id) VALUES (?1)",
+                        )?
+                        .execute(params![r.id.as_str()])?;
+                    } else {
+                        tx.prepare_cached("DELETE FROM membership_sources WHERE id = ?1")?
+                            .execute(params![r.id.as_str()])?;
+                    }
                 }
                 CatalogOp::Remove(id) => {
                     tx.prepare_cached("DELETE FROM resources WHERE id = ?1")?
                         .execute(params![id.as_str()])?;
+                    tx.prepare_cached("DELETE FROM membership_sources WHERE id = ?1")?
+                        .execute(params![id.as_str()])?;
+                }
+                CatalogOp::ReplaceMembership {
+                    source,
+                    proxy,
+                    rows,
+                } => {
+                    match &proxy {
+                        Some(p) => tx
+                            .prepare_cached(
+                                "DELETE FROM membership WHERE source = ?1 AND proxy = ?2",
+                            )?
+                            .execute(params![source.as_str(), p.as_str()])?,
+                        None => tx
+                            .prepare_cached("DELETE FROM membership WHERE source = ?1")?
+                            .execute(params![source.as_str()])?,
+                    };
+                    let mut insert = tx.prepare_cached(
+                        "INSERT OR IGNORE INTO membership (source, proxy, subject, predicate, object)
+                         VALUES (?1, ?2, ?3, ?4, ?5)",
+                    )?;
+                    for row in rows {
+                        insert.execute(params![
+                            source.as_str(),
+                            row.proxy.as_str(),
+                            row.subject,
+                            row.predicate,
+                            row.object
+                        ])?;
+                    }
+                }
+                CatalogOp::ReplaceReferences { source, rows } => {
+                    tx.prepare_cached("DELETE FROM refs WHERE source = ?1")?
+                        .execute(params![source.as_str()])?;
+                    let mut insert = tx.prepare_cached(
+                        "INSERT OR IGNORE INTO refs (source, subject, predicate, target)
+                         VALUES (?1, ?2, ?3, ?4)",
+                    )?;
+                    for row in rows {
+                        insert.execute(params![
+                            source.as_str(),
+                            row.subject,
+                            row.predicate,
+                            row.target.as_str()
+                        ])?;
+                    }
+                }
+                CatalogOp::ForgetDerived(id) => {
+                    for sql in [
+                        "DELETE FROM membership WHERE source = ?1",
+                        "DELETE FROM membership WHERE proxy = ?1",
+                        "DELETE FROM refs WHERE source = ?1",
+                    ] {
+                        tx.prepare_cached(sql)?.execute(params![id.as_str()])?;
+                    }
                 }
                 CatalogOp::ChildrenChanged(id, at) => {
                     // Never move the clock backwards (concurrent writers, replays).
@@ -287,6 +403,13 @@ fn record_from_row(row: &Row<'_>) -> rusqlite::Result<Result<ResourceRecord>> {
     })())
 }
 
+fn parse_id(id: &str) -> Result<FedoraId> {
+    FedoraId::from_internal(id).map_err(|e| Error::Corrupt {
+        id: id.to_string(),
+        message: e.to_string(),
+    })
+}
+
 fn collect_records(
     stmt: &mut rusqlite::CachedStatement<'_>,
     params: impl rusqlite::Params,
@@ -337,11 +460,7 @@ impl Catalog for SqliteCatalog {
             )?;
             let mut out = Vec::new();
             for r in rows {
-                let id = r?;
-                out.push(FedoraId::from_internal(&id).map_err(|e| Error::Corrupt {
-                    id: id.clone(),
-                    message: e.to_string(),
-                })?);
+                out.push(parse_id(&r?)?);
             }
             Ok(out)
         })
@@ -423,6 +542,87 @@ impl Catalog for SqliteCatalog {
         })
     }
 
+    async fn membership(
+        &self,
+        subject: &str,
+        after: Option<(&str, &str)>,
+        limit: usize,
+    ) -> Result<Vec<(String, String)>> {
+        let (p, o) = after.unwrap_or(("", ""));
+        self.with_reader(|c| {
+            // Row-value comparison keeps the (subject, predicate, object) index usable.
+            let mut stmt = c.prepare_cached(
+                "SELECT DISTINCT predicate, object FROM membership
+                 WHERE subject = ?1 AND (predicate, object) > (?2, ?3)
+                 ORDER BY predicate, object LIMIT ?4",
+            )?;
+            let rows = stmt.query_map(params![subject, p, o, limit as i64], |r| {
+                Ok((r.get(0)?, r.get(1)?))
+            })?;
+            Ok(rows.collect::<rusqlite::Result<Vec<_>>>()?)
+        })
+    }
+
+    async fn membership_of_source(&self, source: &FedoraId) -> Result<Vec<MembershipRow>> {
+        self.with_reader(|c| {
+            let mut stmt = c.prepare_cached(
+                "SELECT proxy, subject, predicate, object FROM membership WHERE source = ?1
+                 ORDER BY proxy, subject, predicate, object",
+            )?;
+            let rows = stmt.query_map(params![source.as_str()], |r| {
+                Ok((
+                    r.get::<_, String>(0)?,
+                    r.get::<_, String>(1)?,
+                    r.get::<_, String>(2)?,
+                    r.get::<_, String>(3)?,
+                ))
+            })?;
+            let mut out = Vec::new();
+            for row in rows {
+                let (proxy, subject, predicate, object) = row?;
+                out.push(MembershipRow {
+                    proxy: parse_id(&proxy)?,
+                    subject,
+                    predicate,
+                    object,
+                });
+            }
+            Ok(out)
+        })
+    }
+
+    async fn membership_sources(&self) -> Result<Vec<FedoraId>> {
+        self.with_reader(|c| {
+            let mut stmt = c.prepare_cached("SELECT id FROM membership_sources ORDER BY id")?;
+            let ids = stmt.query_map([], |r| r.get::<_, String>(0))?;
+            let mut out = Vec::new();
+            for id in ids {
+                out.push(parse_id(&id?)?);
+            }
+            Ok(out)
+        })
+    }
+
+    async fn references_to(
+        &self,
+        target: &FedoraId,
+        after: Option<(&str, &str)>,
+        limit: usize,
+    ) -> Result<Vec<(String, String)>> {
+        let (s, p) = after.unwrap_or(("", ""));
+        self.with_reader(|c| {
+            let mut stmt = c.prepare_cached(
+                "SELECT DISTINCT subject, predicate FROM refs
+                 WHERE target = ?1 AND (subject, predicate) > (?2, ?3)
+                 ORDER BY subject, predicate LIMIT ?4",
+            )?;
+            let rows = stmt.query_map(params![target.as_str(), s, p, limit as i64], |r| {
+                Ok((r.get(0)?, r.get(1)?))
+            })?;
+            Ok(rows.collect::<rusqlite::Result<Vec<_>>>()?)
+        })
+    }
+
     async fn count(&self) -> Result<u64> {
         self.with_reader(|c| {
             Ok(c.query_row("SELECT COUNT(*) FROM resources", [], |r| r.get::<_, i64>(0))? as u64)
@@ -440,7 +640,10 @@ impl Catalog for SqliteCatalog {
     async fn clear(&self) -> Result<()> {
         self.writer
             .lock()
-            .execute_batch("DELETE FROM resources; DELETE FROM meta;")?;
+            .execute_batch(
+                "DELETE FROM resources; DELETE FROM meta; DELETE FROM membership;
+                 DELETE FROM membership_sources; DELETE FROM refs;",
+            )?;
         Ok(())
     }
 

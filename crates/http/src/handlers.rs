@@ -16,6 +16,7 @@ use oxrdf::{Literal, NamedNode, NamedOrBlankNode, Term, Triple};
 use crate::error::ApiError;
 use crate::headers::{self, Condition, DigestError, LinkError, RangeRequest};
 use crate::limits::{read_body, BodyBudget};
+use crate::listing;
 use crate::upload;
 
 /// Per-request context.
@@ -33,10 +34,6 @@ type HandlerResult = Result<Response, ApiError>;
 const ACCEPT_POST: &str =
     "text/turtle, application/n-triples, application/ld+json, application/rdf+xml, */*";
 const ACCEPT_PATCH: &str = "application/sparql-update";
-/// Bodies read for paged container listings at most this many children per page.
-const MAX_PAGE: usize = 10_000;
-/// Children read per catalog query when listing all of them.
-const LIST_BATCH: usize = 5_000;
 /// RDF bodies up to this size are parsed on the request's own task.
 const INLINE_PARSE: usize = 64 << 10;
 
@@ -414,7 +411,7 @@ async fn read_rdf(ctx: &Ctx, record: &ResourceRecord, head: bool, req: Request) 
         )
     })?;
     let prefer = Prefer::parse(h.get_all("prefer").iter().filter_map(|v| v.to_str().ok()));
-    let query = Paging::from_query(req.uri().query(), prefer.max_member_count)
+    let query = listing::Paging::from_query(req.uri().query(), prefer.max_member_count)
         .map_err(ApiError::bad_request)?;
     let mut out = response(StatusCode::OK, Body::empty());
     let oh = out.headers_mut();
@@ -425,32 +422,17 @@ async fn read_rdf(ctx: &Ctx, record: &ResourceRecord, head: bool, req: Request) 
         &format!("{};charset=utf-8", format.media_type()),
     );
     set(oh, header::VARY, "Accept, Prefer, Range, Accept-Encoding");
-    // Preference-Applied only when every preference was honoured: arca does not (yet)
-    // return inbound references.
-    let unhonoured = prefer
-        .include
-        .iter()
-        .any(|i| i == vocab::FEDORA_PREFER_INBOUND_REFERENCES);
     let container = model_of(record).is_container();
     let embed = container
         && prefer
             .include
             .iter()
             .any(|i| i == vocab::OA_PREFER_CONTAINED_DESCRIPTIONS);
-    if let (Some(ret), false) = (&prefer.return_representation, unhonoured) {
-        let v = match ret {
-            ReturnPref::Minimal => "return=minimal".to_string(),
-            // As Fedora 6: the embedded descriptions are named in the answer.
-            ReturnPref::Representation if embed => format!(
-                "return=representation; include=\"{}\"",
-                vocab::OA_PREFER_CONTAINED_DESCRIPTIONS
-            ),
-            ReturnPref::Representation => "return=representation".to_string(),
-        };
+    if let Some(ret) = &prefer.return_representation {
         set(
             oh,
             header::HeaderName::from_static("preference-applied"),
-            &v,
+            &preference_applied(*ret, &prefer, embed),
         );
     }
     let mut triples = ctx.repo.triples(record).map_err(|e| ctx.err(e))?;
@@ -460,40 +442,31 @@ async fn read_rdf(ctx: &Ctx, record: &ResourceRecord, head: bool, req: Request) 
             .await
             .map_err(|e| ctx.err(e))?;
     }
-    let list = prefer.wants(vocab::LDP_PREFER_CONTAINMENT, true);
-    if container && (list || embed) {
-        let mut listed = Vec::new();
-        let next = list_children(ctx, record, &query, &mut listed)
+    let contains = container && prefer.wants(vocab::LDP_PREFER_CONTAINMENT, true);
+    let wanted = listing::Wanted {
+        children: contains || embed,
+        contains,
+        membership: prefer.wants(vocab::LDP_PREFER_MEMBERSHIP, true),
+        references: prefer.wants(vocab::FEDORA_PREFER_INBOUND_REFERENCES, false),
+    };
+    let listed = listing::list(ctx, record, &wanted, &query)
+        .await
+        .map_err(|e| ctx.err(e))?;
+    triples.extend(listed.triples);
+    if let Some(after) = listed.next {
+        let url = ctx.url(&record.id);
+        let limit = query.limit.unwrap_or(listing::MAX_PAGE);
+        let cursor =
+            percent_encoding::utf8_percent_encode(&after, percent_encoding::NON_ALPHANUMERIC);
+        add_link(
+            out.headers_mut(),
+            format!("<{url}?limit={limit}&after={cursor}>;rel=\"next\""),
+        );
+    }
+    if embed {
+        contained_descriptions(ctx, &listed.children, managed, &mut triples)
             .await
             .map_err(|e| ctx.err(e))?;
-        if list {
-            let subject = NamedNode::new_unchecked(record.id.iri());
-            let contains = NamedNode::new_unchecked(vocab::LDP_CONTAINS);
-            triples.extend(listed.iter().map(|c| {
-                Triple::new(
-                    subject.clone(),
-                    contains.clone(),
-                    NamedNode::new_unchecked(c.iri()),
-                )
-            }));
-            if let Some(after) = next {
-                let url = ctx.url(&record.id);
-                let limit = query.limit.unwrap_or(MAX_PAGE);
-                let cursor = percent_encoding::utf8_percent_encode(
-                    after.path(),
-                    percent_encoding::NON_ALPHANUMERIC,
-                );
-                add_link(
-                    out.headers_mut(),
-                    format!("<{url}?limit={limit}&after={cursor}>;rel=\"next\""),
-                );
-            }
-        }
-        if embed {
-            contained_descriptions(ctx, &listed, managed, &mut triples)
-                .await
-                .map_err(|e| ctx.err(e))?;
-        }
     }
     // HEAD serializes too: its headers, Content-Length included, are GET's.
     let body =
@@ -509,78 +482,28 @@ async fn read_rdf(ctx: &Ctx, record: &ResourceRecord, head: bool, req: Request) 
     Ok(out)
 }
 
-/// Requested page of children.
-struct Paging {
-    limit: Option<usize>,
-    after: Option<FedoraId>,
-}
-
-impl Paging {
-    fn from_query(query: Option<&str>, max_member_count: Option<usize>) -> Result<Self, String> {
-        let mut p = Paging {
-            limit: max_member_count,
-            after: None,
-        };
-        for pair in query.unwrap_or("").split('&').filter(|s| !s.is_empty()) {
-            let (k, v) = pair.split_once('=').unwrap_or((pair, ""));
-            let v = percent_encoding::percent_decode_str(v)
-                .decode_utf8()
-                .map_err(|_| "query parameter is not UTF-8".to_string())?;
-            match k {
-                "limit" => {
-                    p.limit = Some(
-                        v.parse::<usize>()
-                            .map_err(|_| format!("limit must be a positive number, not {v:?}"))?
-                            .clamp(1, MAX_PAGE),
-                    )
-                }
-                "after" => {
-                    p.after = Some(
-                        FedoraId::from_path(&v).map_err(|e| format!("bad after cursor: {e}"))?,
-                    )
-                }
-                _ => {}
-            }
-        }
-        if p.after.is_some() && p.limit.is_none() {
-            p.limit = Some(MAX_PAGE);
-        }
-        Ok(p)
+/// The `Preference-Applied` value of an answer honouring `prefer`: the return preference
+/// with the include and omit lists Fedora 6 echoes (the embedded descriptions are named
+/// when a container embeds them).
+fn preference_applied(ret: ReturnPref, prefer: &Prefer, embed: bool) -> String {
+    let mut v = match ret {
+        ReturnPref::Minimal => return "return=minimal".to_string(),
+        ReturnPref::Representation => "return=representation".to_string(),
+    };
+    let mut include: Vec<&str> = prefer
+        .include
+        .iter()
+        .map(String::as_str)
+        .filter(|i| *i != vocab::OA_PREFER_CONTAINED_DESCRIPTIONS || embed)
+        .collect();
+    include.dedup();
+    if !include.is_empty() {
+        v.push_str(&format!("; include=\"{}\"", include.join(" ")));
     }
-}
-
-/// Adds the children of the requested page to `listed`, in id order; returns the cursor of
-/// the next page if the listing was cut.
-async fn list_children(
-    ctx: &Ctx,
-    record: &ResourceRecord,
-    paging: &Paging,
-    listed: &mut Vec<FedoraId>,
-) -> Result<Option<FedoraId>, Error> {
-    let mut after = paging.after.clone();
-    let mut remaining = paging.limit;
-    loop {
-        let batch = remaining.map_or(LIST_BATCH, |r| r.min(LIST_BATCH));
-        if batch == 0 {
-            break;
-        }
-        let children = ctx.repo.children(&record.id, after.as_ref(), batch).await?;
-        let got = children.len();
-        after = children.last().cloned().or(after);
-        listed.extend(children);
-        if let Some(r) = &mut remaining {
-            *r -= got;
-        }
-        if got < batch {
-            return Ok(None);
-        }
-        if remaining == Some(0) {
-            // Was this page the last one?
-            let more = ctx.repo.children(&record.id, after.as_ref(), 1).await?;
-            return Ok(if more.is_empty() { None } else { after });
-        }
+    if !prefer.omit.is_empty() {
+        v.push_str(&format!("; omit=\"{}\"", prefer.omit.join(" ")));
     }
-    Ok(None)
+    v
 }
 
 /// Adds the descriptions of `children` (`oa:PreferContainedDescriptions`): an RDF source's

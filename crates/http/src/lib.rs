@@ -17,6 +17,7 @@ mod fixity;
 mod handlers;
 pub mod headers;
 mod limits;
+mod listing;
 mod upload;
 
 use std::sync::Arc;

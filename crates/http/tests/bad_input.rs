@@ -157,10 +157,8 @@ async fn a_malformed_link_header_is_400_not_a_default() {
 async fn models_arca_cannot_create_yet_are_409_with_constrained_by() {
     let s = setup().await;
     for link in [
-        // Direct and indirect containers and Archival Groups are not offered (yet).
+        // Archival Groups are not written (yet).
         "<http://fedora.info/definitions/v4/repository#ArchivalGroup>; rel=\"type\"",
-        "<http://www.w3.org/ns/ldp#DirectContainer>; rel=\"type\"",
-        "<http://www.w3.org/ns/ldp#IndirectContainer>; rel=\"type\"",
     ] {
         let r = post(&s, "bad", &[TURTLE, ("slug", "m"), ("link", link)], "").await;
         assert_eq!(r.status, 409, "{link}: {}", r.text());

@@ -63,6 +63,24 @@ pub fn excerpt(s: &str, max_chars: usize) -> String {
     }
 }
 
+/// Decodes `%XX` escapes; `None` for a malformed escape or bytes that are not UTF-8.
+fn percent_decode(s: &str) -> Option<String> {
+    let bytes = s.as_bytes();
+    let mut out = Vec::with_capacity(bytes.len());
+    let mut i = 0;
+    while i < bytes.len() {
+        if bytes[i] == b'%' {
+            let hex = std::str::from_utf8(bytes.get(i + 1..i + 3)?).ok()?;
+            out.push(u8::from_str_radix(hex, 16).ok()?);
+            i += 3;
+        } else {
+            out.push(bytes[i]);
+            i += 1;
+        }
+    }
+    String::from_utf8(out).ok()
+}
+
 /// How much of a hostile path an error message quotes.
 const QUOTED_CHARS: usize = 80;
 
@@ -133,6 +151,20 @@ impl FedoraId {
                 segment: id.to_string(),
             }),
         }
+    }
+
+    /// The resource an IRI in stored RDF names (`info:fedora/a%20b` → path `a b`, the inverse
+    /// of [`iri`](Self::iri)); `None` for IRIs outside the repository, hash URIs (parts of a
+    /// resource, not resources) and invalid paths.
+    pub fn from_iri(iri: &str) -> Option<FedoraId> {
+        if iri == ROOT_ID {
+            return Some(Self::root());
+        }
+        let path = iri.strip_prefix("info:fedora/")?;
+        if path.contains('#') {
+            return None;
+        }
+        Self::from_path(&percent_decode(path)?).ok()
     }
 
     /// The internal id string, e.g. `info:fedora/a/b`.

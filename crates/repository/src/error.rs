@@ -15,6 +15,8 @@ pub enum Constraint {
     InvalidPath,
     /// A binary's `Digest` did not match the received bytes.
     DigestMismatch,
+    /// Membership settings of a direct or indirect container that LDP forbids.
+    Membership,
     /// The request needs a feature arca does not have yet.
     Unsupported,
 }
@@ -27,16 +29,18 @@ impl Constraint {
             Self::InteractionModel => "interaction-model",
             Self::InvalidPath => "invalid-path",
             Self::DigestMismatch => "digest-mismatch",
+            Self::Membership => "membership",
             Self::Unsupported => "unsupported",
         }
     }
 
     /// Every constraint, for the constraint documents.
-    pub const ALL: [Constraint; 5] = [
+    pub const ALL: [Constraint; 6] = [
         Self::ServerManagedTriples,
         Self::InteractionModel,
         Self::InvalidPath,
         Self::DigestMismatch,
+        Self::Membership,
         Self::Unsupported,
     ];
 }

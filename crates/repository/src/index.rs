@@ -126,13 +126,16 @@ impl Repository {
             .in_object(ocfl_id)
             .await?
             .into_iter()
-            .map(|r| CatalogOp::Remove(r.id))
+            .flat_map(|r| [CatalogOp::Remove(r.id.clone()), CatalogOp::ForgetDerived(r.id)])
             .collect();
-        if let Some(object) = self.ocfl.read_object(ocfl_id)? {
-            for r in records_from_object(self.ocfl.path(), &object)? {
-                ops.push(CatalogOp::Put(r));
-            }
-        }
+        let records = match self.ocfl.read_object(ocfl_id)? {
+            Some(object) => records_from_object(self.ocfl.path(), &object)?,
+            None => Vec::new(),
+        };
+        let at = arca_model::now().unix_timestamp_nanos() as i64;
+        let derived = self.derived_ops(&records, true, at).await?;
+        ops.extend(records.into_iter().map(CatalogOp::Put));
+        ops.extend(derived);
         self.catalog.apply(ops).await?;
         Ok(())
     }
@@ -208,7 +211,18 @@ impl Repository {
                             let e = children_changed.entry(parent).or_insert(at);
                             *e = (*e).max(at);
                         }
-                        ops.extend(records.into_iter().map(CatalogOp::Put));
+                        for r in records {
+                            if let Some(rdf) = &r.rdf {
+                                ops.push(CatalogOp::ReplaceReferences {
+                                    source: r.id.clone(),
+                                    rows: crate::references::references(
+                                        &r.id,
+                                        &arca_rdf::parse_ntriples(rdf)?,
+                                    ),
+                                });
+                            }
+                            ops.push(CatalogOp::Put(r));
+                        }
                     }
                     Err(e) => {
                         stats.failed += 1;
@@ -230,6 +244,7 @@ impl Repository {
             .map(|(parent, at)| CatalogOp::ChildrenChanged(parent, at))
             .collect();
         self.catalog.apply(ops).await?;
+        self.recompute_all_membership().await?;
         self.catalog.set_meta(REBUILD_STATE, COMPLETE).await?;
         tracing::info!(
             objects = stats.objects,

@@ -11,10 +11,13 @@
 #![warn(missing_docs)]
 
 mod content;
+mod derived;
 mod error;
 mod fixity;
 mod index;
 mod locks;
+pub mod membership;
+mod references;
 mod subjects;
 
 use std::collections::BTreeMap;
@@ -423,7 +426,8 @@ impl Repository {
         precondition: Option<Precondition>,
     ) -> Result<ResourceRecord> {
         let (_locks, record) = self.lock_existing(id, precondition).await?;
-        if !model_of(&record)?.is_rdf_source() {
+        let model = model_of(&record)?;
+        if !model.is_rdf_source() {
             return Err(Error::constraint(
                 Constraint::InteractionModel,
                 format!("{id} is a binary; PATCH applies to RDF sources"),
@@ -439,6 +443,7 @@ impl Repository {
         let triples = checked_triples(updated?, lenient)?;
         let current: std::collections::HashSet<&Triple> = current.iter().collect();
         subjects::check_subjects(id, triples.iter().filter(|t| !current.contains(t)))?;
+        let triples = membership::complete(id, model, triples)?;
         let at = now();
         let mut plan = self.plan_for(&record).await?;
         plan.rewrite_rdf(&record, at, user, &triples)?;
@@ -587,7 +592,12 @@ impl Repository {
         let at = now();
         let mut ops: Vec<CatalogOp> = affected
             .iter()
-            .map(|r| CatalogOp::Remove(r.id.clone()))
+            .flat_map(|r| {
+                [
+                    CatalogOp::Remove(r.id.clone()),
+                    CatalogOp::ForgetDerived(r.id.clone()),
+                ]
+            })
             .collect();
         ops.push(log(id, ChangeKind::Purge, at, user));
         self.catalog.apply(ops).await?;
@@ -694,6 +704,7 @@ impl Repository {
             }
         }
         let mut ops: Vec<CatalogOp> = records.iter().cloned().map(CatalogOp::Put).collect();
+        ops.extend(self.derived_ops(&records, false, nanos(now())).await?);
         ops.extend(extra);
         if let Err(e) = self.catalog.apply(ops).await {
             return Err(self.repair_catalog(staged, e.into()).await);
@@ -1055,13 +1066,10 @@ fn check_creatable(id: &FedoraId, model: InteractionModel) -> Result<()> {
         return Err(Error::NotFound(id.base()));
     }
     match model {
-        InteractionModel::BasicContainer | InteractionModel::NonRdfSource => Ok(()),
-        InteractionModel::DirectContainer | InteractionModel::IndirectContainer => {
-            Err(Error::constraint(
-                Constraint::Unsupported,
-                format!("<{model}> containers are not supported yet; use ldp:BasicContainer"),
-            ))
-        }
+        InteractionModel::BasicContainer
+        | InteractionModel::DirectContainer
+        | InteractionModel::IndirectContainer
+        | InteractionModel::NonRdfSource => Ok(()),
         other => Err(Error::constraint(
             Constraint::InteractionModel,
             format!("resources with interaction model <{other}> cannot be created directly"),
@@ -1079,6 +1087,7 @@ fn prepare_content(
         NewContent::Rdf { triples, lenient } if model.is_rdf_source() => {
             let triples = checked_triples(triples, lenient)?;
             subjects::check_subjects(id, &triples)?;
+            let triples = membership::complete(id, model, triples)?;
             Ok(NewContent::Rdf { triples, lenient })
         }
         NewContent::Binary {
