@@ -107,7 +107,8 @@ impl SqliteCatalog {
                     expected = SCHEMA_VERSION,
                     "catalog schema changed; the catalog will be rebuilt from storage"
                 );
-                writer.execute_batch("DROP TABLE IF EXISTS resources; DROP TABLE IF EXISTS meta;")?;
+                writer
+                    .execute_batch("DROP TABLE IF EXISTS resources; DROP TABLE IF EXISTS meta;")?;
             }
         }
         writer.execute_batch(SCHEMA)?;
@@ -638,12 +639,10 @@ impl Catalog for SqliteCatalog {
     }
 
     async fn clear(&self) -> Result<()> {
-        self.writer
-            .lock()
-            .execute_batch(
-                "DELETE FROM resources; DELETE FROM meta; DELETE FROM membership;
+        self.writer.lock().execute_batch(
+            "DELETE FROM resources; DELETE FROM meta; DELETE FROM membership;
                  DELETE FROM membership_sources; DELETE FROM refs;",
-            )?;
+        )?;
         Ok(())
     }
 

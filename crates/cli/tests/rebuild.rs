@@ -30,7 +30,15 @@ const PATHS: &[&str] = &[
     "/t1/x",
     "/p1",
     "/never",
+    "/dc",
+    "/dc/m1",
+    "/dc/m2",
+    "/ic",
+    "/ic/proxy",
 ];
+
+/// Resources whose inbound references are compared too.
+const INBOUND_PATHS: &[&str] = &["/c1", "/c2"];
 
 async fn call(
     http: &Http,
@@ -162,6 +170,46 @@ async fn create_content(arca: &Arca) {
     call(&http, arca, Method::PUT, "/t1", ttl, "", created).await;
     call(&http, arca, Method::PUT, "/t1/x", ttl, "", created).await;
     call(&http, arca, Method::DELETE, "/t1", None, "", done).await;
+    // A direct container whose members show on /c2, one of them deleted, and an indirect
+    // container whose proxy names /c1: membership and references are derived rows.
+    let ldp = "http://www.w3.org/ns/ldp#";
+    for (path, model, body) in [
+        (
+            "/dc",
+            "DirectContainer",
+            format!(
+                "<> <{ldp}membershipResource> <{}> ; <{ldp}hasMemberRelation> <http://purl.org/dc/terms/hasPart> .",
+                arca.url("/c2")
+            ),
+        ),
+        (
+            "/ic",
+            "IndirectContainer",
+            format!(
+                "<> <{ldp}insertedContentRelation> <http://www.openarchives.org/ore/terms/proxyFor> ."
+            ),
+        ),
+    ] {
+        let link = format!("<{ldp}{model}>; rel=\"type\"");
+        let r = http
+            .request(
+                Method::PUT,
+                &arca.url(path),
+                &[("content-type", "text/turtle"), ("link", link.as_str())],
+                body,
+            )
+            .await;
+        assert_eq!(r.status, created, "PUT {path}: {}", r.text());
+    }
+    call(&http, arca, Method::PUT, "/dc/m1", ttl, "", created).await;
+    call(&http, arca, Method::PUT, "/dc/m2", octets, "m2", created).await;
+    call(&http, arca, Method::PUT, "/dc/gone", ttl, "", created).await;
+    call(&http, arca, Method::DELETE, "/dc/gone", None, "", done).await;
+    let proxy = format!(
+        "<> <http://www.openarchives.org/ore/terms/proxyFor> <{}> .",
+        arca.url("/c1")
+    );
+    call(&http, arca, Method::PUT, "/ic/proxy", ttl, proxy, created).await;
 }
 
 /// What a client sees of each resource, with the server's base URL replaced by `BASE`.
@@ -199,6 +247,23 @@ async fn snapshot(arca: &Arca) -> BTreeMap<String, Vec<String>> {
             ));
         }
         out.insert(path.to_string(), seen);
+    }
+    let inbound =
+        "return=representation; include=\"http://fedora.info/definitions/fcrepo#PreferInboundReferences\"";
+    for path in INBOUND_PATHS {
+        let r = http
+            .get(
+                &arca.url(path),
+                &[("accept", "application/n-triples"), ("prefer", inbound)],
+            )
+            .await;
+        let mut lines: Vec<String> = r
+            .text()
+            .lines()
+            .map(|l| l.replace(&arca.base, "BASE"))
+            .collect();
+        lines.sort();
+        out.insert(format!("inbound {path}"), lines);
     }
     out
 }
@@ -248,6 +313,26 @@ async fn the_catalog_is_rebuilt_from_storage() {
     assert!(before["/c1"]
         .iter()
         .any(|l| l == "<BASE/c1> <http://www.w3.org/ns/ldp#contains> <BASE/c1/child> ."));
+    for member in ["m1", "m2"] {
+        let line = format!("<BASE/c2> <http://purl.org/dc/terms/hasPart> <BASE/dc/{member}> .");
+        assert!(
+            before["/c2"].contains(&line),
+            "{line} in {:?}",
+            before["/c2"]
+        );
+    }
+    assert!(!before["/c2"].iter().any(|l| l.contains("BASE/dc/gone")));
+    assert!(before["/ic"]
+        .iter()
+        .any(|l| l == "<BASE/ic> <http://www.w3.org/ns/ldp#member> <BASE/c1> ."));
+    let reference = "<BASE/c1> <http://purl.org/dc/terms/relation> <BASE/c2> .".to_string();
+    assert!(
+        before["inbound /c2"].contains(&reference),
+        "{:?}",
+        before["inbound /c2"]
+    );
+    let proxy = "<BASE/ic/proxy> <http://www.openarchives.org/ore/terms/proxyFor> <BASE/c1> .";
+    assert!(before["inbound /c1"].iter().any(|l| l == proxy));
     arca.stop();
     let objects = common::object_dirs(&data.path().join("ocfl-root")).len();
 

@@ -182,20 +182,54 @@ pub(crate) async fn list(
             if want == 0 {
                 // The page is full: is there more, here or in a later category?
                 let mut probe = Listing::empty();
-                if fetch(ctx, &subject, &subject_node, *category, &cursor, 1, &mut probe, wanted).await? > 0 {
+                if fetch(
+                    ctx,
+                    &subject,
+                    &subject_node,
+                    *category,
+                    &cursor,
+                    1,
+                    &mut probe,
+                    wanted,
+                )
+                .await?
+                    > 0
+                {
                     out.next = cursor.map(|c| c.render());
                     return Ok(out);
                 }
                 for later in &active[i + 1..] {
                     let start = start_of(*later);
-                    if fetch(ctx, &subject, &subject_node, *later, &Some(start.clone()), 1, &mut probe, wanted).await? > 0 {
+                    if fetch(
+                        ctx,
+                        &subject,
+                        &subject_node,
+                        *later,
+                        &Some(start.clone()),
+                        1,
+                        &mut probe,
+                        wanted,
+                    )
+                    .await?
+                        > 0
+                    {
                         out.next = Some(start.render());
                         break;
                     }
                 }
                 return Ok(out);
             }
-            let got = fetch(ctx, &subject, &subject_node, *category, &cursor, want, &mut out, wanted).await?;
+            let got = fetch(
+                ctx,
+                &subject,
+                &subject_node,
+                *category,
+                &cursor,
+                want,
+                &mut out,
+                wanted,
+            )
+            .await?;
             if let Some(r) = &mut remaining {
                 *r -= got.min(*r);
             }

@@ -70,9 +70,15 @@ async fn ldp_5_4_membership_on_another_resource_follows_members() {
     let s = setup().await;
     created(put(&s, "top/mr", &[TURTLE], "").await).await;
     let mr = s.url("top/mr");
-    let body = format!("<> <{LDP}membershipResource> <{mr}> ; <{LDP}hasMemberRelation> <{DC_HAS_PART}> .");
+    let body =
+        format!("<> <{LDP}membershipResource> <{mr}> ; <{LDP}hasMemberRelation> <{DC_HAS_PART}> .");
     created(put(&s, "top/dc", &[TURTLE, LINK_DIRECT], &body).await).await;
-    let etag_before = s.get("top/mr", &[]).await.header("etag").unwrap().to_string();
+    let etag_before = s
+        .get("top/mr", &[])
+        .await
+        .header("etag")
+        .unwrap()
+        .to_string();
     created(put(&s, "top/dc/a", &[TURTLE], "").await).await;
     created(post(&s, "top/dc", &[TURTLE, ("slug", "b")], "").await).await;
     let g = get_graph(&s, "top/mr", &[]).await;
@@ -83,17 +89,19 @@ async fn ldp_5_4_membership_on_another_resource_follows_members() {
     let dc = get_graph(&s, "top/dc", &[]).await;
     assert!(dc.with_predicate(DC_HAS_PART).is_empty());
     // The membership resource's ETag follows its membership.
-    let etag_after = s.get("top/mr", &[]).await.header("etag").unwrap().to_string();
+    let etag_after = s
+        .get("top/mr", &[])
+        .await
+        .header("etag")
+        .unwrap()
+        .to_string();
     assert_ne!(etag_before, etag_after);
 
     // LDP 5.4.3: deleting a member removes its triple; purging keeps it removed.
     assert_eq!(delete(&s, "top/dc/a", &[]).await.status, 204);
     let g = get_graph(&s, "top/mr", &[]).await;
     assert_eq!(g.object_iris(&mr, DC_HAS_PART), [s.url("top/dc/b")]);
-    assert_eq!(
-        delete(&s, "top/dc/a/fcr:tombstone", &[]).await.status,
-        204
-    );
+    assert_eq!(delete(&s, "top/dc/a/fcr:tombstone", &[]).await.status, 204);
     let g = get_graph(&s, "top/mr", &[]).await;
     assert_eq!(g.object_iris(&mr, DC_HAS_PART), [s.url("top/dc/b")]);
 
@@ -110,7 +118,9 @@ async fn ldp_5_4_is_member_of_relation_is_shown_on_members() {
     let s = setup().await;
     created(put(&s, "top/mr", &[TURTLE], "").await).await;
     let mr = s.url("top/mr");
-    let body = format!("<> <{LDP}membershipResource> <{mr}> ; <{LDP}isMemberOfRelation> <{DC_IS_PART_OF}> .");
+    let body = format!(
+        "<> <{LDP}membershipResource> <{mr}> ; <{LDP}isMemberOfRelation> <{DC_IS_PART_OF}> ."
+    );
     created(put(&s, "top/dc", &[TURTLE, LINK_DIRECT], &body).await).await;
     // No default hasMemberRelation is added next to an isMemberOfRelation.
     let g = get_graph(&s, "top/dc", &[]).await;
@@ -144,8 +154,26 @@ async fn ldp_5_5_indirect_container_members_come_from_inserted_content() {
     assert!(r.has_link(&ldp("IndirectContainer"), "type"));
     let proxy = |o: &str| format!("<> <{ORE_PROXY_FOR}> {o} .");
     created(put(&s, "top/ic/p1", &[TURTLE], &proxy(&format!("<{target}>"))).await).await;
-    created(put(&s, "top/ic/p2", &[TURTLE], "<> <http://purl.org/dc/terms/title> \"none\" .").await).await;
-    created(put(&s, "top/ic/p3", &[TURTLE], &proxy("<http://example.org/ext>")).await).await;
+    created(
+        put(
+            &s,
+            "top/ic/p2",
+            &[TURTLE],
+            "<> <http://purl.org/dc/terms/title> \"none\" .",
+        )
+        .await,
+    )
+    .await;
+    created(
+        put(
+            &s,
+            "top/ic/p3",
+            &[TURTLE],
+            &proxy("<http://example.org/ext>"),
+        )
+        .await,
+    )
+    .await;
     created(put(&s, "top/ic/p4", &[TURTLE], &proxy("\"literal\"")).await).await;
     let g = get_graph(&s, "top/mr", &[]).await;
     let mut parts = g.object_iris(&mr, DC_HAS_PART);
@@ -206,7 +234,13 @@ async fn changing_the_settings_recomputes_every_member() {
 
     // PUT without the settings: the defaults come back (as in Fedora), and with them
     // ldp:member.
-    let r = put(&s, "top/dc", &[TURTLE], "<> <http://purl.org/dc/terms/title> \"t\" .").await;
+    let r = put(
+        &s,
+        "top/dc",
+        &[TURTLE],
+        "<> <http://purl.org/dc/terms/title> \"t\" .",
+    )
+    .await;
     assert_eq!(r.status, 204, "{}", r.text());
     let g = get_graph(&s, "top/dc", &[]).await;
     assert!(g.has(&dc, &ldp("membershipResource"), &dc));
@@ -216,10 +250,25 @@ async fn changing_the_settings_recomputes_every_member() {
     // Moving the membership resource moves the triples.
     created(put(&s, "top/mr", &[TURTLE], "").await).await;
     let mr = s.url("top/mr");
-    let r = put(&s, "top/dc", &[TURTLE], &format!("<> <{LDP}membershipResource> <{mr}> .")).await;
+    let r = put(
+        &s,
+        "top/dc",
+        &[TURTLE],
+        &format!("<> <{LDP}membershipResource> <{mr}> ."),
+    )
+    .await;
     assert_eq!(r.status, 204, "{}", r.text());
-    assert!(get_graph(&s, "top/dc", &[]).await.with_predicate(&ldp("member")).is_empty());
-    assert_eq!(get_graph(&s, "top/mr", &[]).await.object_iris(&mr, &ldp("member")).len(), 30);
+    assert!(get_graph(&s, "top/dc", &[])
+        .await
+        .with_predicate(&ldp("member"))
+        .is_empty());
+    assert_eq!(
+        get_graph(&s, "top/mr", &[])
+            .await
+            .object_iris(&mr, &ldp("member"))
+            .len(),
+        30
+    );
     s.stop().await;
 }
 
@@ -230,12 +279,16 @@ async fn ldp_7_2_prefer_membership_and_minimal_container() {
     created(put(&s, "top/dc/m", &[TURTLE], "").await).await;
     let (dc, m) = (s.url("top/dc"), s.url("top/dc/m"));
     let omit = format!("return=representation; omit=\"{LDP}PreferMembership\"");
-    let r = s.request(Method::GET, &dc, &[("prefer", omit.as_str())], Vec::new()).await;
+    let r = s
+        .request(Method::GET, &dc, &[("prefer", omit.as_str())], Vec::new())
+        .await;
     assert_eq!(r.header("preference-applied"), Some(omit.as_str()));
     let g = Graph::of(&r, &dc);
     assert!(!g.has(&dc, &ldp("member"), &m));
     assert!(g.has(&dc, LDP_CONTAINS, &m));
-    let p = prefer(&format!("return=representation; include=\"{LDP_PREFER_MINIMAL}\""));
+    let p = prefer(&format!(
+        "return=representation; include=\"{LDP_PREFER_MINIMAL}\""
+    ));
     let h: Vec<(&str, &str)> = p.iter().map(|(k, v)| (*k, v.as_str())).collect();
     let g = get_graph(&s, "top/dc", &h).await;
     assert!(!g.has(&dc, &ldp("member"), &m));
@@ -269,7 +322,10 @@ async fn membership_pages_like_containment() {
         let r = s.request(Method::GET, &page, &[], Vec::new()).await;
         assert_eq!(r.status, 200, "{page}: {}", r.text());
         let g = Graph::of(&r, &dc);
-        let (c, m) = (g.object_iris(&dc, LDP_CONTAINS), g.object_iris(&dc, &ldp("member")));
+        let (c, m) = (
+            g.object_iris(&dc, LDP_CONTAINS),
+            g.object_iris(&dc, &ldp("member")),
+        );
         assert!(c.len() + m.len() <= 10, "{page}: {} + {}", c.len(), m.len());
         contains.extend(c);
         members.extend(m);
@@ -329,12 +385,20 @@ async fn forbidden_settings_are_409_with_constrained_by_and_change_nothing() {
     created(put(&s, "top/dc", &[TURTLE, LINK_DIRECT], "").await).await;
     created(put(&s, "top/dc/m", &[TURTLE], "").await).await;
     let before = s.get("top/dc", &[]).await;
-    let r = sparql(&s, "top/dc", &format!("INSERT DATA {{ <> <{LDP}membershipResource> <{mr}> }}")).await;
+    let r = sparql(
+        &s,
+        "top/dc",
+        &format!("INSERT DATA {{ <> <{LDP}membershipResource> <{mr}> }}"),
+    )
+    .await;
     assert_eq!(r.status, 409, "{}", r.text());
     assert_constrained_by(&s, &r).await;
     let after = s.get("top/dc", &[]).await;
     assert_eq!(before.header("etag"), after.header("etag"));
-    assert_eq!(Graph::of(&before, &s.url("top/dc")), Graph::of(&after, &s.url("top/dc")));
+    assert_eq!(
+        Graph::of(&before, &s.url("top/dc")),
+        Graph::of(&after, &s.url("top/dc"))
+    );
     s.stop().await;
 }
 
@@ -344,12 +408,19 @@ async fn the_interaction_model_of_a_container_cannot_change() {
     let s = setup().await;
     created(put(&s, "top/dc", &[TURTLE, LINK_DIRECT], "").await).await;
     created(put(&s, "top/bc", &[TURTLE], "").await).await;
-    for (path, link) in [("top/dc", LINK_BASIC), ("top/bc", LINK_DIRECT), ("top/bc", LINK_INDIRECT)] {
+    for (path, link) in [
+        ("top/dc", LINK_BASIC),
+        ("top/bc", LINK_DIRECT),
+        ("top/bc", LINK_INDIRECT),
+    ] {
         let r = put(&s, path, &[TURTLE, link], "").await;
         assert_eq!(r.status, 409, "{path} {link:?}: {}", r.text());
         assert_constrained_by(&s, &r).await;
     }
     // Naming the model it has is fine.
-    assert_eq!(put(&s, "top/dc", &[TURTLE, LINK_DIRECT], "").await.status, 204);
+    assert_eq!(
+        put(&s, "top/dc", &[TURTLE, LINK_DIRECT], "").await.status,
+        204
+    );
     s.stop().await;
 }

@@ -26,7 +26,12 @@ async fn r3_2_1_inbound_references_follow_every_write() {
     container_with(&s, "a", &format!("<> <{DC_RELATION}> <{b}> .")).await;
     container_with(&s, "h", &format!("<#part> <{DC_RELATION}> <{b}> .")).await;
     binary(&s, "bin", "text/plain", b"x").await;
-    let r = sparql(&s, "bin/fcr:metadata", &format!("INSERT DATA {{ <> <{DC_RELATION}> <{b}> }}")).await;
+    let r = sparql(
+        &s,
+        "bin/fcr:metadata",
+        &format!("INSERT DATA {{ <> <{DC_RELATION}> <{b}> }}"),
+    )
+    .await;
     assert_eq!(r.status, 204, "{}", r.text());
 
     let g = inbound(&s, "b").await;
@@ -39,7 +44,13 @@ async fn r3_2_1_inbound_references_follow_every_write() {
     assert!(g.with_predicate(DC_RELATION).is_empty());
 
     // Changing or deleting the referrer updates the answer.
-    let r = put(&s, "a", &[TURTLE], "<> <http://purl.org/dc/terms/title> \"no ref\" .").await;
+    let r = put(
+        &s,
+        "a",
+        &[TURTLE],
+        "<> <http://purl.org/dc/terms/title> \"no ref\" .",
+    )
+    .await;
     assert_eq!(r.status, 204, "{}", r.text());
     assert_eq!(delete(&s, "h", &[]).await.status, 204);
     let g = inbound(&s, "b").await;
@@ -59,7 +70,12 @@ async fn inbound_references_page_with_the_listing() {
     container(&s, "target").await;
     let target = s.url("target");
     for i in 0..23 {
-        container_with(&s, &format!("r{i:02}"), &format!("<> <{DC_RELATION}> <{target}> .")).await;
+        container_with(
+            &s,
+            &format!("r{i:02}"),
+            &format!("<> <{DC_RELATION}> <{target}> ."),
+        )
+        .await;
     }
     let v = include_inbound();
     let mut next = Some(format!("{target}?limit=10"));
@@ -67,7 +83,9 @@ async fn inbound_references_page_with_the_listing() {
     while let Some(page) = next.take() {
         pages += 1;
         assert!(pages < 10, "paging does not end");
-        let r = s.request(Method::GET, &page, &[("prefer", v.as_str())], Vec::new()).await;
+        let r = s
+            .request(Method::GET, &page, &[("prefer", v.as_str())], Vec::new())
+            .await;
         assert_eq!(r.status, 200, "{page}: {}", r.text());
         let g = Graph::of(&r, &target);
         let page_refs: Vec<String> = g

@@ -15,29 +15,60 @@ use crate::{model_of, Repository, Result};
 /// Children read per catalog query while recomputing a container's membership.
 const CHILD_BATCH: usize = 5_000;
 
+/// Listing clocks to advance, per membership resource (nanoseconds).
+#[derive(Default)]
+struct Clocks(HashMap<FedoraId, i64>);
+
+impl Clocks {
+    fn tick(&mut self, resource: Option<FedoraId>, at: Option<i64>) {
+        if let (Some(resource), Some(at)) = (resource, at) {
+            let e = self.0.entry(resource).or_insert(at);
+            *e = (*e).max(at);
+        }
+    }
+}
+
+/// Nanoseconds of a header date.
+fn instant(date: &Option<String>) -> Option<i64> {
+    let at = arca_model::parse_instant(date.as_deref()?)?;
+    Some(at.unix_timestamp_nanos() as i64)
+}
+
+/// When member `record` last changed the membership it generates: its deletion, its last
+/// change (indirect containers read its triples) or its creation.
+fn member_event(record: &ResourceRecord, settings: &Settings) -> Option<i64> {
+    if record.is_deleted() || settings.reads_members() {
+        instant(&record.headers.last_modified_date)
+    } else {
+        instant(&record.headers.created_date)
+    }
+}
+
 impl Repository {
     /// Catalog operations that bring membership and reference rows in line with `records`,
     /// the new state of the resources one write touched (applied in the same catalog
     /// transaction). A direct or indirect container's rows are recomputed when its settings
-    /// changed, or always with `recompute_sources` (re-derivation from storage). `at` is the
-    /// write's instant in nanoseconds; membership resources whose generated triples change
-    /// get it as their listing clock (part of their ETag).
+    /// changed, or always with `recompute_sources` (re-derivation from storage).
+    ///
+    /// Membership resources get a listing clock (part of their ETag) from the headers of the
+    /// event: a member's creation, deletion or (indirect containers) change, or any change of
+    /// the container; [`membership_clock`](Self::membership_clock) derives the same value
+    /// from storage.
     pub(crate) async fn derived_ops(
         &self,
         records: &[ResourceRecord],
         recompute_sources: bool,
-        at: i64,
     ) -> Result<Vec<CatalogOp>> {
         let written: HashMap<&FedoraId, &ResourceRecord> =
             records.iter().map(|r| (&r.id, r)).collect();
         let mut ops = Vec::new();
-        let mut clocks: HashSet<FedoraId> = HashSet::new();
+        let mut clocks = Clocks::default();
         let mut members_done: HashSet<FedoraId> = HashSet::new();
         for record in records {
             if record.is_deleted() {
                 ops.push(CatalogOp::ForgetDerived(record.id.clone()));
                 if let Some((_, settings)) = self.container_settings(record, &written).await? {
-                    clocks.extend(settings.resource_id());
+                    clocks.tick(settings.resource_id(), member_event(record, &settings));
                 }
                 continue;
             }
@@ -65,11 +96,10 @@ impl Repository {
                             proxy: Some(member.clone()),
                             rows: settings.row(&member, &member_triples).into_iter().collect(),
                         });
-                        let created = member_record.headers.created_date
-                            == member_record.headers.last_modified_date;
-                        if created || settings.reads_members() {
-                            clocks.extend(settings.resource_id());
-                        }
+                        clocks.tick(
+                            settings.resource_id(),
+                            member_event(&member_record, &settings),
+                        );
                     }
                 }
             }
@@ -86,22 +116,44 @@ impl Repository {
                 }
                 _ => None,
             };
+            let changed = instant(&record.headers.last_modified_date);
+            clocks.tick(settings.resource_id(), changed);
+            if let Some(before) = &before {
+                clocks.tick(before.resource_id(), changed);
+            }
             if recompute_sources || before.as_ref() != Some(&settings) {
                 ops.push(CatalogOp::ReplaceMembership {
                     source: record.id.clone(),
                     proxy: None,
                     rows: self.source_rows(&record.id, &settings).await?,
                 });
-                clocks.extend(settings.resource_id());
-                clocks.extend(before.and_then(|b| b.resource_id()));
             }
         }
         ops.extend(
             clocks
+                .0
                 .into_iter()
-                .map(|id| CatalogOp::ChildrenChanged(id, at)),
+                .map(|(id, at)| CatalogOp::ChildrenChanged(id, at)),
         );
         Ok(ops)
+    }
+
+    /// The listing clock a membership resource gets from container `source` and its members
+    /// as storage holds them (after a rebuild): the latest of the container's last change
+    /// and its members' events (see [`derived_ops`](Self::derived_ops)). Purged members
+    /// leave no trace, so this can only under-estimate.
+    async fn membership_clock(
+        &self,
+        source: &ResourceRecord,
+        settings: &Settings,
+    ) -> Result<Option<i64>> {
+        let mut latest = instant(&source.headers.last_modified_date);
+        for child in self.catalog.descendants(&source.id).await? {
+            if child.parent.as_ref() == Some(&source.id) {
+                latest = latest.max(member_event(&child, settings));
+            }
+        }
+        Ok(latest)
     }
 
     /// Every membership row the live members of container `id` generate under `settings`.
@@ -114,7 +166,10 @@ impl Repository {
         let mut after: Option<FedoraId> = None;
         let none = HashMap::new();
         loop {
-            let children = self.catalog.children(id, after.as_ref(), CHILD_BATCH).await?;
+            let children = self
+                .catalog
+                .children(id, after.as_ref(), CHILD_BATCH)
+                .await?;
             for child in &children {
                 let triples = if settings.reads_members() {
                     match self.catalog.get(child).await? {
@@ -144,13 +199,18 @@ impl Repository {
                 continue;
             };
             let rows = self.source_rows(&id, &settings).await?;
-            self.catalog
-                .apply(vec![CatalogOp::ReplaceMembership {
-                    source: id,
-                    proxy: None,
-                    rows,
-                }])
-                .await?;
+            let mut ops = vec![CatalogOp::ReplaceMembership {
+                source: id,
+                proxy: None,
+                rows,
+            }];
+            if let (Some(resource), Some(at)) = (
+                settings.resource_id(),
+                self.membership_clock(&record, &settings).await?,
+            ) {
+                ops.push(CatalogOp::ChildrenChanged(resource, at));
+            }
+            self.catalog.apply(ops).await?;
         }
         Ok(())
     }

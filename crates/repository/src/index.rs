@@ -126,14 +126,18 @@ impl Repository {
             .in_object(ocfl_id)
             .await?
             .into_iter()
-            .flat_map(|r| [CatalogOp::Remove(r.id.clone()), CatalogOp::ForgetDerived(r.id)])
+            .flat_map(|r| {
+                [
+                    CatalogOp::Remove(r.id.clone()),
+                    CatalogOp::ForgetDerived(r.id),
+                ]
+            })
             .collect();
         let records = match self.ocfl.read_object(ocfl_id)? {
             Some(object) => records_from_object(self.ocfl.path(), &object)?,
             None => Vec::new(),
         };
-        let at = arca_model::now().unix_timestamp_nanos() as i64;
-        let derived = self.derived_ops(&records, true, at).await?;
+        let derived = self.derived_ops(&records, true).await?;
         ops.extend(records.into_iter().map(CatalogOp::Put));
         ops.extend(derived);
         self.catalog.apply(ops).await?;

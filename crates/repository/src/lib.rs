@@ -704,7 +704,7 @@ impl Repository {
             }
         }
         let mut ops: Vec<CatalogOp> = records.iter().cloned().map(CatalogOp::Put).collect();
-        ops.extend(self.derived_ops(&records, false, nanos(now())).await?);
+        ops.extend(self.derived_ops(&records, false).await?);
         ops.extend(extra);
         if let Err(e) = self.catalog.apply(ops).await {
             return Err(self.repair_catalog(staged, e.into()).await);

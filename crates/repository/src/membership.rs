@@ -22,8 +22,7 @@ pub const LDP_HAS_MEMBER_RELATION: &str = "http://www.w3.org/ns/ldp#hasMemberRel
 /// `ldp:isMemberOfRelation`.
 pub const LDP_IS_MEMBER_OF_RELATION: &str = "http://www.w3.org/ns/ldp#isMemberOfRelation";
 /// `ldp:insertedContentRelation`.
-pub const LDP_INSERTED_CONTENT_RELATION: &str =
-    "http://www.w3.org/ns/ldp#insertedContentRelation";
+pub const LDP_INSERTED_CONTENT_RELATION: &str = "http://www.w3.org/ns/ldp#insertedContentRelation";
 /// `ldp:member`, the default membership predicate.
 pub const LDP_MEMBER: &str = "http://www.w3.org/ns/ldp#member";
 /// `ldp:MemberSubject`: the member is the contained resource itself.
@@ -94,7 +93,11 @@ impl Settings {
     /// The membership row member `member` generates, given its triples (for a binary, its
     /// description's); `None` when an indirect container's member lacks the inserted-content
     /// statement or its object is not an IRI (Fedora skips such members too).
-    pub(crate) fn row(&self, member: &FedoraId, member_triples: &[Triple]) -> Option<MembershipRow> {
+    pub(crate) fn row(
+        &self,
+        member: &FedoraId,
+        member_triples: &[Triple],
+    ) -> Option<MembershipRow> {
         let member_iri = member.iri();
         let member_node = match &self.inserted {
             None => member_iri,
@@ -131,9 +134,9 @@ impl Settings {
 
 /// Statements whose subject is `iri`.
 fn own_statements<'a>(iri: &'a str, triples: &'a [Triple]) -> impl Iterator<Item = &'a Triple> {
-    triples.iter().filter(
-        move |t| matches!(&t.subject, NamedOrBlankNode::NamedNode(s) if s.as_str() == iri),
-    )
+    triples
+        .iter()
+        .filter(move |t| matches!(&t.subject, NamedOrBlankNode::NamedNode(s) if s.as_str() == iri))
 }
 
 /// Checks the membership settings in the body of a direct or indirect container and adds
@@ -202,7 +205,8 @@ pub(crate) fn complete(
     }
     if inserted > 1 {
         return Err(refuse(
-            "an indirect container has exactly one ldp:insertedContentRelation; several were given".into(),
+            "an indirect container has exactly one ldp:insertedContentRelation; several were given"
+                .into(),
         ));
     }
     let subject = NamedNode::new_unchecked(me.clone());
@@ -251,7 +255,11 @@ mod tests {
         assert!(triples.contains(&t(&dc.iri(), LDP_HAS_MEMBER_RELATION, LDP_MEMBER)));
         assert_eq!(triples.len(), 2);
         let ic = complete(&dc, InteractionModel::IndirectContainer, vec![]).unwrap();
-        assert!(ic.contains(&t(&dc.iri(), LDP_INSERTED_CONTENT_RELATION, LDP_MEMBER_SUBJECT)));
+        assert!(ic.contains(&t(
+            &dc.iri(),
+            LDP_INSERTED_CONTENT_RELATION,
+            LDP_MEMBER_SUBJECT
+        )));
         // A basic container's triples are its own business.
         let basic = vec![t(&dc.iri(), LDP_MEMBERSHIP_RESOURCE, "http://x/a")];
         assert_eq!(
@@ -312,7 +320,11 @@ mod tests {
         .unwrap();
         let row = has.row(&member, &[]).unwrap();
         assert_eq!(
-            (row.subject.as_str(), row.predicate.as_str(), row.object.as_str()),
+            (
+                row.subject.as_str(),
+                row.predicate.as_str(),
+                row.object.as_str()
+            ),
             (mr, LDP_MEMBER, "info:fedora/dc/m")
         );
         let of = Settings::of(
@@ -332,14 +344,22 @@ mod tests {
         let ic = Settings::of(
             &dc,
             InteractionModel::IndirectContainer,
-            &[t(&dc.iri(), LDP_INSERTED_CONTENT_RELATION, "http://x/proxyFor")],
+            &[t(
+                &dc.iri(),
+                LDP_INSERTED_CONTENT_RELATION,
+                "http://x/proxyFor",
+            )],
         )
         .unwrap();
         assert!(ic.row(&member, &[]).is_none());
         let row = ic
             .row(
                 &member,
-                &[t("info:fedora/dc/m", "http://x/proxyFor", "info:fedora/target")],
+                &[t(
+                    "info:fedora/dc/m",
+                    "http://x/proxyFor",
+                    "info:fedora/target",
+                )],
             )
             .unwrap();
         assert_eq!(

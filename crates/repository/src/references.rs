@@ -66,7 +66,10 @@ mod tests {
                 t("info:fedora/a", iri("info:fedora/a")),
                 t("info:fedora/a", iri("info:fedora/b#frag")),
                 t("info:fedora/a", iri("http://example.org/x")),
-                t("info:fedora/a", Literal::new_simple_literal("info:fedora/b").into()),
+                t(
+                    "info:fedora/a",
+                    Literal::new_simple_literal("info:fedora/b").into(),
+                ),
                 Triple::new(
                     BlankNode::new_unchecked("x"),
                     NamedNode::new_unchecked("http://purl.org/dc/terms/relation"),
