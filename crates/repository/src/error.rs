@@ -17,6 +17,10 @@ pub enum Constraint {
     DigestMismatch,
     /// The request needs a feature arca does not have yet.
     Unsupported,
+    /// External content (a `rel="…#ExternalContent"` link) that cannot be used: no
+    /// allow-list, a URL outside it, an unreachable or failing location, a malformed link
+    /// (400, as Fedora 6 answers).
+    ExternalContent,
 }
 
 impl Constraint {
@@ -28,16 +32,18 @@ impl Constraint {
             Self::InvalidPath => "invalid-path",
             Self::DigestMismatch => "digest-mismatch",
             Self::Unsupported => "unsupported",
+            Self::ExternalContent => "external-content",
         }
     }
 
     /// Every constraint, for the constraint documents.
-    pub const ALL: [Constraint; 5] = [
+    pub const ALL: [Constraint; 6] = [
         Self::ServerManagedTriples,
         Self::InteractionModel,
         Self::InvalidPath,
         Self::DigestMismatch,
         Self::Unsupported,
+        Self::ExternalContent,
     ];
 }
 
