@@ -64,6 +64,12 @@ impl ApiError {
                 e.links.push(format!("<{tombstone}/fcr:tombstone>; rel=\"hasTombstone\""));
                 e
             }
+            // Fedora 6 answers refused external content with 400.
+            Error::Constraint { constraint: constraint @ Constraint::ExternalContent, message } => {
+                let mut e = Self::constraint(constraint, message, base_url);
+                e.status = StatusCode::BAD_REQUEST;
+                e
+            }
             Error::Constraint { constraint, message } => Self::constraint(constraint, message, base_url),
             Error::ServerManaged(triples) => Self::constraint(
                 Constraint::ServerManagedTriples,
@@ -171,7 +177,8 @@ pub fn constraint_document(name: &str) -> Option<&'static str> {
         "interaction-model" => "A resource's interaction model is chosen when it is created (Link: <type>; rel=\"type\") and never changes afterwards. A body must fit the model: RDF for RDF sources, bytes for binaries (ldp:NonRDFSource).\n",
         "invalid-path" => "Paths may not contain empty segments, '.' or '..', nor the names Fedora reserves for its own use (.fcrepo, fcr-root, fcr-container.nt, fcr:tombstone, fcr:versions, names ending in ~fcr-desc or ~fcr-acl, and any other fcr: segment than a final fcr:metadata or fcr:acl). Resources can only be created inside containers, and the repository root cannot be deleted.\n",
         "digest-mismatch" => "A binary sent with a Digest header is stored only if the digest computed over the received bytes equals the one sent. Values may be hex (as Fedora clients send them) or base64 (RFC 3230). Supported algorithms: sha-512, sha-256, sha (sha-1), md5, sha-512/256.\n",
-        "unsupported" => "This request needs a feature arca does not offer yet: direct and indirect containers, Archival Group writes, access control lists (fcr:acl), versions (fcr:versions), transactions (fcr:tx), external content, and SPARQL Update operations on named graphs, LOAD, CLEAR, CREATE, DROP, COPY, MOVE, ADD or SERVICE.\n",
+        "unsupported" => "This request needs a feature arca does not offer yet: direct and indirect containers, Archival Group writes, access control lists (fcr:acl), versions (fcr:versions), transactions (fcr:tx), and SPARQL Update operations on named graphs, LOAD, CLEAR, CREATE, DROP, COPY, MOVE, ADD or SERVICE.\n",
+        "external-content" => "External content (Link: <URL>; rel=\"http://fedora.info/definitions/fcrepo#ExternalContent\"; handling=\"copy|redirect|proxy\"; type=\"media/type\") is accepted only when the server has an allow-list (setting external_content_allowed: a file of URL prefixes, one per line) and the URL is under one of its prefixes. file: and http: URLs are supported (https: is not: arca has no TLS client); file: URLs may not contain '..' and must resolve, symbolic links followed, to a regular file under an allowed prefix. At most one ExternalContent link per request; handling must be copy, redirect or proxy. The location must answer 2xx when the binary is written.\n",
         _ => return None,
     })
 }

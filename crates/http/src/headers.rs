@@ -92,16 +92,7 @@ fn excerpt(s: &str) -> String {
     arca_model::excerpt(s, QUOTED_CHARS)
 }
 
-/// Whether a Link header names external content (not supported yet).
-pub fn has_external_content(headers: &HeaderMap) -> bool {
-    headers.get_all(http::header::LINK).iter().any(|v| {
-        v.to_str()
-            .map(|s| s.contains("http://fedora.info/definitions/fcrepo#ExternalContent"))
-            .unwrap_or(false)
-    })
-}
-
-fn split_links(value: &str) -> Vec<&str> {
+pub(crate) fn split_links(value: &str) -> Vec<&str> {
     let mut out = Vec::new();
     let mut depth_angle = false;
     let mut quoted = false;
@@ -123,7 +114,7 @@ fn split_links(value: &str) -> Vec<&str> {
 }
 
 /// One link: `<target>` then `; name=value` or `; name="value"` parameters (RFC 8288).
-fn parse_link(link: &str) -> Option<(String, Vec<(String, String)>)> {
+pub(crate) fn parse_link(link: &str) -> Option<(String, Vec<(String, String)>)> {
     let rest = link.trim().strip_prefix('<')?;
     let end = rest.find('>')?;
     let target = rest[..end].to_string();
