@@ -122,7 +122,7 @@ impl AllowList {
         &self.path
     }
 
-    /// The prefixes in force (normalized: lower-case, `file:/…` form).
+    /// The prefixes in force (normalized: lower-case scheme, `file:/…` form).
     pub fn prefixes(&self) -> Arc<Vec<String>> {
         self.refresh();
         self.state.lock().expect("allow-list lock").prefixes.clone()
@@ -198,7 +198,7 @@ impl AllowList {
                 "{url} has a '..' segment; external content URLs must be absolute"
             )));
         }
-        if !prefixes.iter().any(|p| lower.starts_with(p.as_str())) {
+        if !under(&prefixes, url) {
             return Err(refused(format!(
                 "{url} is not under any allowed external content location"
             )));
@@ -220,13 +220,27 @@ fn refused(message: impl Into<String>) -> Error {
     Error::constraint(Constraint::ExternalContent, message)
 }
 
-/// `file://`, `file:///` → `file:/`; lower-case (Fedora's normalization of prefixes).
+/// `file://`, `file:///` → `file:/` (Fedora's normalization of prefixes); the scheme in
+/// lower case, the rest as written.
 fn normalize_prefix(line: &str) -> String {
-    let l = line.to_ascii_lowercase();
-    match l.strip_prefix("file:") {
-        Some(rest) => format!("file:/{}", rest.trim_start_matches('/')),
-        None => l,
+    let Some(colon) = line.find(':') else {
+        return line.to_string();
+    };
+    let scheme = line[..colon].to_ascii_lowercase();
+    let rest = &line[colon + 1..];
+    if scheme == "file" {
+        format!("file:/{}", rest.trim_start_matches('/'))
+    } else {
+        format!("{scheme}:{rest}")
     }
+}
+
+/// Whether `url` starts with one of `prefixes`, ignoring case as Fedora does.
+fn under(prefixes: &[String], url: &str) -> bool {
+    let lower = url.to_ascii_lowercase();
+    prefixes
+        .iter()
+        .any(|p| lower.starts_with(&p.to_ascii_lowercase()))
 }
 
 fn has_dot_dot(path: &str) -> bool {
@@ -275,8 +289,7 @@ fn check_file(url: &str, prefixes: &[String]) -> Result<CheckedUrl> {
         "file:{}",
         percent_encoding::utf8_percent_encode(&path.to_string_lossy(), PATH_SET)
     );
-    let lower = stored.to_ascii_lowercase();
-    if !prefixes.iter().any(|p| lower.starts_with(p.as_str())) {
+    if !under(prefixes, &stored) {
         return Err(refused(format!(
             "{url} is not under any allowed external content location"
         )));
@@ -309,8 +322,9 @@ fn check_file(url: &str, prefixes: &[String]) -> Result<CheckedUrl> {
     })
 }
 
-/// Whether `real` (a canonical path) lies under prefix `p` (a lower-cased, percent-encoded
-/// path prefix from the allow-list) once the prefix's own symbolic links are resolved.
+/// Whether `real` (a canonical path) lies under prefix `p` (a percent-encoded path prefix
+/// from the allow-list) once the prefix's own symbolic links are resolved. Compared with
+/// case, as the file system does.
 fn real_prefix_matches(p: &str, real: &Path) -> bool {
     let decoded = percent_encoding::percent_decode_str(p).decode_utf8_lossy();
     let (dir, tail) = match decoded.rfind('/') {
@@ -325,9 +339,7 @@ fn real_prefix_matches(p: &str, real: &Path) -> bool {
         want.push('/');
     }
     want.push_str(tail);
-    real.to_string_lossy()
-        .to_ascii_lowercase()
-        .starts_with(&want.to_ascii_lowercase())
+    real.to_string_lossy().starts_with(&want)
 }
 
 /// Characters of a path kept as they are in a stored `file:` URL.
