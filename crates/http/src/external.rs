@@ -37,8 +37,6 @@ use crate::handlers::{self, set, Ctx};
 use crate::headers::{self, DigestError, RangeRequest};
 use crate::upload;
 
-/// The link relation naming external content.
-pub(crate) const REL: &str = "http://fedora.info/definitions/fcrepo#ExternalContent";
 /// What `Accept-External-Content-Handling` announces.
 const HANDLINGS: &str = "copy,redirect,proxy";
 /// Longest wait for a remote server to answer with its status and headers.
@@ -66,22 +64,7 @@ pub(crate) async fn from_headers(
     ctx: &Ctx,
     h: &HeaderMap,
 ) -> Result<Option<ExternalRequest>, ApiError> {
-    let mut found = Vec::new();
-    for value in h.get_all(header::LINK) {
-        let Ok(value) = value.to_str() else { continue };
-        for link in headers::split_links(value) {
-            // Malformed links are reported by the interaction-model check.
-            let Some((target, params)) = headers::parse_link(link) else {
-                continue;
-            };
-            let is_external = params.iter().any(|(k, v)| {
-                k.eq_ignore_ascii_case("rel") && v.split_whitespace().any(|r| r == REL)
-            });
-            if is_external {
-                found.push((target, params));
-            }
-        }
-    }
+    let mut found = headers::external_content_links(h);
     let (url, params) = match found.len() {
         0 => return Ok(None),
         1 => found.pop().expect("one link"),

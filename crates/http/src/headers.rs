@@ -92,7 +92,30 @@ fn excerpt(s: &str) -> String {
     arca_model::excerpt(s, QUOTED_CHARS)
 }
 
-pub(crate) fn split_links(value: &str) -> Vec<&str> {
+/// The `rel="http://fedora.info/definitions/fcrepo#ExternalContent"` links of a request, each
+/// as its target and parameters (unparseable values are skipped; [`link_type`] reports
+/// them).
+pub fn external_content_links(headers: &HeaderMap) -> Vec<(String, Vec<(String, String)>)> {
+    const REL: &str = "http://fedora.info/definitions/fcrepo#ExternalContent";
+    let mut found = Vec::new();
+    for value in headers.get_all(http::header::LINK) {
+        let Ok(value) = value.to_str() else { continue };
+        for link in split_links(value) {
+            let Some((target, params)) = parse_link(link) else {
+                continue;
+            };
+            let is_external = params.iter().any(|(k, v)| {
+                k.eq_ignore_ascii_case("rel") && v.split_whitespace().any(|r| r == REL)
+            });
+            if is_external {
+                found.push((target, params));
+            }
+        }
+    }
+    found
+}
+
+fn split_links(value: &str) -> Vec<&str> {
     let mut out = Vec::new();
     let mut depth_angle = false;
     let mut quoted = false;
@@ -114,7 +137,7 @@ pub(crate) fn split_links(value: &str) -> Vec<&str> {
 }
 
 /// One link: `<target>` then `; name=value` or `; name="value"` parameters (RFC 8288).
-pub(crate) fn parse_link(link: &str) -> Option<(String, Vec<(String, String)>)> {
+fn parse_link(link: &str) -> Option<(String, Vec<(String, String)>)> {
     let rest = link.trim().strip_prefix('<')?;
     let end = rest.find('>')?;
     let target = rest[..end].to_string();
