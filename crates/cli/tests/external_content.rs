@@ -24,18 +24,6 @@ async fn start(data: &Path, list: &Path) -> TestServer {
     TestServer::start_with(Some(data), |c| c.external_content_allowed = Some(list)).await
 }
 
-fn delete_catalog(data: &Path) {
-    for e in fs::read_dir(data).unwrap() {
-        let e = e.unwrap();
-        if e.file_name()
-            .to_string_lossy()
-            .starts_with("catalog.sqlite")
-        {
-            fs::remove_file(e.path()).unwrap();
-        }
-    }
-}
-
 /// What GET and HEAD answer about `path`: status, Location, Content-Location,
 /// Content-Type, Content-Length and body.
 async fn answers(s: &TestServer, path: &str) -> Vec<String> {
@@ -113,8 +101,10 @@ async fn arca_written_external_binaries_are_valid_ocfl_and_survive_rebuild() {
     common::check_storage(&root);
     common::validate_with_ocfl_py(&root);
 
-    // `arca rebuild` gives the same answers.
-    delete_catalog(&data);
+    // `arca rebuild` on a copy of the root alone gives the same answers (a copy: the
+    // stopped in-process server may still hold its catalog files open).
+    let data = dir.path().join("rebuilt");
+    copy_dir(&root, &data.join("ocfl-root"));
     let mut cmd = Command::new(env!("CARGO_BIN_EXE_arca"));
     cmd.arg("rebuild").arg("--data").arg(&data);
     common::scrub_env(&mut cmd);
