@@ -145,7 +145,7 @@ pub fn headers(data: &[u8]) {
     match selector & 0x0f {
         0 | 1 => {
             let _ = http_headers::link_type(&map);
-            let _ = http_headers::has_external_content(&map);
+            let _ = http_headers::external_content_links(&map);
         }
         2 => {
             let prefer =

@@ -51,6 +51,10 @@ struct ServeArgs {
     /// Path prefix of the Fedora API [default: /rest]
     #[arg(long)]
     base_path: Option<String>,
+    /// File of URL prefixes external content may come from, one per line (Fedora's
+    /// format); without it external content is refused
+    #[arg(long)]
+    external_content_allowed: Option<PathBuf>,
 }
 
 #[derive(Args)]
@@ -116,6 +120,9 @@ async fn serve(args: ServeArgs) -> anyhow::Result<()> {
     }
     if let Some(b) = args.base_path {
         config.base_path = b;
+    }
+    if let Some(f) = args.external_content_allowed {
+        config.external_content_allowed = Some(f);
     }
     config.validate()?;
     init_logging(&config.log);

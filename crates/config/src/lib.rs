@@ -50,6 +50,10 @@ pub struct Config {
     pub default_user: String,
     /// Log filter, e.g. `info` or `arca=debug` (`ARCA_LOG`).
     pub log: String,
+    /// File listing the URL prefixes external content may come from, one per line, as in
+    /// Fedora (`ARCA_EXTERNAL_CONTENT_ALLOWED`). Without it every external-content request
+    /// is refused.
+    pub external_content_allowed: Option<PathBuf>,
     /// Bounds on requests (`[limits]` table, `ARCA_LIMIT_<KEY>`); unset keys keep the
     /// server's defaults, listed in the README.
     pub limits: Limits,
@@ -133,6 +137,7 @@ impl Default for Config {
             base_url: None,
             default_user: "fedoraAdmin".into(),
             log: "info".into(),
+            external_content_allowed: None,
             limits: Limits::default(),
         }
     }
@@ -187,6 +192,9 @@ impl Config {
         }
         if let Some(v) = get("ARCA_LOG") {
             self.log = v;
+        }
+        if let Some(v) = get("ARCA_EXTERNAL_CONTENT_ALLOWED") {
+            self.external_content_allowed = Some(PathBuf::from(v));
         }
         Ok(())
     }
@@ -261,6 +269,7 @@ mod tests {
         c.apply_env(|k| match k {
             "ARCA_DATA" => Some("/other".to_string()),
             "ARCA_LIMIT_RDF_BODY_BYTES" => Some("1024".to_string()),
+            "ARCA_EXTERNAL_CONTENT_ALLOWED" => Some("/etc/arca/allowed.txt".to_string()),
             _ => None,
         })
         .unwrap();
@@ -270,6 +279,15 @@ mod tests {
         assert_eq!(c.listen, "0.0.0.0:9000");
         assert_eq!(c.data, PathBuf::from("/other"));
         assert_eq!(c.base_path, "/fcrepo/rest");
+        assert_eq!(
+            c.external_content_allowed,
+            Some(PathBuf::from("/etc/arca/allowed.txt"))
+        );
+        let t: Config = toml::from_str("external_content_allowed = \"/srv/allowed.txt\"").unwrap();
+        assert_eq!(
+            t.external_content_allowed,
+            Some(PathBuf::from("/srv/allowed.txt"))
+        );
     }
 
     #[test]

@@ -242,11 +242,13 @@ pub(crate) async fn read(ctx: &Ctx, id: FedoraId, head: bool, req: Request) -> H
     if let Some(r) = check_condition(ctx, h, &record, true)? {
         return Ok(r);
     }
-    if model_of(&record).is_binary() {
+    let mut out = if model_of(&record).is_binary() {
         read_binary(ctx, &record, head, h).await
     } else {
         read_rdf(ctx, &record, head, req).await
-    }
+    }?;
+    crate::external::advertise(ctx, out.headers_mut());
+    Ok(out)
 }
 
 async fn read_binary(
@@ -255,6 +257,10 @@ async fn read_binary(
     head: bool,
     h: &HeaderMap,
 ) -> HandlerResult {
+    if crate::external::location(record).is_some() {
+        let out = binary_response(ctx, record);
+        return crate::external::read(ctx, record, head, h, out).await;
+    }
     let wanted = headers::want_digest(h).map_err(ApiError::bad_request)?;
     let path = ctx.repo.content_path(record).ok_or_else(|| {
         ctx.err(Error::Internal(format!(
@@ -263,29 +269,8 @@ async fn read_binary(
         )))
     })?;
     let len = record.headers.content_size.unwrap_or(0).max(0) as u64;
-    let mut out = response(StatusCode::OK, Body::empty());
+    let mut out = binary_response(ctx, record);
     let oh = out.headers_mut();
-    resource_headers(ctx, record, oh);
-    set(
-        oh,
-        header::CONTENT_TYPE,
-        record
-            .headers
-            .mime_type
-            .as_deref()
-            .unwrap_or("application/octet-stream"),
-    );
-    set(oh, header::ACCEPT_RANGES, "bytes");
-    let filename = record
-        .headers
-        .filename
-        .clone()
-        .unwrap_or_else(|| record.id.last_segment().to_string());
-    set(
-        oh,
-        header::CONTENT_DISPOSITION,
-        &content_disposition(&filename),
-    );
     if let Some(algs) = wanted {
         let digest = digest_header(record, &path, &algs)
             .await
@@ -332,9 +317,42 @@ async fn read_binary(
     Ok(out)
 }
 
+/// A 200 answer about a binary with the headers every read of it carries: resource headers,
+/// Content-Type, Accept-Ranges and Content-Disposition.
+fn binary_response(ctx: &Ctx, record: &ResourceRecord) -> Response {
+    let mut out = response(StatusCode::OK, Body::empty());
+    let oh = out.headers_mut();
+    resource_headers(ctx, record, oh);
+    set(
+        oh,
+        header::CONTENT_TYPE,
+        record
+            .headers
+            .mime_type
+            .as_deref()
+            .unwrap_or("application/octet-stream"),
+    );
+    set(oh, header::ACCEPT_RANGES, "bytes");
+    let filename = record
+        .headers
+        .filename
+        .clone()
+        .unwrap_or_else(|| record.id.last_segment().to_string());
+    set(
+        oh,
+        header::CONTENT_DISPOSITION,
+        &content_disposition(&filename),
+    );
+    out
+}
+
 /// Small files are read at once (inline: they come from the page cache, and a hop to the
 /// blocking pool costs more than the read); large ones stream in 256 KiB chunks.
-async fn file_body(path: &std::path::Path, start: u64, count: u64) -> std::io::Result<Body> {
+pub(crate) async fn file_body(
+    path: &std::path::Path,
+    start: u64,
+    count: u64,
+) -> std::io::Result<Body> {
     const INLINE: u64 = 64 << 10;
     const SMALL: u64 = 256 << 10;
     let read = move |path: &std::path::Path| -> std::io::Result<Vec<u8>> {
@@ -626,6 +644,7 @@ pub(crate) async fn options(ctx: &Ctx, id: FedoraId) -> HandlerResult {
     let record = ctx.repo.get(&id).await.map_err(|e| ctx.err(e))?;
     let mut out = response(StatusCode::OK, Body::empty());
     resource_headers(ctx, &record, out.headers_mut());
+    crate::external::advertise(ctx, out.headers_mut());
     Ok(out)
 }
 
@@ -775,21 +794,12 @@ fn link_type(ctx: &Ctx, h: &HeaderMap) -> Result<Option<InteractionModel>, ApiEr
     })
 }
 
-fn refuse_external(ctx: &Ctx, h: &HeaderMap) -> Result<(), ApiError> {
-    if headers::has_external_content(h) {
-        return Err(ctx.err(Error::constraint(
-            arca_repository::Constraint::Unsupported,
-            "external content (rel=\"http://fedora.info/definitions/fcrepo#ExternalContent\") is not supported yet",
-        )));
-    }
-    Ok(())
-}
-
 fn created_response(ctx: &Ctx, record: &ResourceRecord) -> Response {
     let url = ctx.url(&record.id);
     let mut out = response(StatusCode::CREATED, Body::from(url.clone()));
     let h = out.headers_mut();
     resource_headers(ctx, record, h);
+    crate::external::content_location(record, h);
     set(h, header::LOCATION, &url);
     set(h, header::CONTENT_TYPE, "text/plain; charset=utf-8");
     out
@@ -797,14 +807,14 @@ fn created_response(ctx: &Ctx, record: &ResourceRecord) -> Response {
 
 pub(crate) async fn create(ctx: &Ctx, parent: FedoraId, req: Request) -> HandlerResult {
     let h = req.headers().clone();
-    refuse_external(ctx, &h)?;
+    let external = crate::external::from_headers(ctx, &h).await?;
     let parent_record = ctx.repo.get(&parent).await.map_err(|e| ctx.err(e))?;
     if !model_of(&parent_record).is_container() {
         return Err(ApiError::method_not_allowed(allow_for(&parent_record)));
     }
     let link = link_type(ctx, &h)?;
     let id = mint_id(ctx, &parent, &h).await?;
-    create_new(ctx, id, link, &h, req).await
+    create_new(ctx, id, link, &h, external, req).await
 }
 
 /// Creates a resource at a free `id` (POST and PUT-to-create): the body's kind and the
@@ -814,15 +824,23 @@ async fn create_new(
     id: FedoraId,
     link: Option<InteractionModel>,
     h: &HeaderMap,
+    external: Option<crate::external::ExternalRequest>,
     req: Request,
 ) -> HandlerResult {
-    let kind = body_kind(h, link, None)?;
+    // External content is a binary whatever else the request says, as in Fedora 6.
+    let kind = match external {
+        Some(_) => BodyKind::Binary,
+        None => body_kind(h, link, None)?,
+    };
     let model = match (&kind, link) {
         (BodyKind::Binary, _) => InteractionModel::NonRdfSource,
         (BodyKind::Rdf(_), Some(m)) => m,
         (BodyKind::Rdf(_), None) => InteractionModel::BasicContainer,
     };
-    let content = read_content(ctx, &id, kind, req).await?;
+    let content = match external {
+        Some(x) => crate::external::content(ctx, x, h).await?,
+        None => read_content(ctx, &id, kind, req).await?,
+    };
     let record = ctx
         .repo
         .create(id, model, content, &ctx.user)
@@ -865,7 +883,7 @@ async fn mint_id(ctx: &Ctx, parent: &FedoraId, h: &HeaderMap) -> Result<FedoraId
 
 pub(crate) async fn put(ctx: &Ctx, id: FedoraId, req: Request) -> HandlerResult {
     let h = req.headers().clone();
-    refuse_external(ctx, &h)?;
+    let external = crate::external::from_headers(ctx, &h).await?;
     let link = link_type(ctx, &h)?;
     let existing = ctx.repo.lookup(&id).await.map_err(|e| ctx.err(e))?;
     match existing {
@@ -885,7 +903,19 @@ pub(crate) async fn put(ctx: &Ctx, id: FedoraId, req: Request) -> HandlerResult 
                 )));
             }
             let kind = body_kind(&h, link, Some(model_of(&record)))?;
-            let content = read_content(ctx, &id, kind, req).await?;
+            let content = match (external, kind) {
+                (Some(x), BodyKind::Binary) => crate::external::content(ctx, x, &h).await?,
+                (Some(_), BodyKind::Rdf(_)) => {
+                    return Err(ctx.err(Error::constraint(
+                        arca_repository::Constraint::InteractionModel,
+                        format!(
+                            "{} is an RDF source; external content can only replace a binary's",
+                            ctx.url(&id)
+                        ),
+                    )))
+                }
+                (None, kind) => read_content(ctx, &id, kind, req).await?,
+            };
             let record = ctx
                 .repo
                 .replace(&id, link, content, &ctx.user, write_precondition(&h))
@@ -893,6 +923,7 @@ pub(crate) async fn put(ctx: &Ctx, id: FedoraId, req: Request) -> HandlerResult 
                 .map_err(|e| ctx.err(e))?;
             let mut out = response(StatusCode::NO_CONTENT, Body::empty());
             resource_headers(ctx, &record, out.headers_mut());
+            crate::external::content_location(&record, out.headers_mut());
             Ok(out)
         }
         None => {
@@ -901,7 +932,7 @@ pub(crate) async fn put(ctx: &Ctx, id: FedoraId, req: Request) -> HandlerResult 
                     "If-Match was sent but the resource does not exist".into(),
                 )));
             }
-            create_new(ctx, id, link, &h, req).await
+            create_new(ctx, id, link, &h, external, req).await
         }
     }
 }

@@ -92,13 +92,27 @@ fn excerpt(s: &str) -> String {
     arca_model::excerpt(s, QUOTED_CHARS)
 }
 
-/// Whether a Link header names external content (not supported yet).
-pub fn has_external_content(headers: &HeaderMap) -> bool {
-    headers.get_all(http::header::LINK).iter().any(|v| {
-        v.to_str()
-            .map(|s| s.contains("http://fedora.info/definitions/fcrepo#ExternalContent"))
-            .unwrap_or(false)
-    })
+/// The `rel="http://fedora.info/definitions/fcrepo#ExternalContent"` links of a request, each
+/// as its target and parameters (unparseable values are skipped; [`link_type`] reports
+/// them).
+pub fn external_content_links(headers: &HeaderMap) -> Vec<(String, Vec<(String, String)>)> {
+    const REL: &str = "http://fedora.info/definitions/fcrepo#ExternalContent";
+    let mut found = Vec::new();
+    for value in headers.get_all(http::header::LINK) {
+        let Ok(value) = value.to_str() else { continue };
+        for link in split_links(value) {
+            let Some((target, params)) = parse_link(link) else {
+                continue;
+            };
+            let is_external = params.iter().any(|(k, v)| {
+                k.eq_ignore_ascii_case("rel") && v.split_whitespace().any(|r| r == REL)
+            });
+            if is_external {
+                found.push((target, params));
+            }
+        }
+    }
+    found
 }
 
 fn split_links(value: &str) -> Vec<&str> {

@@ -13,6 +13,7 @@
 #![warn(missing_docs)]
 
 mod error;
+mod external;
 mod fixity;
 mod handlers;
 pub mod headers;
@@ -45,6 +46,9 @@ pub struct HttpConfig {
     pub default_user: String,
     /// Bounds on request sizes and parsing.
     pub limits: RequestLimits,
+    /// Where external content may come from; `None` refuses every external-content
+    /// request (§3.9).
+    pub external_allowed: Option<Arc<arca_repository::AllowList>>,
 }
 
 impl Default for HttpConfig {
@@ -54,6 +58,7 @@ impl Default for HttpConfig {
             base_url: None,
             default_user: "fedoraAdmin".into(),
             limits: RequestLimits::default(),
+            external_allowed: None,
         }
     }
 }

@@ -380,7 +380,7 @@ async fn missing_resources_are_404() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn unsupported_features_are_refused_with_constrained_by() {
     let s = setup().await;
-    // 3.9: no external content yet.
+    // 3.9: without an allow-list (external_content_allowed) external content is refused.
     let r = post(
         &s,
         "bad",

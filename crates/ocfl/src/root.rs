@@ -16,6 +16,8 @@ use crate::{Error, Inventory, Result, User, Version, VersionNum, INVENTORY_TYPE_
 const ROOT_NAMASTE: &str = "0=ocfl_1.1";
 const ROOT_NAMASTE_1_0: &str = "0=ocfl_1.0";
 const OBJECT_NAMASTE: &str = "0=ocfl_object_1.1";
+/// The object declaration Fedora 6.1.0 (ocfl-java 1.x) writes.
+const OBJECT_NAMASTE_1_0: &str = "0=ocfl_object_1.0";
 const INVENTORY: &str = "inventory.json";
 const SIDECAR: &str = "inventory.json.sha512";
 const MUTABLE_HEAD: &str = "extensions/0005-mutable-head/head";
@@ -595,7 +597,7 @@ impl OcflRoot {
             for entry in fs::read_dir(&dir).at(&dir)? {
                 let entry = entry.at(&dir)?;
                 let name = entry.file_name();
-                if name == OBJECT_NAMASTE {
+                if name == OBJECT_NAMASTE || name == OBJECT_NAMASTE_1_0 {
                     is_object = true;
                     break;
                 }

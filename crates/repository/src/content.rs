@@ -13,6 +13,9 @@ pub enum BinaryData {
     Memory(Bytes),
     /// A large body streamed into the uploads directory.
     File(Upload),
+    /// No bytes: the binary is kept as a URL (external content, `redirect` or `proxy`);
+    /// `size` is the remote size and `digests` is empty.
+    External(crate::ExternalLocation),
 }
 
 /// A received binary: its bytes plus every digest computed while receiving it.
@@ -38,9 +41,18 @@ impl ReceivedBinary {
         }
     }
 
-    /// The SHA-512 hex.
-    pub fn sha512(&self) -> &str {
-        &self.digests[0].hex
+    /// The SHA-512 hex (none for external content kept as a URL).
+    pub fn sha512(&self) -> Option<&str> {
+        self.digests.first().map(|d| d.hex.as_str())
+    }
+
+    /// A binary kept as a URL (`redirect` or `proxy`) whose remote content has `size` bytes.
+    pub fn external(location: crate::ExternalLocation, size: u64) -> Self {
+        Self {
+            data: BinaryData::External(location),
+            size,
+            digests: Vec::new(),
+        }
     }
 
     /// Checks the client's expected digests; a mismatch is an error and nothing is kept.
@@ -50,7 +62,12 @@ impl ReceivedBinary {
                 .digests
                 .iter()
                 .find(|d| d.algorithm == want.algorithm)
-                .expect("every expected algorithm was computed");
+                .ok_or_else(|| {
+                    Error::BadRequest(format!(
+                        "a {} digest cannot be checked for content kept as a URL",
+                        want.algorithm
+                    ))
+                })?;
             if !got.hex.eq_ignore_ascii_case(&want.hex) {
                 return Err(Error::DigestMismatch {
                     algorithm: want.algorithm,

@@ -19,6 +19,10 @@ pub enum Constraint {
     Membership,
     /// The request needs a feature arca does not have yet.
     Unsupported,
+    /// External content (a `rel="…#ExternalContent"` link) that cannot be used: no
+    /// allow-list, a URL outside it, an unreachable or failing location, a malformed link
+    /// (400, as Fedora 6 answers).
+    ExternalContent,
 }
 
 impl Constraint {
@@ -31,17 +35,19 @@ impl Constraint {
             Self::DigestMismatch => "digest-mismatch",
             Self::Membership => "membership",
             Self::Unsupported => "unsupported",
+            Self::ExternalContent => "external-content",
         }
     }
 
     /// Every constraint, for the constraint documents.
-    pub const ALL: [Constraint; 6] = [
+    pub const ALL: [Constraint; 7] = [
         Self::ServerManagedTriples,
         Self::InteractionModel,
         Self::InvalidPath,
         Self::DigestMismatch,
         Self::Membership,
         Self::Unsupported,
+        Self::ExternalContent,
     ];
 }
 

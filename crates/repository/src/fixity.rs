@@ -36,11 +36,17 @@ pub struct FixityReport {
     pub checks: Vec<FixityCheck>,
     /// Why the content could not be read, if it could not.
     pub unreadable: Option<String>,
+    /// The binary is external content kept as a URL (redirect or proxy): as in Fedora 6,
+    /// nothing is recorded to check, and the report gives the recorded size only.
+    pub external: bool,
 }
 
 impl FixityReport {
     /// Whether the content is present, of the recorded size, with every recorded digest.
     pub fn ok(&self) -> bool {
+        if self.external {
+            return true;
+        }
         self.unreadable.is_none()
             && self.expected_size.is_none_or(|e| Some(e) == self.size)
             && !self.checks.is_empty()
@@ -87,12 +93,22 @@ impl Repository {
             .headers
             .content_size
             .and_then(|s| u64::try_from(s).ok());
+        if record.headers.external_handling.is_some() {
+            return Ok(FixityReport {
+                expected_size,
+                size: expected_size,
+                checks: Vec::new(),
+                unreadable: None,
+                external: true,
+            });
+        }
         let Some(path) = self.content_path(record) else {
             return Ok(FixityReport {
                 expected_size,
                 size: None,
                 checks: Vec::new(),
                 unreadable: Some("the binary has no content file".into()),
+                external: false,
             });
         };
         let algorithms: Vec<DigestAlgorithm> = expected.iter().map(|d| d.algorithm).collect();
@@ -117,12 +133,14 @@ impl Repository {
                     })
                     .collect(),
                 unreadable: None,
+                external: false,
             },
             Err(e) => FixityReport {
                 expected_size,
                 size: None,
                 checks: Vec::new(),
                 unreadable: Some(format!("the content cannot be read: {e}")),
+                external: false,
             },
         })
     }

@@ -13,6 +13,7 @@
 mod content;
 mod derived;
 mod error;
+mod external;
 mod fixity;
 mod index;
 mod locks;
@@ -38,6 +39,7 @@ use sha2::{Digest, Sha512};
 
 pub use content::{BinaryData, ReceivedBinary, Upload};
 pub use error::{Constraint, Error, Result};
+pub use external::{AllowList, CheckedUrl, ExternalHandling, ExternalLocation};
 pub use fixity::{digest_file, FixityCheck, FixityReport};
 pub use index::{records_from_object, RebuildStats};
 use locks::ObjectLocks;
@@ -869,15 +871,17 @@ impl ObjectPlan {
         headers.mime_type = Some(mime);
         headers.content_size = Some(binary.size as i64);
         headers.digests = Some(binary.digests.iter().map(DigestValue::urn).collect());
-        headers.content_path = Some(content_path.to_string());
-        let sha512 = binary.sha512().to_string();
         let content = match binary.data {
+            BinaryData::External(location) => return self.add_external(headers, parent, location),
             BinaryData::Memory(bytes) => Content::Bytes(bytes.to_vec()),
             BinaryData::File(upload) => Content::File {
+                sha512: binary.digests[0].hex.clone(),
                 path: upload.take(),
-                sha512,
             },
         };
+        headers.content_path = Some(content_path.to_string());
+        headers.external_url = None;
+        headers.external_handling = None;
         self.changes.push(Change {
             logical_path: content_path.to_string(),
             content: Some(content),

@@ -115,6 +115,17 @@ pub async fn run(
     listener: TcpListener,
     shutdown: impl Future<Output = ()> + Send + 'static,
 ) -> anyhow::Result<()> {
+    let external_allowed = match &config.external_content_allowed {
+        Some(path) => Some(Arc::new(
+            arca_repository::AllowList::load(path).with_context(|| {
+                format!(
+                    "cannot read the external content allow-list {}",
+                    path.display()
+                )
+            })?,
+        )),
+        None => None,
+    };
     let (repo, catalog) = open_repository(&config, true).await?;
     let repo_stats = repo.clone();
     let requests = request_limits(&config);
@@ -125,6 +136,7 @@ pub async fn run(
             base_url: config.base_url.clone(),
             default_user: config.default_user.clone(),
             limits: requests.clone(),
+            external_allowed,
         },
     );
     let addr = listener.local_addr()?;

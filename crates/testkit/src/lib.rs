@@ -161,7 +161,36 @@ impl TestServer {
         Self::start_configured(data, arca_config::Limits::default()).await
     }
 
+    /// Starts a server on `data` (a fresh temporary directory when `None`) with settings
+    /// changed by `edit` (listen address and data directory are set by the test server).
+    pub async fn start_with(
+        data: Option<&Path>,
+        edit: impl FnOnce(&mut arca_config::Config),
+    ) -> Self {
+        let dir = match data {
+            Some(_) => None,
+            None => Some(tempfile::tempdir().expect("tempdir")),
+        };
+        let path = data.map_or_else(
+            || dir.as_ref().unwrap().path().to_path_buf(),
+            Path::to_path_buf,
+        );
+        let mut config = arca_config::Config::default();
+        edit(&mut config);
+        let mut s = Self::start_config(&path, config).await;
+        s.data = dir;
+        s
+    }
+
     async fn start_configured(data: &Path, limits: arca_config::Limits) -> Self {
+        let config = arca_config::Config {
+            limits,
+            ..Default::default()
+        };
+        Self::start_config(data, config).await
+    }
+
+    async fn start_config(data: &Path, config: arca_config::Config) -> Self {
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
             .await
             .expect("bind");
@@ -169,8 +198,7 @@ impl TestServer {
         let config = arca_config::Config {
             listen: addr.to_string(),
             data: data.to_path_buf(),
-            limits,
-            ..Default::default()
+            ..config
         };
         let (stop, stopped) = oneshot::channel::<()>();
         let (ready_tx, ready_rx) = oneshot::channel::<Result<(), String>>();

@@ -1,0 +1,554 @@
+//! External content (Fedora API §3.9), as Fedora 6 answers it.
+//!
+//! A write names its content with `Link: <URL>; rel="http://fedora.info/definitions/fcrepo#ExternalContent";
+//! handling="copy|redirect|proxy"; type="media/type"` instead of a body:
+//!
+//! - `copy` fetches the URL and stores the bytes exactly like an upload (streamed to
+//!   `staging/uploads`, hashed on the way, the client's `Digest` checked);
+//! - `redirect` and `proxy` store the URL; the remote size and media type are taken from the
+//!   location when the link has no `type`. GET and HEAD then answer `307` with `Location` (redirect)
+//!   or stream the location's bytes, byte ranges included (proxy), both with
+//!   `Content-Location: URL`; `Want-Digest` is answered by hashing the remote bytes.
+//!
+//! URLs must be under a prefix of the configured allow-list ([`arca_repository::AllowList`]);
+//! `file:` and `http:` URLs work, `https:` is refused (no TLS client). Every refusal is 400
+//! with a constrainedBy link, as Fedora 6 answers; nothing is stored.
+
+use std::sync::OnceLock;
+use std::time::Duration;
+
+use arca_catalog::ResourceRecord;
+use arca_model::{DigestAlgorithm, DigestValue, MultiHasher};
+use arca_repository::{
+    CheckedUrl, Constraint, Error, ExternalHandling, ExternalLocation, NewContent, ReceivedBinary,
+};
+use axum::body::Body;
+use axum::response::Response;
+use bytes::Bytes;
+use futures_util::StreamExt;
+use http::{header, HeaderMap, HeaderValue, StatusCode};
+use http_body_util::Empty;
+use hyper_util::client::legacy::connect::HttpConnector;
+use hyper_util::client::legacy::Client;
+use hyper_util::rt::TokioExecutor;
+
+use crate::error::ApiError;
+use crate::handlers::{self, set, Ctx};
+use crate::headers::{self, DigestError, RangeRequest};
+use crate::upload;
+
+/// What `Accept-External-Content-Handling` announces.
+const HANDLINGS: &str = "copy,redirect,proxy";
+/// Longest wait for a remote server to answer with its status and headers.
+const REMOTE_TIMEOUT: Duration = Duration::from_secs(30);
+/// Longest wait for a TCP connection to a remote server.
+const CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// A write's external content, checked against the allow-list.
+#[derive(Debug)]
+pub(crate) struct ExternalRequest {
+    url: CheckedUrl,
+    handling: ExternalHandling,
+    /// The link's `type` attribute.
+    mime: Option<String>,
+}
+
+fn refused(ctx: &Ctx, message: impl Into<String>) -> ApiError {
+    ctx.err(Error::constraint(Constraint::ExternalContent, message))
+}
+
+/// The external content a POST or PUT names, if any. More than one ExternalContent link, a
+/// missing or unknown `handling`, no allow-list, or a URL it does not allow: 400 with
+/// constrainedBy, before anything else is done.
+pub(crate) async fn from_headers(
+    ctx: &Ctx,
+    h: &HeaderMap,
+) -> Result<Option<ExternalRequest>, ApiError> {
+    let mut found = headers::external_content_links(h);
+    let (url, params) = match found.len() {
+        0 => return Ok(None),
+        1 => found.pop().expect("one link"),
+        n => {
+            return Err(refused(
+                ctx,
+                format!("the request has {n} ExternalContent links; at most one is allowed"),
+            ))
+        }
+    };
+    let param = |name: &str| {
+        params
+            .iter()
+            .find(|(k, _)| k.eq_ignore_ascii_case(name))
+            .map(|(_, v)| v.trim().to_string())
+    };
+    let handling = match param("handling") {
+        None => {
+            return Err(refused(
+                ctx,
+                format!("the ExternalContent link <{url}> has no handling attribute; use handling=\"copy\", \"redirect\" or \"proxy\""),
+            ))
+        }
+        Some(v) => ExternalHandling::parse(&v).ok_or_else(|| {
+            refused(
+                ctx,
+                format!("handling=\"{}\" is not supported; arca supports copy, redirect and proxy", arca_model::excerpt(&v, 40)),
+            )
+        })?,
+    };
+    let mime = match param("type").filter(|t| !t.is_empty()) {
+        Some(t) if t.parse::<HeaderValue>().is_ok() && t.contains('/') => Some(t),
+        Some(t) => {
+            return Err(refused(
+                ctx,
+                format!(
+                    "type=\"{}\" is not a media type",
+                    arca_model::excerpt(&t, 60)
+                ),
+            ))
+        }
+        None => None,
+    };
+    let Some(list) = ctx.config.external_allowed.clone() else {
+        return Err(refused(
+            ctx,
+            "external content is disabled on this server: no allow-list is configured (setting external_content_allowed)",
+        ));
+    };
+    let checked = tokio::task::spawn_blocking(move || list.check(&url))
+        .await
+        .map_err(|e| ctx.err(Error::Internal(format!("allow-list check: {e}"))))?
+        .map_err(|e| ctx.err(e))?;
+    Ok(Some(ExternalRequest {
+        url: checked,
+        handling,
+        mime,
+    }))
+}
+
+/// The new content of the binary: the fetched bytes (copy) or the URL with the remote size
+/// (redirect, proxy). The remote location must answer; its failure is 400.
+pub(crate) async fn content(
+    ctx: &Ctx,
+    ext: ExternalRequest,
+    h: &HeaderMap,
+) -> Result<NewContent, ApiError> {
+    let expected = headers::request_digests(h).map_err(|e| match e {
+        DigestError::Malformed(m) => ApiError::bad_request(m),
+        DigestError::Unsupported(alg) => ctx.err(Error::UnsupportedDigest(alg)),
+        DigestError::Impossible(m) => ctx.err(Error::constraint(Constraint::DigestMismatch, m)),
+    })?;
+    let filename = headers::content_disposition_filename(h);
+    let url = ext.url.url().to_string();
+    match ext.handling {
+        ExternalHandling::Copy => {
+            let (body, remote_type) = open(&ext.url, None).await.map_err(|m| refused(ctx, m))?;
+            let mut extra: Vec<DigestAlgorithm> = expected
+                .iter()
+                .map(|d| d.algorithm)
+                .filter(|a| *a != DigestAlgorithm::Sha512)
+                .collect();
+            extra.sort();
+            extra.dedup();
+            let binary = upload::receive(
+                ctx.config.limits.timed(body.body),
+                ctx.repo.uploads_dir(),
+                extra,
+                &ctx.budget,
+            )
+            .await
+            .map_err(|e| match e {
+                Error::Body(m) => refused(ctx, format!("reading {url} failed: {m}")),
+                e => ctx.err(e),
+            })?;
+            Ok(NewContent::Binary {
+                binary,
+                mime: media_type(ext.mime, remote_type),
+                filename,
+                expected,
+            })
+        }
+        handling => {
+            let (size, remote_type) = probe(&ext.url).await.map_err(|m| refused(ctx, m))?;
+            if !expected.is_empty() {
+                // The client's digests are checked against the remote bytes now; they are
+                // not stored (Fedora records no digests for content it does not hold).
+                let algs: Vec<DigestAlgorithm> = expected.iter().map(|d| d.algorithm).collect();
+                let (_, computed) = remote_digests(ctx, &ext.url, &algs)
+                    .await
+                    .map_err(|m| refused(ctx, m))?;
+                let got = ReceivedBinary {
+                    data: arca_repository::BinaryData::Memory(Bytes::new()),
+                    size,
+                    digests: computed,
+                };
+                got.verify(&expected).map_err(|e| ctx.err(e))?;
+            }
+            Ok(NewContent::Binary {
+                binary: ReceivedBinary::external(ExternalLocation { url, handling }, size),
+                mime: media_type(ext.mime, remote_type),
+                filename,
+                expected: Vec::new(),
+            })
+        }
+    }
+}
+
+/// The link's `type`, else the remote `Content-Type`, else `application/octet-stream`
+/// (Fedora 6's choice for files).
+fn media_type(given: Option<String>, remote: Option<String>) -> String {
+    given
+        .or(remote)
+        .unwrap_or_else(|| "application/octet-stream".into())
+}
+
+/// Whether a record is a binary kept as a URL.
+pub(crate) fn location(record: &ResourceRecord) -> Option<(&str, ExternalHandling)> {
+    let url = record.headers.external_url.as_deref()?;
+    let handling = ExternalHandling::parse(record.headers.external_handling.as_deref()?)?;
+    Some((url, handling))
+}
+
+/// `Content-Location: URL` on answers about a binary kept as a URL (201, 204, GET, HEAD),
+/// as Fedora 6 sends it.
+pub(crate) fn content_location(record: &ResourceRecord, h: &mut HeaderMap) {
+    if let Some((url, _)) = location(record) {
+        set(h, header::CONTENT_LOCATION, url);
+    }
+}
+
+/// `Accept-External-Content-Handling` on GET, HEAD and OPTIONS of every resource, as
+/// Fedora 6 sends it, when the server has an allow-list.
+pub(crate) fn advertise(ctx: &Ctx, h: &mut HeaderMap) {
+    if ctx.config.external_allowed.is_some() {
+        h.insert(
+            header::HeaderName::from_static("accept-external-content-handling"),
+            HeaderValue::from_static(HANDLINGS),
+        );
+    }
+}
+
+/// GET or HEAD of a binary kept as a URL: 307 to it (redirect) or its bytes (proxy).
+pub(crate) async fn read(
+    ctx: &Ctx,
+    record: &ResourceRecord,
+    head: bool,
+    h: &HeaderMap,
+    mut out: Response,
+) -> Result<Response, ApiError> {
+    let (url, handling) = location(record).expect("caller checked");
+    let wanted = headers::want_digest(h).map_err(ApiError::bad_request)?;
+    let target = stored_target(ctx, url).map_err(|m| bad_gateway(url, m))?;
+    content_location(record, out.headers_mut());
+    if let Some(algs) = wanted {
+        let (_, digests) = remote_digests(ctx, &target, &algs)
+            .await
+            .map_err(|m| bad_gateway(url, m))?;
+        let value: Vec<String> = algs
+            .iter()
+            .filter_map(|a| digests.iter().find(|d| d.algorithm == *a))
+            .map(|d| format!("{}={}", d.algorithm.http_token(), d.hex))
+            .collect();
+        set(
+            out.headers_mut(),
+            header::HeaderName::from_static("digest"),
+            &value.join(", "),
+        );
+    }
+    if handling == ExternalHandling::Redirect {
+        *out.status_mut() = StatusCode::TEMPORARY_REDIRECT;
+        set(out.headers_mut(), header::LOCATION, url);
+        set(out.headers_mut(), header::CONTENT_LENGTH, "0");
+        return Ok(out);
+    }
+    // Proxy. The length is the file's now, or the size recorded for an http location.
+    let len = match &target {
+        CheckedUrl::File { path, .. } => std::fs::metadata(path)
+            .map_err(|e| bad_gateway(url, e.to_string()))?
+            .len(),
+        CheckedUrl::Http(_) => record.headers.content_size.unwrap_or(0).max(0) as u64,
+    };
+    let range = headers::range(h, len);
+    let (start, count) = match range {
+        RangeRequest::Full => (0, len),
+        RangeRequest::Partial { start, end } => {
+            *out.status_mut() = StatusCode::PARTIAL_CONTENT;
+            set(
+                out.headers_mut(),
+                header::CONTENT_RANGE,
+                &format!("bytes {start}-{end}/{len}"),
+            );
+            (start, end - start + 1)
+        }
+        RangeRequest::Unsatisfiable => {
+            let mut e = ApiError::new(
+                StatusCode::RANGE_NOT_SATISFIABLE,
+                format!("the range is outside the binary's {len} bytes"),
+            );
+            e.links.clear();
+            let mut r = axum::response::IntoResponse::into_response(e);
+            set(
+                r.headers_mut(),
+                header::CONTENT_RANGE,
+                &format!("bytes */{len}"),
+            );
+            return Ok(r);
+        }
+    };
+    set(
+        out.headers_mut(),
+        header::CONTENT_LENGTH,
+        &count.to_string(),
+    );
+    if head {
+        return Ok(out);
+    }
+    let body = match &target {
+        CheckedUrl::File { path, .. } => handlers::file_body(path, start, count)
+            .await
+            .map_err(|e| bad_gateway(url, e.to_string()))?,
+        CheckedUrl::Http(_) => {
+            let ranged = matches!(range, RangeRequest::Partial { .. });
+            let (opened, _) = open(&target, ranged.then_some((start, start + count - 1)))
+                .await
+                .map_err(|m| bad_gateway(url, m))?;
+            // A server that ignored the range sends everything: cut it here.
+            let skip = if opened.partial { 0 } else { start };
+            slice(opened.body, skip, count)
+        }
+    };
+    *out.body_mut() = body;
+    Ok(out)
+}
+
+fn bad_gateway(url: &str, message: impl std::fmt::Display) -> ApiError {
+    ApiError::new(
+        StatusCode::BAD_GATEWAY,
+        format!("the external content at {url} cannot be read: {message}"),
+    )
+}
+
+/// The location of a stored URL, `file:` URLs checked again against the allow-list (the
+/// list, or the files, may have changed since the URL was stored).
+fn stored_target(ctx: &Ctx, url: &str) -> Result<CheckedUrl, String> {
+    if url
+        .get(..5)
+        .is_some_and(|s| s.eq_ignore_ascii_case("file:"))
+    {
+        let list =
+            ctx.config.external_allowed.as_ref().ok_or(
+                "file: content is only read under an allow-list, and this server has none",
+            )?;
+        let path = list.recheck_file(url).map_err(|e| e.to_string())?;
+        Ok(CheckedUrl::File {
+            url: url.to_string(),
+            path,
+        })
+    } else if url
+        .get(..7)
+        .is_some_and(|s| s.eq_ignore_ascii_case("http://"))
+    {
+        Ok(CheckedUrl::Http(url.to_string()))
+    } else {
+        Err("only file: and http: locations can be read by arca".into())
+    }
+}
+
+/// An opened location: its body, and whether it is the requested range only.
+struct Opened {
+    body: Body,
+    partial: bool,
+}
+
+fn client() -> &'static Client<HttpConnector, Empty<Bytes>> {
+    static CLIENT: OnceLock<Client<HttpConnector, Empty<Bytes>>> = OnceLock::new();
+    CLIENT.get_or_init(|| {
+        let mut connector = HttpConnector::new();
+        connector.set_connect_timeout(Some(CONNECT_TIMEOUT));
+        Client::builder(TokioExecutor::new()).build(connector)
+    })
+}
+
+/// Sends `method` to an http location; any answer but 2xx is an error naming its status.
+async fn remote(
+    url: &str,
+    method: http::Method,
+    range: Option<(u64, u64)>,
+) -> Result<http::Response<hyper::body::Incoming>, String> {
+    let mut req = http::Request::builder().method(method).uri(url);
+    if let Some((a, b)) = range {
+        req = req.header(header::RANGE, format!("bytes={a}-{b}"));
+    }
+    let req = req
+        .body(Empty::new())
+        .map_err(|e| format!("{url} is not a usable URL: {e}"))?;
+    let resp = tokio::time::timeout(REMOTE_TIMEOUT, client().request(req))
+        .await
+        .map_err(|_| format!("{url} did not answer within {}s", REMOTE_TIMEOUT.as_secs()))?
+        .map_err(|e| format!("{url} cannot be reached: {}", error_chain(&e)))?;
+    if !resp.status().is_success() {
+        return Err(format!(
+            "{url} answered {} (an external location must answer 2xx)",
+            resp.status()
+        ));
+    }
+    Ok(resp)
+}
+
+fn error_chain(e: &dyn std::error::Error) -> String {
+    let mut s = e.to_string();
+    let mut cur = e.source();
+    while let Some(c) = cur {
+        s.push_str(": ");
+        s.push_str(&c.to_string());
+        cur = c.source();
+    }
+    s
+}
+
+fn content_type(h: &HeaderMap) -> Option<String> {
+    h.get(header::CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .map(|s| s.trim().to_string())
+        .filter(|s| !s.is_empty())
+}
+
+/// Opens a location for reading (from byte `range.0` to `range.1` when given), with the
+/// remote media type.
+async fn open(
+    url: &CheckedUrl,
+    range: Option<(u64, u64)>,
+) -> Result<(Opened, Option<String>), String> {
+    match url {
+        CheckedUrl::File { path, url } => {
+            let (start, count) = match range {
+                Some((a, b)) => (a, b - a + 1),
+                None => (0, u64::MAX),
+            };
+            let mut f = tokio::fs::File::open(path)
+                .await
+                .map_err(|e| format!("{url} cannot be opened: {e}"))?;
+            use tokio::io::{AsyncReadExt, AsyncSeekExt};
+            if start > 0 {
+                f.seek(std::io::SeekFrom::Start(start))
+                    .await
+                    .map_err(|e| format!("{url}: {e}"))?;
+            }
+            let stream = tokio_util::io::ReaderStream::with_capacity(f.take(count), 256 << 10);
+            Ok((
+                Opened {
+                    body: Body::from_stream(stream),
+                    partial: range.is_some(),
+                },
+                None,
+            ))
+        }
+        CheckedUrl::Http(u) => {
+            let resp = remote(u, http::Method::GET, range).await?;
+            let partial = resp.status() == StatusCode::PARTIAL_CONTENT;
+            let mime = content_type(resp.headers());
+            Ok((
+                Opened {
+                    body: Body::new(resp.into_body()),
+                    partial,
+                },
+                mime,
+            ))
+        }
+    }
+}
+
+/// Size and media type of a location without reading it (HEAD for http; a server that
+/// sends no length is read through once).
+async fn probe(url: &CheckedUrl) -> Result<(u64, Option<String>), String> {
+    match url {
+        CheckedUrl::File { path, url } => {
+            let m = tokio::fs::metadata(path)
+                .await
+                .map_err(|e| format!("{url} cannot be read: {e}"))?;
+            Ok((m.len(), None))
+        }
+        CheckedUrl::Http(u) => {
+            let resp = remote(u, http::Method::HEAD, None).await?;
+            let mime = content_type(resp.headers());
+            let len = resp
+                .headers()
+                .get(header::CONTENT_LENGTH)
+                .and_then(|v| v.to_str().ok())
+                .and_then(|v| v.trim().parse::<u64>().ok());
+            match len {
+                Some(len) => Ok((len, mime)),
+                None => {
+                    let (opened, mime) = open(url, None).await?;
+                    let mut stream = opened.body.into_data_stream();
+                    let mut n = 0u64;
+                    while let Some(chunk) = stream.next().await {
+                        n += chunk.map_err(|e| format!("reading {u} failed: {e}"))?.len() as u64;
+                    }
+                    Ok((n, mime))
+                }
+            }
+        }
+    }
+}
+
+/// Reads a whole location once and returns its length and digests (SHA-512 first, then
+/// `algs`).
+async fn remote_digests(
+    ctx: &Ctx,
+    url: &CheckedUrl,
+    algs: &[DigestAlgorithm],
+) -> Result<(u64, Vec<DigestValue>), String> {
+    if let CheckedUrl::File { path, url } = url {
+        let (path, algs) = (path.clone(), algs.to_vec());
+        return tokio::task::spawn_blocking(move || arca_repository::digest_file(&path, &algs))
+            .await
+            .map_err(|e| e.to_string())?
+            .map_err(|e| format!("{url} cannot be read: {e}"));
+    }
+    let (opened, _) = open(url, None).await?;
+    let mut stream = ctx.config.limits.timed(opened.body).into_data_stream();
+    let mut hasher = MultiHasher::new(algs);
+    while let Some(chunk) = stream.next().await {
+        let chunk = chunk.map_err(|e| format!("reading {} failed: {e}", url.url()))?;
+        hasher.update(&chunk);
+    }
+    Ok((hasher.len(), hasher.finish()))
+}
+
+/// The `count` bytes of `body` after its first `skip` bytes.
+fn slice(body: Body, skip: u64, count: u64) -> Body {
+    let end = skip.saturating_add(count);
+    let stream = body.into_data_stream().scan(0u64, move |offset, chunk| {
+        if *offset >= end {
+            return std::future::ready(None);
+        }
+        let part = chunk.map(|c: Bytes| {
+            let (from, to) = (*offset, *offset + c.len() as u64);
+            *offset = to;
+            let a = skip.clamp(from, to) - from;
+            let b = end.clamp(from, to) - from;
+            c.slice(a as usize..b as usize)
+        });
+        std::future::ready(Some(part))
+    });
+    Body::from_stream(stream)
+}
+
+#[cfg(test)]
+mod tests {
+    use http_body_util::BodyExt;
+
+    use super::*;
+
+    #[tokio::test]
+    async fn slice_cuts_across_chunks() {
+        let chunks: Vec<Result<Bytes, std::io::Error>> = vec![
+            Ok(Bytes::from_static(b"hello ")),
+            Ok(Bytes::from_static(b"external ")),
+            Ok(Bytes::from_static(b"world")),
+        ];
+        let body = Body::from_stream(futures_util::stream::iter(chunks));
+        let got = slice(body, 4, 9).collect().await.unwrap().to_bytes();
+        assert_eq!(&got[..], b"o externa");
+    }
+}
