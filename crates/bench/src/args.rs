@@ -39,6 +39,12 @@ pub enum Scenario {
     Raw,
     /// The search query mix (not available yet: reported as such).
     Search,
+    /// A direct container's members listed on one membership resource: adding a member at 10
+    /// and at --objects (default 100,000) members, and GETs of the membership resource.
+    Membership,
+    /// Containers referring to one target: adding a referrer at 10 and at --objects (default
+    /// 100,000), and GETs of the target with and without its inbound references.
+    References,
 }
 
 impl Scenario {
@@ -56,6 +62,8 @@ impl Scenario {
             Scenario::BurnIn => "burn-in",
             Scenario::Raw => "raw",
             Scenario::Search => "search",
+            Scenario::Membership => "membership",
+            Scenario::References => "references",
         }
     }
 
@@ -65,7 +73,13 @@ impl Scenario {
     }
 
     fn is_object_only(self) -> bool {
-        matches!(self, Scenario::IngestObjectOnly | Scenario::BurnIn)
+        matches!(
+            self,
+            Scenario::IngestObjectOnly
+                | Scenario::BurnIn
+                | Scenario::Membership
+                | Scenario::References
+        )
     }
 }
 
@@ -222,6 +236,8 @@ pub enum Work {
     Raw,
     /// Not available yet.
     Search,
+    /// Many resources naming one: additions at both ends and GETs of the one.
+    FanIn(crate::fanout::FanIn),
 }
 
 /// A raw baseline a phase is compared with.
@@ -309,7 +325,11 @@ impl BenchArgs {
         let mut out = Vec::new();
         for &s in &self.scenarios {
             let study_size = match s {
-                Scenario::IngestObjectOnly | Scenario::BurnIn | Scenario::Search => 0,
+                Scenario::IngestObjectOnly
+                | Scenario::BurnIn
+                | Scenario::Search
+                | Scenario::Membership
+                | Scenario::References => 0,
                 Scenario::IngestSmall
                 | Scenario::AccessSmall
                 | Scenario::AccessMetadata
@@ -329,6 +349,9 @@ impl BenchArgs {
                 (Scenario::BurnIn, true) => Some(10.0),
                 (Scenario::Raw, false) => Some(30.0),
                 (Scenario::Raw, true) => Some(3.0),
+                // Fan-in: the time of each GET row.
+                (Scenario::Membership | Scenario::References, false) => Some(10.0),
+                (Scenario::Membership | Scenario::References, true) => Some(2.0),
                 (_, false) => Some(300.0),
                 (_, true) => Some(5.0),
             };
@@ -338,18 +361,25 @@ impl BenchArgs {
                 (Scenario::Benchtool, true) => Some(5),
                 (Scenario::IngestMedium, true) => Some(32),
                 (Scenario::IngestLarge, true) => Some(2),
+                // Fan-in: additions measured per window.
+                (Scenario::Membership | Scenario::References, false) => Some(1000),
+                (Scenario::Membership | Scenario::References, true) => Some(200),
                 _ => None,
             };
             let count = self.count.or(default_count);
             let default_objects = match (s, q) {
                 (Scenario::AccessMedium, false) => 100,
                 (Scenario::AccessMedium, true) => 10,
+                (Scenario::Membership | Scenario::References, false) => 100_000,
+                (Scenario::Membership | Scenario::References, true) => 2_000,
                 (_, false) => 1000,
                 (_, true) => 50,
             };
-            let objects = self
-                .objects
-                .unwrap_or_else(|| default_objects.min(self.count.unwrap_or(u64::MAX)));
+            let objects = match self.objects {
+                Some(n) => n,
+                None if crate::fanout::kind_of(s).is_some() => default_objects,
+                None => default_objects.min(self.count.unwrap_or(u64::MAX)),
+            };
             let interval = secs(self.interval.unwrap_or(if q { 1.0 } else { 60.0 }));
             let raw_duration = self.raw_duration.map(secs).or_else(|| {
                 let cap = secs(if q { 3.0 } else { 30.0 });
@@ -366,6 +396,9 @@ impl BenchArgs {
                 Scenario::BurnIn => Work::BurnIn,
                 Scenario::Raw => Work::Raw,
                 Scenario::Search => Work::Search,
+                Scenario::Membership | Scenario::References => {
+                    Work::FanIn(crate::fanout::kind_of(s).expect("a fan-in scenario"))
+                }
             };
             let phase = |name: String, clients: usize| {
                 let raw = match work {
@@ -400,7 +433,7 @@ impl BenchArgs {
                         count,
                         objects,
                     }),
-                    Work::Access { metadata: true } | Work::Search => None,
+                    Work::Access { metadata: true } | Work::Search | Work::FanIn(_) => None,
                 };
                 Phase {
                     scenario: s,

@@ -222,6 +222,51 @@ impl Target {
         Ok((Self::check(&format!("GET {url}"), &resp)?, n))
     }
 
+    /// Sends a Turtle body with `method` to `url` with extra `headers`; returns the answer's
+    /// code and its `Location`, if any, as an absolute URL.
+    pub async fn send_turtle(
+        &self,
+        method: Method,
+        url: &str,
+        turtle: &str,
+        headers: &[(&str, &str)],
+    ) -> Result<(Code, Option<String>), Failure> {
+        let mut b = self
+            .request(method.clone(), url)?
+            .header(header::CONTENT_TYPE, "text/turtle");
+        for (k, v) in headers {
+            b = b.header(*k, *v);
+        }
+        let req = b
+            .body(PayloadBody::fixed(turtle.to_string()))
+            .map_err(|e| Failure {
+                code: Code::Io,
+                message: format!("{method} {url}: {e}"),
+            })?;
+        let (resp, _) = self.send(req).await?;
+        let code = Self::check(&format!("{method} {url}"), &resp)?;
+        let location = resp
+            .headers()
+            .get(header::LOCATION)
+            .and_then(|v| v.to_str().ok())
+            .map(|l| self.resolve(l));
+        Ok((code, location))
+    }
+
+    /// `GET {url}` with extra `headers` (e.g. `Prefer`); returns the code and the body length.
+    pub async fn get_with(&self, url: &str, headers: &[(&str, &str)]) -> Result<(Code, u64), Failure> {
+        let mut b = self.request(Method::GET, url)?;
+        for (k, v) in headers {
+            b = b.header(*k, *v);
+        }
+        let req = b.body(PayloadBody::empty()).map_err(|e| Failure {
+            code: Code::Io,
+            message: format!("GET {url}: {e}"),
+        })?;
+        let (resp, n) = self.send(req).await?;
+        Ok((Self::check(&format!("GET {url}"), &resp)?, n))
+    }
+
     /// `GET {base}` as Turtle: the status and the `Server` header, or the failure.
     pub async fn probe(&self) -> Result<(u16, Option<String>), Failure> {
         let req = self

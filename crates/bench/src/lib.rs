@@ -27,6 +27,7 @@
 
 pub mod args;
 pub mod driver;
+pub mod fanout;
 pub mod http;
 pub mod payload;
 pub mod procfs;

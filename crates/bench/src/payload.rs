@@ -55,6 +55,7 @@ impl Payload {
     pub fn body(&self, object: u64, len: u64) -> PayloadBody {
         PayloadBody {
             chunks: Some(self.chunks(object, len)),
+            fixed: None,
         }
     }
 }
@@ -106,12 +107,22 @@ impl Iterator for Chunks {
 #[derive(Debug, Default)]
 pub struct PayloadBody {
     chunks: Option<Chunks>,
+    /// A small fixed body (RDF), sent as one frame.
+    fixed: Option<Bytes>,
 }
 
 impl PayloadBody {
     /// An empty body.
     pub fn empty() -> Self {
-        PayloadBody { chunks: None }
+        PayloadBody::default()
+    }
+
+    /// A small fixed body, such as a Turtle document.
+    pub fn fixed(bytes: impl Into<Bytes>) -> Self {
+        PayloadBody {
+            chunks: None,
+            fixed: Some(bytes.into()),
+        }
     }
 }
 
@@ -124,6 +135,9 @@ impl Body for PayloadBody {
         _cx: &mut Context<'_>,
     ) -> Poll<Option<Result<Frame<Bytes>, Infallible>>> {
         let this = self.get_mut();
+        if let Some(b) = this.fixed.take() {
+            return Poll::Ready(Some(Ok(Frame::data(b))));
+        }
         Poll::Ready(
             this.chunks
                 .as_mut()
@@ -133,11 +147,12 @@ impl Body for PayloadBody {
     }
 
     fn is_end_stream(&self) -> bool {
-        self.chunks.as_ref().is_none_or(|c| c.remaining() == 0)
+        self.fixed.is_none() && self.chunks.as_ref().is_none_or(|c| c.remaining() == 0)
     }
 
     fn size_hint(&self) -> SizeHint {
-        SizeHint::with_exact(self.chunks.as_ref().map_or(0, Chunks::remaining))
+        let fixed = self.fixed.as_ref().map_or(0, |b| b.len() as u64);
+        SizeHint::with_exact(fixed + self.chunks.as_ref().map_or(0, Chunks::remaining))
     }
 }
 

@@ -79,6 +79,7 @@ fn kind(work: Work) -> Kind {
         Work::BurnIn => Kind::BurnIn,
         Work::Raw => Kind::Raw,
         Work::Search => Kind::Search,
+        Work::FanIn(_) => Kind::Access,
     }
 }
 
@@ -336,7 +337,7 @@ pub async fn run_phases(
         }
         let needs_target = matches!(
             phase.work,
-            Work::Ingest { .. } | Work::Access { .. } | Work::BurnIn
+            Work::Ingest { .. } | Work::Access { .. } | Work::BurnIn | Work::FanIn(_)
         );
         // The raw rows this phase is compared with (or, for `raw`, is).
         if let Some(plan) = &phase.raw {
@@ -368,6 +369,14 @@ pub async fn run_phases(
         }
         tokio::task::spawn_blocking(procfs::sync_all).await.ok();
         eprintln!("==> {}: {}", phase.name, describe(phase));
+        if let (Work::FanIn(kind), Some(t)) = (phase.work, &ctx.target) {
+            for row in crate::fanout::fan_in(ctx, phase, t.clone(), kind).await {
+                report_line(&row);
+                push(report, row);
+                saved(report);
+            }
+            continue;
+        }
         let mut row = match (phase.work, &ctx.target) {
             (Work::Search, _) => search(phase),
             (_, None) if needs_target => {
@@ -381,7 +390,7 @@ pub async fn run_phases(
             }
             (Work::BurnIn, Some(t)) => burn_in(ctx, phase, t.clone()).await,
             (Work::Access { metadata }, Some(t)) => access(ctx, phase, t.clone(), metadata).await,
-            (Work::Raw, _) | (_, None) => continue,
+            (Work::Raw | Work::FanIn(_), _) | (_, None) => continue,
         };
         if let Some(plan) = &phase.raw {
             if let Some(idx) = baselines.get(&plan.key) {
@@ -391,18 +400,24 @@ pub async fn run_phases(
                 }
             }
         }
-        eprintln!(
-            "    {}: {} ok, {} errors, {:.1}/s, {:.1} ms mean",
-            row.name,
-            row.summary.ok,
-            row.errors_total(),
-            row.summary.tps,
-            row.summary.mean_ms
-        );
+        report_line(&row);
         push(report, row);
         saved(report);
     }
     Ok(())
+}
+
+/// The one-line summary of a finished row on stderr.
+fn report_line(row: &ScenarioReport) {
+    eprintln!(
+        "    {}: {} ok, {} errors, {:.1}/s, {:.1} ms mean, {:.1} ms p99",
+        row.name,
+        row.summary.ok,
+        row.errors_total(),
+        row.summary.tps,
+        row.summary.mean_ms,
+        row.summary.p99_ms
+    );
 }
 
 /// Appends a row, renaming it `name#2`, `name#3`... if the name is taken.
@@ -429,6 +444,14 @@ fn describe(phase: &Phase) -> String {
     }
     if let Work::Access { .. } = phase.work {
         s.push_str(&format!(", {} objects ingested first", phase.objects));
+    }
+    if let Work::FanIn(_) = phase.work {
+        s.push_str(&format!(
+            ", measured at 10 and {}, {} additions per window",
+            phase.objects,
+            phase.count.unwrap_or(0)
+        ));
+        return s;
     }
     if let Some(d) = phase.duration {
         s.push_str(&format!(", {} s", d.as_secs_f64()));
