@@ -84,7 +84,7 @@ fn needs_server(phases: &[Phase]) -> bool {
     phases.iter().any(|p| {
         matches!(
             p.work,
-            Work::Ingest { .. } | Work::Access { .. } | Work::BurnIn
+            Work::Ingest { .. } | Work::Access { .. } | Work::BurnIn | Work::FanIn(_)
         )
     })
 }
