@@ -97,7 +97,14 @@ pub async fn fan_in(
     if ctx.interrupt.is_set() {
         return rows;
     }
-    have += fill(ctx, phase, &target, &hub, (large - window).saturating_sub(have)).await;
+    have += fill(
+        ctx,
+        phase,
+        &target,
+        &hub,
+        (large - window).saturating_sub(have),
+    )
+    .await;
     rows.push(add(ctx, phase, &target, &hub, kind, have, window).await);
     have += rows.last().map_or(0, |r| r.summary.ok);
     if ctx.interrupt.is_set() {

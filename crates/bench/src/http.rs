@@ -254,7 +254,11 @@ impl Target {
     }
 
     /// `GET {url}` with extra `headers` (e.g. `Prefer`); returns the code and the body length.
-    pub async fn get_with(&self, url: &str, headers: &[(&str, &str)]) -> Result<(Code, u64), Failure> {
+    pub async fn get_with(
+        &self,
+        url: &str,
+        headers: &[(&str, &str)],
+    ) -> Result<(Code, u64), Failure> {
         let mut b = self.request(Method::GET, url)?;
         for (k, v) in headers {
             b = b.header(*k, *v);

@@ -56,12 +56,6 @@ CREATE INDEX IF NOT EXISTS refs_by_target ON refs(target, subject, predicate);
 /// storage.
 const SCHEMA_VERSION: i64 = 2;
 
-/// Interaction models whose members generate membership triples.
-const MEMBERSHIP_MODELS: [&str; 2] = [
-    "http://www.w3.org/ns/ldp#DirectContainer",
-    "http://www.w3.org/ns/ldp#IndirectContainer",
-];
-
 const COLUMNS: &str = "id, parent, ocfl_id, headers, content_file, rdf, children_changed";
 
 /// The embedded catalog: one SQLite database in WAL mode, one writer connection and a pool
@@ -270,7 +264,7 @@ impl SqliteCatalog {
                         r.rdf,
                         r.children_changed,
                     ])?;
-                    if MEMBERSHIP_MODELS.contains(&r.headers.interaction_model.as_str())
+                    if r.headers.model().is_some_and(|m| m.generates_membership())
                         && !r.headers.deleted
                     {
                         tx.prepare_cached(

@@ -1,7 +1,8 @@
 //! Durability: the real `arca serve` is SIGKILLed in the middle of a concurrent ingest,
 //! restarted on the same data directory, and must still hold every resource it
 //! acknowledged, byte for byte, in a valid root with nothing left in staging; its catalog
-//! must agree with storage. A client that disconnects in the middle of an upload leaves
+//! must agree with storage, the membership and reference rows derived from it included. A
+//! client that disconnects in the middle of an upload leaves
 //! nothing behind.
 
 mod common;
@@ -22,6 +23,11 @@ use tokio::io::AsyncWriteExt;
 use common::{object_dir, sha512_hex, Arca, Http};
 
 const WRITERS: u64 = 16;
+/// Writers adding members to (and deleting them from) the direct container `dc`, whose
+/// membership resource `mr` each member also refers to.
+const MEMBER_WRITERS: u64 = 2;
+const DC_HAS_PART: &str = "http://purl.org/dc/terms/hasPart";
+const DC_RELATION: &str = "http://purl.org/dc/terms/relation";
 
 /// A resource whose creation got a 2xx answer, and what later answered changes did.
 #[derive(Debug, Clone)]
@@ -40,6 +46,8 @@ enum Acked {
     },
     /// A container created (acknowledged) to be deleted and purged.
     Doomed { path: String, stage: Doom },
+    /// A member of `dc`, and whether its deletion was sent or acknowledged.
+    Member { path: String, stage: Option<Doom> },
 }
 
 /// How far the deletion of a [`Acked::Doomed`] container got.
@@ -207,12 +215,91 @@ async fn writer(
     }
 }
 
+/// Adds members to `dc` (each referring to `mr`) and deletes every third one.
+async fn member_writer(http: Http, base: String, stop: Arc<AtomicBool>, out: Arc<Mutex<Ingest>>) {
+    let bad = |msg: String| out.lock().unwrap().bad.push(msg);
+    let body = format!("<> <{DC_RELATION}> <{base}/mr> .");
+    let mut n = 0u64;
+    while !stop.load(Ordering::Relaxed) {
+        let Ok(r) = http
+            .try_request(
+                Method::POST,
+                &format!("{base}/dc"),
+                &[("content-type", "text/turtle")],
+                body.clone(),
+            )
+            .await
+        else {
+            return;
+        };
+        let location = r.header("location").unwrap_or_default().to_string();
+        let (StatusCode::CREATED, Some(path)) = (r.status, location.strip_prefix(&base)) else {
+            return bad(format!("POST dc: {} {}", r.status, r.text()));
+        };
+        let path = path.to_string();
+        let member = out.lock().unwrap().ack(Acked::Member {
+            path: path.clone(),
+            stage: None,
+        });
+        n += 1;
+        if n % 3 != 0 {
+            continue;
+        }
+        out.lock().unwrap().acked[member] = Acked::Member {
+            path: path.clone(),
+            stage: Some(Doom::DeleteSent),
+        };
+        let Ok(r) = http
+            .try_request(Method::DELETE, &format!("{base}{path}"), &[], "")
+            .await
+        else {
+            return;
+        };
+        if r.status != StatusCode::NO_CONTENT {
+            return bad(format!("DELETE {path}: {} {}", r.status, r.text()));
+        }
+        out.lock().unwrap().acked[member] = Acked::Member {
+            path,
+            stage: Some(Doom::Purged),
+        };
+    }
+}
+
+/// Creates the membership resource `mr` and the direct container `dc` the member writers use.
+async fn create_membership(arca: &Arca) {
+    let http = Http::new();
+    let r = http
+        .request(
+            Method::PUT,
+            &arca.url("/mr"),
+            &[("content-type", "text/turtle")],
+            "",
+        )
+        .await;
+    assert_eq!(r.status, StatusCode::CREATED, "PUT mr: {}", r.text());
+    let ldp = "http://www.w3.org/ns/ldp#";
+    let settings = format!(
+        "<> <{ldp}membershipResource> <{}> ; <{ldp}hasMemberRelation> <{DC_HAS_PART}> .",
+        arca.url("/mr")
+    );
+    let link = format!("<{ldp}DirectContainer>; rel=\"type\"");
+    let r = http
+        .request(
+            Method::PUT,
+            &arca.url("/dc"),
+            &[("content-type", "text/turtle"), ("link", link.as_str())],
+            settings,
+        )
+        .await;
+    assert_eq!(r.status, StatusCode::CREATED, "PUT dc: {}", r.text());
+}
+
 /// Runs the ingest against `arca` and SIGKILLs it after `kill_after`.
 async fn ingest_then_kill(arca: Arca, kill_after: Duration, round: u64) -> Ingest {
     let http = Http::new();
     let stop = Arc::new(AtomicBool::new(false));
     let out = Arc::new(Mutex::new(Ingest::default()));
-    let tasks: Vec<_> = (0..WRITERS)
+    let mut tasks: Vec<_> = (0..WRITERS)
         .map(|i| {
             tokio::spawn(writer(
                 http.clone(),
@@ -223,6 +310,14 @@ async fn ingest_then_kill(arca: Arca, kill_after: Duration, round: u64) -> Inges
             ))
         })
         .collect();
+    tasks.extend((0..MEMBER_WRITERS).map(|_| {
+        tokio::spawn(member_writer(
+            http.clone(),
+            arca.base.clone(),
+            stop.clone(),
+            out.clone(),
+        ))
+    }));
     // Count from the first acknowledgements, so that a slow machine still gets writes
     // in and the kill lands while requests are in flight.
     for _ in 0..600 {
@@ -311,6 +406,18 @@ async fn check_after_restart(arca: &Arca, data: &Path, acked: &[Acked]) {
                     );
                 }
             }
+            Acked::Member { path, stage } => {
+                let status = http.get(&arca.url(path), &[]).await.status;
+                let allowed: &[StatusCode] = match stage {
+                    None => &[StatusCode::OK],
+                    Some(Doom::DeleteSent) => &[StatusCode::OK, StatusCode::GONE],
+                    Some(_) => &[StatusCode::GONE],
+                };
+                assert!(
+                    allowed.contains(&status),
+                    "member {path}: {status} after {stage:?}"
+                );
+            }
             Acked::Doomed { path, stage } => {
                 let status = http.get(&arca.url(path), &[]).await.status;
                 let allowed: &[StatusCode] = match stage {
@@ -337,9 +444,13 @@ async fn check_after_restart(arca: &Arca, data: &Path, acked: &[Acked]) {
 
     // Catalog and storage agree, in both directions.
     let mut root_children = BTreeSet::new();
+    let mut live_members = BTreeSet::new();
     for Stored { header, content } in stored_resources(&root) {
         let id = header["id"].as_str().unwrap();
         let path = common::url_path(id);
+        if header["parent"] == "info:fedora/dc" && header["deleted"] == false {
+            live_members.insert(arca.url(&path));
+        }
         let r = http
             .get(&arca.url(&path), &[("accept", "application/n-triples")])
             .await;
@@ -389,6 +500,33 @@ async fn check_after_restart(arca: &Arca, data: &Path, acked: &[Acked]) {
         "the root lists exactly the containers in storage"
     );
 
+    // The derived rows agree with storage too: `mr` lists exactly the live members of `dc`
+    // as its membership and as its inbound references.
+    let inbound =
+        "return=representation; include=\"http://fedora.info/definitions/fcrepo#PreferInboundReferences\"";
+    let r = http
+        .get(
+            &arca.url("/mr"),
+            &[("accept", "application/n-triples"), ("prefer", inbound)],
+        )
+        .await;
+    let mr = format!("<{}>", arca.url("/mr"));
+    let (mut members, mut referrers) = (BTreeSet::new(), BTreeSet::new());
+    for line in r.text().lines() {
+        let parts: Vec<&str> = line.split(' ').collect();
+        let iri = |t: &str| t.trim_matches(|c| c == '<' || c == '>').to_string();
+        if parts[0] == mr && parts[1] == format!("<{DC_HAS_PART}>") {
+            members.insert(iri(parts[2]));
+        } else if parts[1] == format!("<{DC_RELATION}>") && parts[2] == mr {
+            referrers.insert(iri(parts[0]));
+        }
+    }
+    assert_eq!(members, live_members, "membership of mr after recovery");
+    assert_eq!(
+        referrers, live_members,
+        "inbound references of mr after recovery"
+    );
+
     if common::validate_with_ocfl_py(&root).is_none() {
         eprintln!("(crash test: storage checked by the test's own checks only)");
     }
@@ -399,6 +537,7 @@ async fn acknowledged_writes_survive_sigkill() {
     let data = tempfile::tempdir().unwrap();
     let mut acked: Vec<Acked> = Vec::new();
     let mut arca = Arca::serve(data.path());
+    create_membership(&arca).await;
     // Kill at different moments: right after the first acknowledgements; later, with
     // many requests and uploads in flight.
     for (round, ms) in [0u64, 400, 900].into_iter().enumerate() {

@@ -41,6 +41,12 @@ impl InteractionModel {
         )
     }
 
+    /// Whether the resource's children generate membership triples (LDP direct and indirect
+    /// containers).
+    pub fn generates_membership(self) -> bool {
+        matches!(self, Self::DirectContainer | Self::IndirectContainer)
+    }
+
     /// Whether the resource is a binary (LDP-NR).
     pub fn is_binary(self) -> bool {
         self == Self::NonRdfSource

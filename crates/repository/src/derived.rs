@@ -254,7 +254,11 @@ impl Repository {
         let Some(record) = record.filter(|r| !r.is_deleted()) else {
             return Ok(None);
         };
-        let settings = Settings::of(parent, model_of(&record)?, &self.triples(&record)?);
+        let model = model_of(&record)?;
+        if !model.generates_membership() {
+            return Ok(None);
+        }
+        let settings = Settings::of(parent, model, &self.triples(&record)?);
         Ok(settings.map(|s| (parent.clone(), s)))
     }
 
