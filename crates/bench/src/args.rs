@@ -362,7 +362,7 @@ impl BenchArgs {
                 (Scenario::IngestMedium, true) => Some(32),
                 (Scenario::IngestLarge, true) => Some(2),
                 // Fan-in: additions measured per window.
-                (Scenario::Membership | Scenario::References, false) => Some(1000),
+                (Scenario::Membership | Scenario::References, false) => Some(5000),
                 (Scenario::Membership | Scenario::References, true) => Some(200),
                 _ => None,
             };

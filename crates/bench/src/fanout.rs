@@ -85,7 +85,7 @@ pub async fn fan_in(
             return rows;
         }
     };
-    let window = phase.count.unwrap_or(1000).max(1);
+    let window = phase.count.unwrap_or(5000).max(1);
     let large = phase.objects.max(SMALL + window);
     let get_time = phase.duration.unwrap_or(Duration::from_secs(10));
 
