@@ -201,7 +201,11 @@ async fn same_files_and_structure_as_fedora() {
         .request(
             Method::PUT,
             &s.url("c1/file.txt"),
-            &[("content-type", "text/plain")],
+            // The sample's header names the file (Fedora 6.1 stores "" without one).
+            &[
+                ("content-type", "text/plain"),
+                ("content-disposition", "attachment; filename=\"file.txt\""),
+            ],
             "hello world\n",
         )
         .await;

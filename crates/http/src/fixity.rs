@@ -62,7 +62,7 @@ pub(crate) async fn get(ctx: &Ctx, id: FedoraId, req: Request) -> Result<Respons
     set(
         h,
         header::CONTENT_TYPE,
-        &format!("{};charset=utf-8", format.media_type()),
+        &crate::handlers::rdf_content_type(format),
     );
     Ok(out)
 }

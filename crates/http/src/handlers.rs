@@ -44,7 +44,8 @@ impl Ctx {
 
     pub(crate) fn url(&self, id: &FedoraId) -> String {
         if id.is_root() {
-            self.base_url.clone()
+            // As Fedora 6: the root's URL ends with a slash.
+            format!("{}/", self.base_url)
         } else {
             format!("{}/{}", self.base_url, id.encoded_path())
         }
@@ -79,9 +80,34 @@ pub(crate) fn add_link(h: &mut HeaderMap, value: String) {
     h.append(header::LINK, header_value(&value));
 }
 
-/// `attachment; filename="…"`, with an RFC 6266 `filename*` for names that are not ASCII
-/// (the plain `filename` then has `_` for each non-ASCII character).
-fn content_disposition(filename: &str) -> String {
+/// A binary's `Content-Disposition`, as Fedora 6 sends it: `attachment; filename="…";
+/// size=N; creation-date="…"; modification-date="…"`, the filename only when one was given
+/// (with an RFC 6266 `filename*` for names that are not ASCII), the dates in HTTP form.
+fn content_disposition(record: &ResourceRecord) -> String {
+    let h = &record.headers;
+    let mut out = match h.filename.as_deref().filter(|f| !f.is_empty()) {
+        Some(f) => format!("attachment; {}", filename_params(f)),
+        None => "attachment".to_string(),
+    };
+    if let Some(size) = h.content_size.filter(|s| *s >= 0) {
+        out.push_str(&format!("; size={size}"));
+    }
+    for (param, date) in [
+        ("creation-date", &h.created_date),
+        ("modification-date", &h.last_modified_date),
+    ] {
+        if let Some(t) = date.as_deref().and_then(arca_model::parse_instant) {
+            let t = std::time::UNIX_EPOCH
+                + std::time::Duration::from_secs(t.unix_timestamp().max(0) as u64);
+            out.push_str(&format!("; {param}=\"{}\"", httpdate::fmt_http_date(t)));
+        }
+    }
+    out
+}
+
+/// `filename="…"`, with an RFC 6266 `filename*` for names that are not ASCII (the plain
+/// `filename` then has `_` for each non-ASCII character).
+fn filename_params(filename: &str) -> String {
     let plain: String = filename
         .chars()
         .filter(|c| *c != '"')
@@ -94,7 +120,7 @@ fn content_disposition(filename: &str) -> String {
         })
         .collect();
     if filename.is_ascii() {
-        return format!("attachment; filename=\"{plain}\"");
+        return format!("filename=\"{plain}\"");
     }
     // RFC 8187 attr-char: letters, digits and these marks stay as they are.
     const ATTR: &percent_encoding::AsciiSet = &percent_encoding::NON_ALPHANUMERIC
@@ -111,7 +137,7 @@ fn content_disposition(filename: &str) -> String {
         .remove(b'|')
         .remove(b'~');
     let encoded = percent_encoding::utf8_percent_encode(filename, ATTR);
-    format!("attachment; filename=\"{plain}\"; filename*=UTF-8''{encoded}")
+    format!("filename=\"{plain}\"; filename*=UTF-8''{encoded}")
 }
 
 /// A header value for `value`. URLs of resources are IRIs and may hold non-ASCII letters;
@@ -134,12 +160,37 @@ fn header_value(value: &str) -> HeaderValue {
     HeaderValue::from_str(&ascii).expect("printable ASCII is a valid header value")
 }
 
+/// The `fedora:` types Fedora 6 names in `Link: rel="type"` besides the LDP ones.
+fn fedora_link_types(record: &ResourceRecord, model: InteractionModel) -> Vec<&'static str> {
+    let mut types = match model {
+        InteractionModel::NonRdfSource => vec!["Binary", "Resource"],
+        InteractionModel::NonRdfSourceDescription => vec!["NonRdfSourceDescription", "Resource"],
+        m if m.is_container() => vec!["Container", "Resource"],
+        _ => vec!["Resource"],
+    };
+    if record.id.is_root() {
+        types.push("RepositoryRoot");
+    }
+    if record.headers.archival_group {
+        types.push("ArchivalGroup");
+    }
+    types
+}
+
 /// Headers every response about a resource carries: type links, ETag, Last-Modified,
 /// Allow, Accept-Post/Accept-Patch, describedby/describes.
 fn resource_headers(ctx: &Ctx, record: &ResourceRecord, h: &mut HeaderMap) {
     let model = model_of(record);
     for t in model.rdf_types() {
         add_link(h, format!("<{t}>;rel=\"type\""));
+    }
+    for t in fedora_link_types(record, model) {
+        add_link(h, format!("<{}{t}>;rel=\"type\"", vocab::FEDORA_NS));
+    }
+    if let Some(ag) = record.headers.archival_group_id.as_deref() {
+        if let Ok(ag) = FedoraId::from_internal(ag) {
+            add_link(h, format!("<{}>;rel=\"archival-group\"", ctx.url(&ag)));
+        }
     }
     let token = headers::state_token(record);
     set(h, header::ETAG, &headers::etag_with(record, &token));
@@ -333,15 +384,10 @@ fn binary_response(ctx: &Ctx, record: &ResourceRecord) -> Response {
             .unwrap_or("application/octet-stream"),
     );
     set(oh, header::ACCEPT_RANGES, "bytes");
-    let filename = record
-        .headers
-        .filename
-        .clone()
-        .unwrap_or_else(|| record.id.last_segment().to_string());
     set(
         oh,
         header::CONTENT_DISPOSITION,
-        &content_disposition(&filename),
+        &content_disposition(record),
     );
     out
 }
@@ -434,11 +480,7 @@ async fn read_rdf(ctx: &Ctx, record: &ResourceRecord, head: bool, req: Request) 
     let mut out = response(StatusCode::OK, Body::empty());
     let oh = out.headers_mut();
     resource_headers(ctx, record, oh);
-    set(
-        oh,
-        header::CONTENT_TYPE,
-        &format!("{};charset=utf-8", format.media_type()),
-    );
+    set(oh, header::CONTENT_TYPE, &rdf_content_type(format));
     set(oh, header::VARY, "Accept, Prefer, Range, Accept-Encoding");
     let container = model_of(record).is_container();
     let embed = container
@@ -446,13 +488,15 @@ async fn read_rdf(ctx: &Ctx, record: &ResourceRecord, head: bool, req: Request) 
             .include
             .iter()
             .any(|i| i == vocab::OA_PREFER_CONTAINED_DESCRIPTIONS);
-    if let Some(ret) = &prefer.return_representation {
-        set(
-            oh,
-            header::HeaderName::from_static("preference-applied"),
-            &preference_applied(*ret, &prefer, embed),
-        );
-    }
+    // As Fedora 6: `return=representation` is applied (and said so) without a Prefer too.
+    let ret = prefer
+        .return_representation
+        .unwrap_or(ReturnPref::Representation);
+    set(
+        oh,
+        header::HeaderName::from_static("preference-applied"),
+        &preference_applied(ret, &prefer, embed),
+    );
     let mut triples = ctx.repo.triples(record).map_err(|e| ctx.err(e))?;
     let managed = prefer.wants(vocab::FEDORA_SERVER_MANAGED, true);
     if managed {
@@ -498,6 +542,15 @@ async fn read_rdf(ctx: &Ctx, record: &ResourceRecord, head: bool, req: Request) 
         *out.body_mut() = Body::from(body);
     }
     Ok(out)
+}
+
+/// The Content-Type of an RDF answer, as Fedora 6 sends it: Turtle with `charset=utf-8`, the
+/// other syntaxes (UTF-8 by definition) without.
+pub(crate) fn rdf_content_type(format: RdfFormat) -> String {
+    match format {
+        RdfFormat::Turtle => format!("{};charset=utf-8", format.media_type()),
+        _ => format.media_type().to_string(),
+    }
 }
 
 /// The `Preference-Applied` value of an answer honouring `prefer`: the return preference
@@ -608,10 +661,7 @@ async fn server_managed_triples(
             add(p, v);
         }
     }
-    // As Fedora 6.5: the repository root is nobody's fedora:hasParent.
-    if let Some(parent) = subject_record.parent.as_ref().filter(|p| !p.is_root()) {
-        add(vocab::FEDORA_HAS_PARENT, iri(&parent.iri()));
-    }
+    // No fedora:hasParent: Fedora 6.1 states none (containment says it).
     if model == InteractionModel::NonRdfSourceDescription {
         let fixity = format!("{}/fcr:fixity", subject_record.id.iri());
         add(vocab::FEDORA_HAS_FIXITY_SERVICE, iri(&fixity));

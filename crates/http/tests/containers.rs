@@ -116,7 +116,10 @@ async fn put_below_a_missing_intermediate_uses_the_nearest_container_as_parent()
     container(&s, "top").await;
     container(&s, "top/a/b").await;
     let g = graph(&s, "top/a/b", &[]).await;
-    assert!(g.has(&s.url("top/a/b"), &fedora("hasParent"), &s.url("top")));
+    // Fedora 6.1 states no fedora:hasParent; the nearest container lists it.
+    assert!(g
+        .objects(&s.url("top/a/b"), &fedora("hasParent"))
+        .is_empty());
     assert_eq!(children(&s, "top").await, vec![s.url("top/a/b")]);
     s.stop().await;
 }
@@ -262,7 +265,7 @@ async fn the_root_is_a_container_that_cannot_be_deleted() {
     assert!(r.has_link(LDP_BASIC_CONTAINER, "type"));
     assert!(!header_items(&r, "allow").iter().any(|m| m == "DELETE"));
     let g = Graph::of(&r, &s.base);
-    assert!(g.has(&s.base, RDF_TYPE, &fedora("RepositoryRoot")));
+    assert!(g.has(&s.url(""), RDF_TYPE, &fedora("RepositoryRoot")));
     let d = delete(&s, "", &[]).await;
     assert_eq!(d.status, 405);
     assert_eq!(s.get("", &[]).await.status, 200);

@@ -20,11 +20,15 @@ fn prefer(value: &str) -> [(&str, &str); 1] {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn without_prefer_everything_is_returned_and_nothing_applied() {
+async fn without_prefer_everything_is_returned_as_return_representation() {
     let s = setup().await;
     let url = s.url("p");
     let r = s.get("p", &[]).await;
-    assert!(r.header("preference-applied").is_none());
+    // As Fedora 6.1, which says so without a Prefer too.
+    assert_eq!(
+        r.header("preference-applied"),
+        Some("return=representation")
+    );
     let g = Graph::of(&r, &url);
     assert!(g.has_lit(&url, DC_TITLE, "P"));
     assert_eq!(g.with_predicate(LDP_CONTAINS).len(), 2);
@@ -146,10 +150,13 @@ async fn preference_applied_names_the_honoured_preferences() {
     let r = s.get("p", &prefer(&v)).await;
     assert_eq!(r.status, 200);
     assert_eq!(r.header("preference-applied"), Some(v.as_str()));
-    // Unrelated preferences alone are not applied either.
+    // Unrelated preferences are not applied: the answer is the default representation.
     let r = s.get("p", &prefer("respond-async")).await;
     assert_eq!(r.status, 200);
-    assert!(r.header("preference-applied").is_none());
+    assert_eq!(
+        r.header("preference-applied"),
+        Some("return=representation")
+    );
     s.stop().await;
 }
 

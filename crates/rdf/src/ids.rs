@@ -5,7 +5,7 @@ const ROOT: &str = "info:fedora";
 
 /// Maps external URLs to internal ids and back.
 ///
-/// `http://host/rest/a/b` ↔ `info:fedora/a/b`, `http://host/rest` (or `…/rest/`) ↔
+/// `http://host/rest/a/b` ↔ `info:fedora/a/b`, `http://host/rest/` (or `…/rest`) ↔
 /// `info:fedora`, fragments and queries are kept (`…/rest/a#x` ↔ `info:fedora/a#x`). One trailing
 /// slash of the path is dropped, as Fedora does (`…/rest/a/` → `info:fedora/a`). Paths are kept
 /// as they appear in the IRI (still percent-encoded).
@@ -37,10 +37,13 @@ impl IdMapper {
         Some(format!("{ROOT}{path}{suffix}"))
     }
 
-    /// The external URL of an internal id; any other IRI is returned unchanged.
+    /// The external URL of an internal id; any other IRI is returned unchanged. The root is
+    /// `…/rest/` with its trailing slash (and `…/rest/#x` for its hash URIs), as Fedora 6
+    /// names it.
     pub fn to_external(&self, internal: &str) -> String {
         match strip_id_prefix(internal, ROOT) {
-            Some(rest) => format!("{}{rest}", self.base),
+            Some(rest) if rest.starts_with('/') => format!("{}{rest}", self.base),
+            Some(rest) => format!("{}/{rest}", self.base),
             None => internal.to_string(),
         }
     }
@@ -93,10 +96,10 @@ mod tests {
         let m = IdMapper::new("http://localhost:8080/rest/");
         assert_eq!(m.base(), "http://localhost:8080/rest");
         let cases = [
-            ("http://localhost:8080/rest", "info:fedora"),
+            ("http://localhost:8080/rest/", "info:fedora"),
             ("http://localhost:8080/rest/a/b", "info:fedora/a/b"),
             ("http://localhost:8080/rest/a#x", "info:fedora/a#x"),
-            ("http://localhost:8080/rest#x", "info:fedora#x"),
+            ("http://localhost:8080/rest/#x", "info:fedora#x"),
             (
                 "http://localhost:8080/rest/a/fcr:metadata",
                 "info:fedora/a/fcr:metadata",
@@ -107,7 +110,7 @@ mod tests {
             assert_eq!(m.to_external(internal), external);
         }
         assert_eq!(
-            m.to_internal("http://localhost:8080/rest/").as_deref(),
+            m.to_internal("http://localhost:8080/rest").as_deref(),
             Some("info:fedora")
         );
         assert_eq!(

@@ -297,11 +297,26 @@ impl Repository {
     }
 
     /// The stored triples (internal ids) of an RDF source.
+    ///
+    /// A description's statements are about its binary: Fedora 6 stores `<>` of a
+    /// description as the description's own id and names the binary instead when it reads
+    /// them, and so does this.
     pub fn triples(&self, record: &ResourceRecord) -> Result<Vec<Triple>> {
-        match &record.rdf {
-            Some(nt) => Ok(arca_rdf::parse_ntriples(nt)?),
-            None => Ok(Vec::new()),
+        let mut triples = match &record.rdf {
+            Some(nt) => arca_rdf::parse_ntriples(nt)?,
+            None => Vec::new(),
+        };
+        if record.id.is_description() {
+            let own = record.id.iri();
+            let binary = oxrdf::NamedNode::new_unchecked(record.id.base().iri());
+            for t in &mut triples {
+                if matches!(&t.subject, oxrdf::NamedOrBlankNode::NamedNode(n) if n.as_str() == own)
+                {
+                    t.subject = binary.clone().into();
+                }
+            }
         }
+        Ok(triples)
     }
 
     /// Creates a resource at `id` (POST with a minted or Slug id, or PUT to a new path).
@@ -349,7 +364,8 @@ impl Repository {
                 ..
             } => {
                 let name = id.last_segment().to_string();
-                headers.filename = Some(filename.unwrap_or_else(|| name.clone()));
+                // As Fedora 6.1: an empty filename when the request named none.
+                headers.filename = Some(filename.unwrap_or_default());
                 plan.add_binary(&name, headers, Some(parent.clone()), binary, mime);
                 let desc_id = id.description();
                 let desc = new_headers(

@@ -247,10 +247,10 @@ impl TestServer {
         self.data_path.join("ocfl-root")
     }
 
-    /// URL of a path below the REST root (`""` is the root).
+    /// URL of a path below the REST root (`""` is the root, `…/rest/` as arca names it).
     pub fn url(&self, path: &str) -> String {
         if path.is_empty() {
-            self.base.clone()
+            format!("{}/", self.base)
         } else {
             format!("{}/{}", self.base, path.trim_start_matches('/'))
         }

@@ -6,6 +6,8 @@
 //! helper.
 #![allow(dead_code)]
 
+pub mod fedora;
+
 use std::collections::BTreeSet;
 use std::fs;
 use std::io::{BufRead, BufReader};
@@ -479,4 +481,4 @@ pub fn scrub_env(cmd: &mut Command) {
 
 /// The shared test HTTP client (not every test file uses it).
 #[allow(unused_imports)]
-pub use arca_testkit::Http;
+pub use arca_testkit::{Http, Reply};
