@@ -91,6 +91,7 @@ pub async fn fan_in(
 
     let mut have = 0;
     have += fill(ctx, phase, &target, &hub, SMALL - have).await;
+    settle().await;
     rows.extend(gets(ctx, phase, &target, &hub, kind, have, get_time).await);
     rows.push(add(ctx, phase, &target, &hub, kind, have, window).await);
     have += rows.last().map_or(0, |r| r.summary.ok);
@@ -110,8 +111,15 @@ pub async fn fan_in(
     if ctx.interrupt.is_set() {
         return rows;
     }
+    settle().await;
     rows.extend(gets(ctx, phase, &target, &hub, kind, have, get_time).await);
     rows
+}
+
+/// Lets the kernel write back what the last phase left dirty (`sync`), so that a row does not
+/// pay for the writes of the one before it, as between the other scenarios' phases.
+async fn settle() {
+    tokio::task::spawn_blocking(crate::procfs::sync_all).await.ok();
 }
 
 /// Creates a fresh parent, the fanned-in resource and the container additions go to.
