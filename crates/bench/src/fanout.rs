@@ -119,7 +119,9 @@ pub async fn fan_in(
 /// Lets the kernel write back what the last phase left dirty (`sync`), so that a row does not
 /// pay for the writes of the one before it, as between the other scenarios' phases.
 async fn settle() {
-    tokio::task::spawn_blocking(crate::procfs::sync_all).await.ok();
+    tokio::task::spawn_blocking(crate::procfs::sync_all)
+        .await
+        .ok();
 }
 
 /// Creates a fresh parent, the fanned-in resource and the container additions go to.

@@ -200,6 +200,8 @@ pub trait Catalog: Send + Sync {
     ) -> Result<Vec<FedoraId>>;
     /// Whether `parent` has at least one live child.
     async fn has_children(&self, parent: &FedoraId) -> Result<bool>;
+    /// Whether any resource (live or not) lies below `id` in the path hierarchy.
+    async fn has_descendants(&self, id: &FedoraId) -> Result<bool>;
     /// Every resource whose id lies below `id` in the path hierarchy (live or not).
     async fn descendants(&self, id: &FedoraId) -> Result<Vec<ResourceRecord>>;
     /// Every resource stored in one OCFL object.

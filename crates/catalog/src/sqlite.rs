@@ -470,6 +470,16 @@ impl Catalog for SqliteCatalog {
         })
     }
 
+    async fn has_descendants(&self, id: &FedoraId) -> Result<bool> {
+        let (lo, hi) = descendant_range(id);
+        self.with_reader(|c| {
+            Ok(c.prepare_cached(
+                "SELECT EXISTS(SELECT 1 FROM resources WHERE id >= ?1 AND id < ?2)",
+            )?
+            .query_row(params![lo, hi], |r| r.get(0))?)
+        })
+    }
+
     async fn descendants(&self, id: &FedoraId) -> Result<Vec<ResourceRecord>> {
         let (lo, hi) = if id.is_root() {
             ("info:fedora/".to_string(), "info:fedora0".to_string())

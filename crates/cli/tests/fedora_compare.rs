@@ -172,14 +172,6 @@ const KNOWN: &[(&str, &str, &str, &str, &str)] = &[
     ("side by side", "/ag*", "*", "*", "arca does not create Archival Groups yet, so the fresh arca has no /ag"),
     ("side by side", "", "*", "triple B/ag", "arca does not create Archival Groups yet, so the fresh arca has no /ag"),
     ("side by side", "", "*", "triple B/ag/part", "arca does not create Archival Groups yet: /ag/part became a child of the root"),
-    // Not fixed (yet): differences where Fedora 6.1 is the reference.
-    ("write", "/a", "*", "*", "NOT FIXED: PUT on a ghost node (a path below which Fedora created a/b): Fedora 409 'immutable resource', arca creates it (201)"),
-    ("side by side", "/a", "*", "*", "NOT FIXED: consequence of the ghost-node PUT above: the fresh arca has /a"),
-    ("side by side", "", "*", "triple B/a", "NOT FIXED: consequence of the ghost-node PUT above: the fresh arca has /a"),
-    ("write", "/c1/bin", "step 41: POST /c1/bin", "status", "NOT FIXED: POST to a binary: Fedora 409 'NonRdfSource resources cannot contain other resources', arca 405 (Allow has no POST)"),
-    ("side by side", "", "*", "triple http://fedora.info/definitions/v4/repository#createdBy", "NOT FIXED: Fedora's root has no createdBy/lastModifiedBy; arca's root records the configured user"),
-    ("side by side", "", "*", "triple http://fedora.info/definitions/v4/repository#lastModifiedBy", "NOT FIXED: Fedora's root has no createdBy/lastModifiedBy; arca's root records the configured user"),
-    ("side by side", "/c2", "GET inbound", "triple http://purl.org/dc/terms/source", "NOT FIXED: a reference held in a binary's description: Fedora names the description (<bin/fcr:metadata>) as the subject of the inbound reference, arca the binary, as the description itself shows it"),
 ];
 
 /// A server under comparison.

@@ -651,11 +651,19 @@ async fn server_managed_triples(
     let plain = |v: &Option<String>| -> Option<Term> {
         v.as_ref().map(|d| Literal::new_simple_literal(d).into())
     };
+    // As Fedora 6.1: the repository root names no user (nobody created it).
+    let users = !subject_record.id.is_root();
     for (p, v) in [
         (vocab::FEDORA_CREATED, date(&h.created_date)),
-        (vocab::FEDORA_CREATED_BY, plain(&h.created_by)),
+        (
+            vocab::FEDORA_CREATED_BY,
+            plain(&h.created_by).filter(|_| users),
+        ),
         (vocab::FEDORA_LAST_MODIFIED, date(&h.last_modified_date)),
-        (vocab::FEDORA_LAST_MODIFIED_BY, plain(&h.last_modified_by)),
+        (
+            vocab::FEDORA_LAST_MODIFIED_BY,
+            plain(&h.last_modified_by).filter(|_| users),
+        ),
     ] {
         if let Some(v) = v {
             add(p, v);
@@ -859,6 +867,16 @@ pub(crate) async fn create(ctx: &Ctx, parent: FedoraId, req: Request) -> Handler
     let h = req.headers().clone();
     let external = crate::external::from_headers(ctx, &h).await?;
     let parent_record = ctx.repo.get(&parent).await.map_err(|e| ctx.err(e))?;
+    if model_of(&parent_record).is_binary() {
+        // As Fedora 6.1 answers (409 with constrainedBy rather than 405).
+        return Err(ctx.err(Error::constraint(
+            arca_repository::Constraint::InteractionModel,
+            format!(
+                "{} is a binary (ldp:NonRDFSource); binaries cannot contain other resources",
+                ctx.url(&parent)
+            ),
+        )));
+    }
     if !model_of(&parent_record).is_container() {
         return Err(ApiError::method_not_allowed(allow_for(&parent_record)));
     }
@@ -915,13 +933,8 @@ async fn mint_id(ctx: &Ctx, parent: &FedoraId, h: &HeaderMap) -> Result<FedoraId
             let id = parent
                 .child(slug)
                 .map_err(|e| ctx.err(Error::InvalidId(e)))?;
-            if ctx
-                .repo
-                .lookup(&id)
-                .await
-                .map_err(|e| ctx.err(e))?
-                .is_none()
-            {
+            // A taken name (a ghost node too) gets a minted id, as in Fedora 6.
+            if !ctx.repo.is_taken(&id).await.map_err(|e| ctx.err(e))? {
                 return Ok(id);
             }
         }

@@ -121,6 +121,16 @@ async fn put_below_a_missing_intermediate_uses_the_nearest_container_as_parent()
         .objects(&s.url("top/a/b"), &fedora("hasParent"))
         .is_empty());
     assert_eq!(children(&s, "top").await, vec![s.url("top/a/b")]);
+    // The ghost node `top/a` stays empty, as in Fedora 6: PUT is 409 ("immutable
+    // resource"), a POST with Slug `a` gets a minted name.
+    let r = put(&s, "top/a", &[TURTLE], "").await;
+    assert_eq!(r.status, 409, "{}", r.text());
+    assert_constrained_by(&s, &r).await;
+    let r = post(&s, "top", &[TURTLE, ("slug", "a")], "").await;
+    assert_eq!(r.status, 201, "{}", r.text());
+    assert_ne!(r.header("location"), Some(s.url("top/a").as_str()));
+    assert_eq!(s.get("top/a", &[]).await.status, 404);
+    assert_eq!(children(&s, "top").await.len(), 2);
     s.stop().await;
 }
 

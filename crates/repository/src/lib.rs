@@ -286,6 +286,12 @@ impl Repository {
         Ok(self.catalog.get(id).await?)
     }
 
+    /// Whether a new resource cannot take path `id`: a resource (or its tombstone) is there,
+    /// or resources exist below it (a "ghost node").
+    pub async fn is_taken(&self, id: &FedoraId) -> Result<bool> {
+        Ok(self.catalog.get(id).await?.is_some() || self.catalog.has_descendants(id).await?)
+    }
+
     /// Live children of a container, in id order, paged by key.
     pub async fn children(
         &self,
@@ -335,6 +341,14 @@ impl Repository {
             Some(r) if r.is_deleted() => return Err(Error::Gone(id)),
             Some(_) => return Err(Error::AlreadyExists(id)),
             None => {}
+        }
+        // A path with resources below it but none of its own (a "ghost node", left by a
+        // Slug or PUT of `a/b`) stays empty, as in Fedora 6.
+        if !id.is_root() && self.catalog.has_descendants(&id).await? {
+            return Err(Error::constraint(
+                Constraint::InvalidPath,
+                format!("{id} is an immutable resource: resources exist below it, so it cannot be created"),
+            ));
         }
         // The parent may have been deleted while we waited for the locks.
         self.get(&parent).await?;

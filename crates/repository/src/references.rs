@@ -6,12 +6,14 @@ use arca_catalog::ReferenceRow;
 use arca_model::FedoraId;
 use oxrdf::{NamedOrBlankNode, Term, Triple};
 
-/// The references in the triples of resource `source` (a binary's description speaks about
-/// the binary): statements with an IRI subject whose object is another repository resource.
-/// Statements pointing at the resource itself (or its binary) are part of its own answer and
-/// are left out; hash URIs and blank nodes name no resource.
+/// The references in the triples of resource `source`: statements with an IRI subject whose
+/// object is another repository resource. Statements pointing at the resource itself (or its
+/// binary) are part of its own answer and are left out; hash URIs and blank nodes name no
+/// resource. A description speaks about its binary, but the reference is the description's:
+/// its subject is named as the description, as Fedora 6 lists it.
 pub(crate) fn references(source: &FedoraId, triples: &[Triple]) -> Vec<ReferenceRow> {
     let own = source.base();
+    let own_iri = own.iri();
     let mut rows: Vec<ReferenceRow> = triples
         .iter()
         .filter_map(|t| {
@@ -25,8 +27,13 @@ pub(crate) fn references(source: &FedoraId, triples: &[Triple]) -> Vec<Reference
             if target == own || &target == source {
                 return None;
             }
+            let subject = if source.is_description() && subject.as_str() == own_iri {
+                source.iri()
+            } else {
+                subject.as_str().to_string()
+            };
             Some(ReferenceRow {
-                subject: subject.as_str().to_string(),
+                subject,
                 predicate: t.predicate.as_str().to_string(),
                 target,
             })
@@ -94,5 +101,6 @@ mod tests {
         );
         assert_eq!(rows.len(), 1);
         assert_eq!(rows[0].target.as_str(), "info:fedora/other");
+        assert_eq!(rows[0].subject, "info:fedora/bin/fcr:metadata");
     }
 }
