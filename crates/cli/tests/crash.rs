@@ -242,7 +242,7 @@ async fn member_writer(http: Http, base: String, stop: Arc<AtomicBool>, out: Arc
             stage: None,
         });
         n += 1;
-        if n % 3 != 0 {
+        if !n.is_multiple_of(3) {
             continue;
         }
         out.lock().unwrap().acked[member] = Acked::Member {
