@@ -264,16 +264,15 @@ impl SqliteCatalog {
                         r.rdf,
                         r.children_changed,
                     ])?;
-                    if r.headers.model().is_some_and(|m| m.generates_membership())
-                        && !r.headers.deleted
-                    {
-                        tx.prepare_cached(
-                            "INSERT OR IGNORE INTO membership_sources (id) VALUES (?1)",
-                        )?
-                        .execute(params![r.id.as_str()])?;
-                    } else {
-                        tx.prepare_cached("DELETE FROM membership_sources WHERE id = ?1")?
-                            .execute(params![r.id.as_str()])?;
+                    // Interaction models never change: only direct and indirect
+                    // containers enter or leave the list (the latter as tombstones).
+                    if r.headers.model().is_some_and(|m| m.generates_membership()) {
+                        let sql = if r.headers.deleted {
+                            "DELETE FROM membership_sources WHERE id = ?1"
+                        } else {
+                            "INSERT OR IGNORE INTO membership_sources (id) VALUES (?1)"
+                        };
+                        tx.prepare_cached(sql)?.execute(params![r.id.as_str()])?;
                     }
                 }
                 CatalogOp::Remove(id) => {

@@ -74,10 +74,15 @@ impl Repository {
             }
             let triples = self.triples(record)?;
             if record.rdf.is_some() {
-                ops.push(CatalogOp::ReplaceReferences {
-                    source: record.id.clone(),
-                    rows: references(&record.id, &triples),
-                });
+                let rows = references(&record.id, &triples);
+                // A resource created by this write has no rows to replace.
+                let created = record.headers.created_date == record.headers.last_modified_date;
+                if !rows.is_empty() || !created || recompute_sources {
+                    ops.push(CatalogOp::ReplaceReferences {
+                        source: record.id.clone(),
+                        rows,
+                    });
+                }
             }
             // As a member: its container's settings and (indirect containers) its triples.
             let member = record.id.base();
