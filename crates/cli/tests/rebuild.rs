@@ -210,6 +210,22 @@ async fn create_content(arca: &Arca) {
         arca.url("/c1")
     );
     call(&http, arca, Method::PUT, "/ic/proxy", ttl, proxy, created).await;
+    // A binary proxy: its description names the member (and moves the listing clock).
+    call(&http, arca, Method::PUT, "/ic/bp", octets, "bp", created).await;
+    let update = format!(
+        "INSERT DATA {{ <> <http://www.openarchives.org/ore/terms/proxyFor> <{}> }}",
+        arca.url("/c2")
+    );
+    call(
+        &http,
+        arca,
+        Method::PATCH,
+        "/ic/bp/fcr:metadata",
+        sparql,
+        update,
+        done,
+    )
+    .await;
 }
 
 /// What a client sees of each resource, with the server's base URL replaced by `BASE`.
@@ -325,6 +341,9 @@ async fn the_catalog_is_rebuilt_from_storage() {
     assert!(before["/ic"]
         .iter()
         .any(|l| l == "<BASE/ic> <http://www.w3.org/ns/ldp#member> <BASE/c1> ."));
+    assert!(before["/ic"]
+        .iter()
+        .any(|l| l == "<BASE/ic> <http://www.w3.org/ns/ldp#member> <BASE/c2> ."));
     let reference = "<BASE/c1> <http://purl.org/dc/terms/relation> <BASE/c2> .".to_string();
     assert!(
         before["inbound /c2"].contains(&reference),

@@ -200,6 +200,26 @@ async fn ldp_5_5_indirect_container_members_come_from_inserted_content() {
     let g = get_graph(&s, "top/mr", &[]).await;
     assert!(!g.has(&mr, DC_HAS_PART, &target));
 
+    // A binary proxy: its description's statement decides, and the membership resource's
+    // ETag follows a change of it.
+    binary(&s, "top/ic/bin", "text/plain", b"x").await;
+    let etag = s
+        .get("top/mr", &[])
+        .await
+        .header("etag")
+        .unwrap()
+        .to_string();
+    let r = sparql(
+        &s,
+        "top/ic/bin/fcr:metadata",
+        &format!("INSERT DATA {{ <> <{ORE_PROXY_FOR}> <{target}> }}"),
+    )
+    .await;
+    assert_eq!(r.status, 204, "{}", r.text());
+    let after = s.get("top/mr", &[]).await;
+    assert_ne!(after.header("etag"), Some(etag.as_str()));
+    assert!(Graph::of(&after, &mr).has(&mr, DC_HAS_PART, &target));
+
     // Without settings: the defaults, ldp:MemberSubject included.
     created(put(&s, "top/ic0", &[TURTLE, LINK_INDIRECT], "").await).await;
     let ic0 = s.url("top/ic0");

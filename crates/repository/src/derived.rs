@@ -101,10 +101,10 @@ impl Repository {
                             proxy: Some(member.clone()),
                             rows: settings.row(&member, &member_triples).into_iter().collect(),
                         });
-                        clocks.tick(
-                            settings.resource_id(),
-                            member_event(&member_record, &settings),
-                        );
+                        let event = self
+                            .member_clock(&member_record, &settings, &written)
+                            .await?;
+                        clocks.tick(settings.resource_id(), event);
                     }
                 }
             }
@@ -153,12 +153,33 @@ impl Repository {
         settings: &Settings,
     ) -> Result<Option<i64>> {
         let mut latest = instant(&source.headers.last_modified_date);
+        let none = HashMap::new();
         for child in self.catalog.descendants(&source.id).await? {
             if child.parent.as_ref() == Some(&source.id) {
-                latest = latest.max(member_event(&child, settings));
+                latest = latest.max(self.member_clock(&child, settings, &none).await?);
             }
         }
         Ok(latest)
+    }
+
+    /// [`member_event`], for a live binary member of an indirect container also its
+    /// description's last change (the description's triples decide the membership).
+    async fn member_clock(
+        &self,
+        member: &ResourceRecord,
+        settings: &Settings,
+        written: &HashMap<&FedoraId, &ResourceRecord>,
+    ) -> Result<Option<i64>> {
+        let event = member_event(member, settings);
+        if member.is_deleted() || !settings.reads_members() || member.rdf.is_some() {
+            return Ok(event);
+        }
+        let desc = member.id.description();
+        let desc = match written.get(&desc) {
+            Some(r) => Some((*r).clone()),
+            None => self.catalog.get(&desc).await?,
+        };
+        Ok(event.max(desc.and_then(|d| instant(&d.headers.last_modified_date))))
     }
 
     /// Every membership row the live members of container `id` generate under `settings`.
