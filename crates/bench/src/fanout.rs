@@ -12,7 +12,7 @@ use std::time::Duration;
 use hyper::Method;
 
 use crate::args::{Phase, Scenario};
-use crate::driver::{drive, Ctx, Driven, Limits, Probe, Stop};
+use crate::driver::{drive, Ctx, Limits, Probe};
 use crate::http::{Failure, Target};
 use crate::recorder::TxOutcome;
 use crate::report::{Kind, PhaseConfig, ScenarioReport, Status};
@@ -181,19 +181,6 @@ fn row(phase: &Phase, name: &str, kind: Kind, objects: Option<u64>) -> ScenarioR
     )
 }
 
-fn fill_row(row: &mut ScenarioReport, d: &Driven) {
-    row.elapsed_s = d.elapsed.as_secs_f64();
-    row.summary = d.rec.summary(d.elapsed);
-    match &d.stop {
-        Stop::Done => {}
-        Stop::Aborted(why) => {
-            row.status = Status::Aborted;
-            row.note = Some(why.clone());
-        }
-        Stop::Interrupted => row.status = Status::Interrupted,
-    }
-}
-
 /// One addition: a POST of the addition body.
 fn adder(
     target: Arc<Target>,
@@ -210,12 +197,7 @@ fn adder(
                 .send_turtle(Method::POST, &hub.add_to, &hub.body, &[])
                 .await
             {
-                Ok((code, _)) => TxOutcome {
-                    codes: vec![code],
-                    ok: true,
-                    bytes: 0,
-                    error: None,
-                },
+                Ok((code, _)) => TxOutcome::succeeded(code, 0),
                 Err(f) => TxOutcome::failed(f.code, f.message),
             }
         })
@@ -261,7 +243,7 @@ async fn add(
         count: Some(window),
     };
     let d = drive(ctx, &name, limits, adder(target.clone(), hub.clone())).await;
-    fill_row(&mut row, &d);
+    crate::scenarios::fill(&mut row, &d);
     row.objects_created = row.summary.ok;
     let (server, loadgen, disk) = probe
         .finish(row.summary.transactions, row.objects_created)
@@ -311,18 +293,13 @@ async fn gets(
             async move {
                 let headers = [("accept", "text/turtle"), ("prefer", prefer)];
                 match target.get_with(&url, &headers).await {
-                    Ok((code, n)) => TxOutcome {
-                        codes: vec![code],
-                        ok: true,
-                        bytes: n,
-                        error: None,
-                    },
+                    Ok((code, n)) => TxOutcome::succeeded(code, n),
                     Err(f) => TxOutcome::failed(f.code, f.message),
                 }
             }
         })
         .await;
-        fill_row(&mut row, &d);
+        crate::scenarios::fill(&mut row, &d);
         let (server, loadgen, _) = probe.finish(row.summary.transactions, 0).await;
         row.server = server;
         row.loadgen = Some(loadgen);

@@ -78,6 +78,16 @@ pub struct TxOutcome {
 }
 
 impl TxOutcome {
+    /// A transaction of one request that succeeded with `code`, moving `bytes`.
+    pub fn succeeded(code: Code, bytes: u64) -> Self {
+        TxOutcome {
+            codes: vec![code],
+            ok: true,
+            bytes,
+            error: None,
+        }
+    }
+
     /// A transaction that failed before sending anything countable.
     pub fn failed(code: Code, error: String) -> Self {
         TxOutcome {

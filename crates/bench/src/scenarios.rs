@@ -87,7 +87,8 @@ fn new_row(phase: &Phase) -> ScenarioReport {
     ScenarioReport::new(&phase.name, phase.scenario, kind(phase.work), config(phase))
 }
 
-fn fill(row: &mut ScenarioReport, d: &Driven) {
+/// Copies a driven phase's summary and stop reason into its row.
+pub(crate) fn fill(row: &mut ScenarioReport, d: &Driven) {
     row.elapsed_s = d.elapsed.as_secs_f64();
     row.summary = d.rec.summary(d.elapsed);
     match &d.stop {
@@ -264,12 +265,7 @@ pub async fn access(
                     Code::WrongLength,
                     format!("GET {url}: {n} bytes instead of {size}"),
                 ),
-                Ok((code, n)) => TxOutcome {
-                    codes: vec![code],
-                    ok: true,
-                    bytes: n,
-                    error: None,
-                },
+                Ok((code, n)) => TxOutcome::succeeded(code, n),
                 Err(f) => TxOutcome::failed(f.code, f.message),
             }
         }

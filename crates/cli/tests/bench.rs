@@ -237,6 +237,34 @@ fn burn_in_reports_intervals() {
 }
 
 #[test]
+fn fan_in_scenarios_measure_both_ends() {
+    // 5 additions per window, 30 members/referrers, GET rows of 0.3 s: the rows exist, count
+    // right and every request succeeded (the GETs of the fanned-in resource included).
+    let out = tempfile::tempdir().unwrap();
+    let (output, r) = spawned(
+        &["membership", "references"],
+        &["--objects", "30", "--duration", "0.3"],
+        out.path(),
+    );
+    check_counting(&r);
+    assert_clean(&output, &r);
+    for kind in ["membership", "references"] {
+        for (name, rows) in [("add@10", 5), ("add@25", 5)] {
+            let s = row(&r, &format!("{kind}-{name}"));
+            assert_eq!(s.summary.ok, rows, "{}", s.name);
+            assert_eq!(s.objects_created, rows, "{}", s.name);
+        }
+        for at in [10, 30] {
+            for get in ["get-omitted", "get-page", "get-all"] {
+                let s = row(&r, &format!("{kind}-{get}@{at}"));
+                assert_eq!(s.kind, Kind::Access);
+                assert!(s.summary.ok > 0, "{}", s.name);
+            }
+        }
+    }
+}
+
+#[test]
 fn raw_alone_needs_no_server() {
     let out = tempfile::tempdir().unwrap();
     let mut args = vec!["raw"];

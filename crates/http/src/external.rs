@@ -279,20 +279,7 @@ pub(crate) async fn read(
             );
             (start, end - start + 1)
         }
-        RangeRequest::Unsatisfiable => {
-            let mut e = ApiError::new(
-                StatusCode::RANGE_NOT_SATISFIABLE,
-                format!("the range is outside the binary's {len} bytes"),
-            );
-            e.links.clear();
-            let mut r = axum::response::IntoResponse::into_response(e);
-            set(
-                r.headers_mut(),
-                header::CONTENT_RANGE,
-                &format!("bytes */{len}"),
-            );
-            return Ok(r);
-        }
+        RangeRequest::Unsatisfiable => return Ok(crate::handlers::range_not_satisfiable(len)),
     };
     set(
         out.headers_mut(),

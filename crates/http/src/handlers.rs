@@ -231,6 +231,22 @@ fn resource_headers(ctx: &Ctx, record: &ResourceRecord, h: &mut HeaderMap) {
     }
 }
 
+/// 416 for a range outside a binary of `len` bytes, with `Content-Range: bytes */len`.
+pub(crate) fn range_not_satisfiable(len: u64) -> Response {
+    let mut e = ApiError::new(
+        StatusCode::RANGE_NOT_SATISFIABLE,
+        format!("the range is outside the binary's {len} bytes"),
+    );
+    e.links.clear();
+    let mut r = axum::response::IntoResponse::into_response(e);
+    set(
+        r.headers_mut(),
+        header::CONTENT_RANGE,
+        &format!("bytes */{len}"),
+    );
+    r
+}
+
 pub(crate) fn response(status: StatusCode, body: Body) -> Response {
     let mut r = Response::new(body);
     *r.status_mut() = status;
@@ -338,20 +354,7 @@ async fn read_binary(
             );
             (StatusCode::PARTIAL_CONTENT, start, end - start + 1)
         }
-        RangeRequest::Unsatisfiable => {
-            let mut e = ApiError::new(
-                StatusCode::RANGE_NOT_SATISFIABLE,
-                format!("the range is outside the binary's {len} bytes"),
-            );
-            e.links.clear();
-            let mut r = axum::response::IntoResponse::into_response(e);
-            set(
-                r.headers_mut(),
-                header::CONTENT_RANGE,
-                &format!("bytes */{len}"),
-            );
-            return Ok(r);
-        }
+        RangeRequest::Unsatisfiable => return Ok(range_not_satisfiable(len)),
     };
     *out.status_mut() = status;
     set(
