@@ -16,6 +16,7 @@ use crate::driver::{drive, Ctx, Limits, Probe};
 use crate::http::{Failure, Target};
 use crate::recorder::TxOutcome;
 use crate::report::{Kind, PhaseConfig, ScenarioReport, Status};
+use crate::scenarios::{complete, pid_probe};
 
 const LDP: &str = "http://www.w3.org/ns/ldp#";
 const DC_HAS_PART: &str = "http://purl.org/dc/terms/hasPart";
@@ -236,21 +237,14 @@ async fn add(
 ) -> ScenarioReport {
     let name = format!("{}-add@{have}", kind.name());
     let mut row = row(phase, &name, Kind::Ingest, Some(have));
-    let probe = Probe::start(ctx.server_pid.map(Some), ctx.data_dir.clone()).await;
+    let probe = Probe::start(pid_probe(ctx), ctx.data_dir.clone()).await;
     let limits = Limits {
         clients: phase.clients,
         duration: None,
         count: Some(window),
     };
     let d = drive(ctx, &name, limits, adder(target.clone(), hub.clone())).await;
-    crate::scenarios::fill(&mut row, &d);
-    row.objects_created = row.summary.ok;
-    let (server, loadgen, disk) = probe
-        .finish(row.summary.transactions, row.objects_created)
-        .await;
-    row.server = server;
-    row.loadgen = Some(loadgen);
-    row.disk = disk;
+    complete(&mut row, &d, probe, true).await;
     row
 }
 
@@ -279,7 +273,7 @@ async fn gets(
         }
         let name = format!("{}-{what}@{have}", kind.name());
         let mut row = row(phase, &name, Kind::Access, Some(have));
-        let probe = Probe::start(ctx.server_pid.map(Some), None).await;
+        let probe = Probe::start(pid_probe(ctx), None).await;
         let limits = Limits {
             clients,
             duration: Some(time),
@@ -299,10 +293,7 @@ async fn gets(
             }
         })
         .await;
-        crate::scenarios::fill(&mut row, &d);
-        let (server, loadgen, _) = probe.finish(row.summary.transactions, 0).await;
-        row.server = server;
-        row.loadgen = Some(loadgen);
+        complete(&mut row, &d, probe, false).await;
         rows.push(row);
     }
     rows

@@ -88,7 +88,7 @@ fn new_row(phase: &Phase) -> ScenarioReport {
 }
 
 /// Copies a driven phase's summary and stop reason into its row.
-pub(crate) fn fill(row: &mut ScenarioReport, d: &Driven) {
+fn fill(row: &mut ScenarioReport, d: &Driven) {
     row.elapsed_s = d.elapsed.as_secs_f64();
     row.summary = d.rec.summary(d.elapsed);
     match &d.stop {
@@ -101,7 +101,26 @@ pub(crate) fn fill(row: &mut ScenarioReport, d: &Driven) {
     }
 }
 
-fn pid_probe(ctx: &Ctx) -> Option<Option<u32>> {
+/// Completes a measured row from its driven phase and the probe started with it: summary,
+/// stop reason, server and load-generator samples, and — when the row's successes are
+/// objects it created (`creates`) — the object count and disk growth.
+pub(crate) async fn complete(row: &mut ScenarioReport, d: &Driven, probe: Probe, creates: bool) {
+    fill(row, d);
+    if creates {
+        row.objects_created = row.summary.ok;
+    }
+    let (server, loadgen, disk) = probe
+        .finish(row.summary.transactions, row.objects_created)
+        .await;
+    row.server = server;
+    row.loadgen = Some(loadgen);
+    if creates {
+        row.disk = disk;
+    }
+}
+
+/// What [`Probe::start`] samples: the server process, when known.
+pub(crate) fn pid_probe(ctx: &Ctx) -> Option<Option<u32>> {
     ctx.server_pid.map(Some)
 }
 
@@ -124,14 +143,7 @@ pub async fn ingest(
         async move { ingest_object(&target, &payload, object, size).await.0 }
     })
     .await;
-    fill(&mut row, &driven);
-    row.objects_created = row.summary.ok;
-    let (server, loadgen, disk) = probe
-        .finish(row.summary.transactions, row.objects_created)
-        .await;
-    row.server = server;
-    row.loadgen = Some(loadgen);
-    row.disk = disk;
+    complete(&mut row, &driven, probe, true).await;
     row
 }
 
@@ -271,10 +283,7 @@ pub async fn access(
         }
     })
     .await;
-    fill(&mut row, &driven);
-    let (server, loadgen, _) = probe.finish(row.summary.transactions, 0).await;
-    row.server = server;
-    row.loadgen = Some(loadgen);
+    complete(&mut row, &driven, probe, false).await;
     row
 }
 
