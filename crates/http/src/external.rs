@@ -34,7 +34,7 @@ use hyper_util::rt::TokioExecutor;
 
 use crate::error::ApiError;
 use crate::handlers::{self, set, Ctx};
-use crate::headers::{self, DigestError, RangeRequest};
+use crate::headers::{self, RangeRequest};
 use crate::upload;
 
 /// What `Accept-External-Content-Handling` announces.
@@ -132,27 +132,16 @@ pub(crate) async fn content(
     ext: ExternalRequest,
     h: &HeaderMap,
 ) -> Result<NewContent, ApiError> {
-    let expected = headers::request_digests(h).map_err(|e| match e {
-        DigestError::Malformed(m) => ApiError::bad_request(m),
-        DigestError::Unsupported(alg) => ctx.err(Error::UnsupportedDigest(alg)),
-        DigestError::Impossible(m) => ctx.err(Error::constraint(Constraint::DigestMismatch, m)),
-    })?;
+    let expected = handlers::client_digests(ctx, h)?;
     let filename = headers::content_disposition_filename(h);
     let url = ext.url.url().to_string();
     match ext.handling {
         ExternalHandling::Copy => {
             let (body, remote_type) = open(&ext.url, None).await.map_err(|m| refused(ctx, m))?;
-            let mut extra: Vec<DigestAlgorithm> = expected
-                .iter()
-                .map(|d| d.algorithm)
-                .filter(|a| *a != DigestAlgorithm::Sha512)
-                .collect();
-            extra.sort();
-            extra.dedup();
             let binary = upload::receive(
                 ctx.config.limits.timed(body.body),
                 ctx.repo.uploads_dir(),
-                extra,
+                upload::extra_algorithms(&expected),
                 &ctx.budget,
             )
             .await

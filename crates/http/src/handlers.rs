@@ -4,7 +4,7 @@
 use std::sync::Arc;
 
 use arca_catalog::ResourceRecord;
-use arca_model::{DigestAlgorithm, FedoraId, InteractionModel};
+use arca_model::{DigestAlgorithm, DigestValue, FedoraId, InteractionModel};
 use arca_rdf::{vocab, IdMapper, Prefer, RdfFormat, ReturnPref};
 use arca_repository::{Error, NewContent, Precondition, Repository};
 use axum::body::Body;
@@ -229,6 +229,19 @@ fn resource_headers(ctx: &Ctx, record: &ResourceRecord, h: &mut HeaderMap) {
         ),
         _ => {}
     }
+}
+
+/// The digests the request's `Digest` header asks arca to verify: 400 when malformed or of
+/// an unsupported algorithm, 409 when a value cannot match any body.
+pub(crate) fn client_digests(ctx: &Ctx, h: &HeaderMap) -> Result<Vec<DigestValue>, ApiError> {
+    headers::request_digests(h).map_err(|e| match e {
+        DigestError::Malformed(m) => ApiError::bad_request(m),
+        DigestError::Unsupported(alg) => ctx.err(Error::UnsupportedDigest(alg)),
+        DigestError::Impossible(m) => ctx.err(Error::constraint(
+            arca_repository::Constraint::DigestMismatch,
+            m,
+        )),
+    })
 }
 
 /// 416 for a range outside a binary of `len` bytes, with `Content-Range: bytes */len`.
@@ -797,25 +810,11 @@ async fn read_content(
             })
         }
         BodyKind::Binary => {
-            let expected = headers::request_digests(&h).map_err(|e| match e {
-                DigestError::Malformed(m) => ApiError::bad_request(m),
-                DigestError::Unsupported(alg) => ctx.err(Error::UnsupportedDigest(alg)),
-                DigestError::Impossible(m) => ctx.err(Error::constraint(
-                    arca_repository::Constraint::DigestMismatch,
-                    m,
-                )),
-            })?;
-            let mut extra: Vec<DigestAlgorithm> = expected
-                .iter()
-                .map(|d| d.algorithm)
-                .filter(|a| *a != DigestAlgorithm::Sha512)
-                .collect();
-            extra.sort();
-            extra.dedup();
+            let expected = client_digests(ctx, &h)?;
             let binary = upload::receive(
                 ctx.config.limits.timed(req.into_body()),
                 ctx.repo.uploads_dir(),
-                extra,
+                upload::extra_algorithms(&expected),
                 &ctx.budget,
             )
             .await

@@ -7,7 +7,7 @@ use std::io::Write;
 use std::path::PathBuf;
 use std::time::Duration;
 
-use arca_model::{DigestAlgorithm, MultiHasher};
+use arca_model::{DigestAlgorithm, DigestValue, MultiHasher};
 use arca_repository::{BinaryData, Error, ReceivedBinary, Upload};
 use axum::body::Body;
 use bytes::{Bytes, BytesMut};
@@ -18,6 +18,19 @@ use crate::limits::{BodyBudget, Share};
 const MEMORY_LIMIT: usize = 1 << 20;
 /// Chunks in flight between the socket and the writer thread.
 const CHANNEL_DEPTH: usize = 2;
+
+/// The algorithms to compute while receiving a body besides SHA-512 (always computed):
+/// those of the digests the client sent, to verify them.
+pub(crate) fn extra_algorithms(expected: &[DigestValue]) -> Vec<DigestAlgorithm> {
+    let mut extra: Vec<DigestAlgorithm> = expected
+        .iter()
+        .map(|d| d.algorithm)
+        .filter(|a| *a != DigestAlgorithm::Sha512)
+        .collect();
+    extra.sort();
+    extra.dedup();
+    extra
+}
 
 /// Reads a request body, computing SHA-512 plus `extra` digests on the way. While it is
 /// held in memory it takes its share of `budget`; when the budget has no room, the body
