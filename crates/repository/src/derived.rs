@@ -9,7 +9,7 @@ use arca_model::FedoraId;
 use oxrdf::Triple;
 
 use crate::membership::Settings;
-use crate::references::references;
+use crate::references::{may_refer, references};
 use crate::{model_of, Repository, Result};
 
 /// Children read per catalog query while recomputing a container's membership.
@@ -72,7 +72,16 @@ impl Repository {
                 }
                 continue;
             }
-            let triples = self.triples(record)?;
+            let model = model_of(record)?;
+            // Parsed only when something reads them: references (when arca's own N-Triples
+            // may hold one; storage written by others is always parsed) or a
+            // direct/indirect container's settings.
+            let triples = match &record.rdf {
+                Some(nt) if recompute_sources || may_refer(nt) || model.generates_membership() => {
+                    self.triples(record)?
+                }
+                _ => Vec::new(),
+            };
             if record.rdf.is_some() {
                 let rows = references(&record.id, &triples);
                 // A resource created by this write has no rows to replace.
@@ -84,35 +93,16 @@ impl Repository {
                     });
                 }
             }
-            // As a member: its container's settings and (indirect containers) its triples.
             let member = record.id.base();
             if !member.is_root() && !record.id.is_acl() && members_done.insert(member.clone()) {
-                let member_record = match written.get(&member) {
-                    Some(r) => Some((*r).clone()),
-                    None => self.catalog.get(&member).await?,
-                };
-                if let Some(member_record) = member_record.filter(|r| !r.is_deleted()) {
-                    if let Some((source, settings)) =
-                        self.container_settings(&member_record, &written).await?
-                    {
-                        let member_triples = self.member_triples(&member_record, &written).await?;
-                        ops.push(CatalogOp::ReplaceMembership {
-                            source,
-                            proxy: Some(member.clone()),
-                            rows: settings.row(&member, &member_triples).into_iter().collect(),
-                        });
-                        let event = self
-                            .member_clock(&member_record, &settings, &written)
-                            .await?;
-                        clocks.tick(settings.resource_id(), event);
-                    }
-                }
+                self.member_ops(&member, &written, &mut ops, &mut clocks)
+                    .await?;
             }
             // As a container whose members generate membership.
             if record.id.is_description() {
                 continue;
             }
-            let Some(settings) = Settings::of(&record.id, model_of(record)?, &triples) else {
+            let Some(settings) = Settings::of(&record.id, model, &triples) else {
                 continue;
             };
             let before = match self.catalog.get(&record.id).await? {
@@ -141,6 +131,47 @@ impl Repository {
                 .map(|(id, at)| CatalogOp::ChildrenChanged(id, at)),
         );
         Ok(ops)
+    }
+
+    /// The membership row member `member` generates (its container's settings and, for
+    /// indirect containers, its triples), and the listing clock it moves.
+    async fn member_ops(
+        &self,
+        member: &FedoraId,
+        written: &HashMap<&FedoraId, &ResourceRecord>,
+        ops: &mut Vec<CatalogOp>,
+        clocks: &mut Clocks,
+    ) -> Result<()> {
+        let fetched;
+        let record = match written.get(member) {
+            Some(r) => *r,
+            None => match self.catalog.get(member).await? {
+                Some(r) => {
+                    fetched = r;
+                    &fetched
+                }
+                None => return Ok(()),
+            },
+        };
+        if record.is_deleted() {
+            return Ok(());
+        }
+        let Some((source, settings)) = self.container_settings(record, written).await? else {
+            return Ok(());
+        };
+        let triples = if settings.reads_members() {
+            self.member_triples(record, written).await?
+        } else {
+            Vec::new()
+        };
+        ops.push(CatalogOp::ReplaceMembership {
+            source,
+            proxy: Some(member.clone()),
+            rows: settings.row(member, &triples).into_iter().collect(),
+        });
+        let event = self.member_clock(record, &settings, written).await?;
+        clocks.tick(settings.resource_id(), event);
+        Ok(())
     }
 
     /// The listing clock a membership resource gets from container `source` and its members

@@ -44,6 +44,13 @@ pub(crate) fn references(source: &FedoraId, triples: &[Triple]) -> Vec<Reference
     rows
 }
 
+/// Whether N-Triples may hold a reference: an object that is a repository IRI follows a
+/// predicate as `> <info:fedora`. False means certainly none, so the triples need no parse.
+pub(crate) fn may_refer(ntriples: &[u8]) -> bool {
+    const OBJECT: &[u8] = b"> <info:fedora";
+    ntriples.windows(OBJECT.len()).any(|w| w == OBJECT)
+}
+
 #[cfg(test)]
 mod tests {
     use oxrdf::{BlankNode, Literal, NamedNode};
@@ -87,6 +94,17 @@ mod tests {
         let targets: Vec<&str> = rows.iter().map(|r| r.target.as_str()).collect();
         assert_eq!(targets, ["info:fedora/b", "info:fedora/c d"]);
         assert_eq!(rows[1].subject, "info:fedora/a#part");
+    }
+
+    #[test]
+    fn the_prefilter_never_misses_a_reference() {
+        let a = FedoraId::from_path("a").unwrap();
+        let with = vec![t("info:fedora/a", iri("info:fedora/b"))];
+        let nt = arca_rdf::to_ntriples(&with);
+        assert!(may_refer(&nt));
+        assert_eq!(references(&a, &with).len(), 1);
+        let without = vec![t("info:fedora/a", iri("http://example.org/b"))];
+        assert!(!may_refer(&arca_rdf::to_ntriples(&without)));
     }
 
     #[test]
