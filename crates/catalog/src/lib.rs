@@ -140,6 +140,23 @@ pub struct ReferenceRow {
     pub target: FedoraId,
 }
 
+/// One memento of a resource: an OCFL version in which its header changed (Fedora 6's
+/// rule), at the version's creation instant truncated to seconds. Later versions in the same
+/// second replace earlier ones, as the memento's URL can name only one.
+#[derive(Debug, Clone, PartialEq)]
+pub struct MementoRow {
+    /// The original resource.
+    pub id: FedoraId,
+    /// Memento datetime, seconds since the epoch.
+    pub datetime: i64,
+    /// The OCFL version (`v3`).
+    pub version: String,
+    /// The resource's header in that version.
+    pub headers: ResourceHeaders,
+    /// Its content file in that version, relative to the storage root.
+    pub content_file: Option<String>,
+}
+
 /// A write to the catalog; a list of them is applied atomically by [`Catalog::apply`].
 #[derive(Debug, Clone)]
 #[allow(clippy::large_enum_variant)] // short-lived; boxing would only add allocations
@@ -171,6 +188,10 @@ pub enum CatalogOp {
     /// Forgets what resource `id` contributes to membership (as container or member) and
     /// its outbound references (it was deleted or purged).
     ForgetDerived(FedoraId),
+    /// Records a memento (replacing one of the same resource and second).
+    PutMemento(MementoRow),
+    /// Forgets every memento of a resource (purge, or before re-deriving them).
+    ForgetMementos(FedoraId),
     /// Append to the change log.
     Log {
         /// The resource.
@@ -198,6 +219,9 @@ pub trait Catalog: Send + Sync {
         after: Option<&FedoraId>,
         limit: usize,
     ) -> Result<Vec<FedoraId>>;
+    /// The children `parent` had at instant `at` (nanoseconds since the epoch): created at
+    /// or before it and not yet deleted then (purged children are forgotten), in id order.
+    async fn children_at(&self, parent: &FedoraId, at: i64) -> Result<Vec<FedoraId>>;
     /// Whether `parent` has at least one live child.
     async fn has_children(&self, parent: &FedoraId) -> Result<bool>;
     /// Whether any resource (live or not) lies below `id` in the path hierarchy.
@@ -232,13 +256,21 @@ pub trait Catalog: Send + Sync {
         after: Option<(&str, &str)>,
         limit: usize,
     ) -> Result<Vec<(String, String)>>;
+    /// The memento datetimes of `id` (seconds since the epoch), oldest first.
+    async fn mementos(&self, id: &FedoraId) -> Result<Vec<i64>>;
+    /// The latest memento of `id` at or before `datetime` (seconds since the epoch).
+    async fn memento_at_or_before(
+        &self,
+        id: &FedoraId,
+        datetime: i64,
+    ) -> Result<Option<MementoRow>>;
     /// Number of resources (live and tombstones).
     async fn count(&self) -> Result<u64>;
     /// A value from the catalog's own key/value table.
     async fn meta(&self, key: &str) -> Result<Option<String>>;
     /// Sets a value in the catalog's own key/value table.
     async fn set_meta(&self, key: &str, value: &str) -> Result<()>;
-    /// Forgets every resource, membership and reference row and meta value (before a full
+    /// Forgets every resource, memento, membership and reference row and meta value (before a full
     /// rebuild); keeps the change log.
     async fn clear(&self) -> Result<()>;
 }

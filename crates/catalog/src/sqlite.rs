@@ -6,7 +6,8 @@ use parking_lot::Mutex;
 use rusqlite::{params, Connection, OpenFlags, OptionalExtension, Row};
 
 use crate::{
-    Catalog, CatalogOp, ChangeEntry, ChangeKind, Error, MembershipRow, ResourceRecord, Result,
+    Catalog, CatalogOp, ChangeEntry, ChangeKind, Error, MembershipRow, MementoRow, ResourceRecord,
+    Result,
 };
 
 const SCHEMA: &str = r#"
@@ -22,6 +23,7 @@ CREATE TABLE IF NOT EXISTS resources (
 ) WITHOUT ROWID;
 CREATE INDEX IF NOT EXISTS resources_by_parent ON resources(parent, id) WHERE deleted = 0;
 CREATE INDEX IF NOT EXISTS resources_by_object ON resources(ocfl_id);
+CREATE INDEX IF NOT EXISTS tombstones_by_parent ON resources(parent, id) WHERE deleted = 1;
 CREATE TABLE IF NOT EXISTS changes (
     seq INTEGER PRIMARY KEY AUTOINCREMENT,
     id TEXT NOT NULL,
@@ -49,12 +51,20 @@ CREATE TABLE IF NOT EXISTS refs (
     PRIMARY KEY (source, subject, predicate, target)
 ) WITHOUT ROWID;
 CREATE INDEX IF NOT EXISTS refs_by_target ON refs(target, subject, predicate);
+CREATE TABLE IF NOT EXISTS mementos (
+    id TEXT NOT NULL,
+    datetime INTEGER NOT NULL,
+    version TEXT NOT NULL,
+    headers BLOB NOT NULL,
+    content_file TEXT,
+    PRIMARY KEY (id, datetime)
+) WITHOUT ROWID;
 "#;
 
 /// Version of the schema above (`PRAGMA user_version`). A catalog written by an older
 /// version lacks derived rows; it is emptied on open so that the kernel rebuilds it from
 /// storage.
-const SCHEMA_VERSION: i64 = 2;
+const SCHEMA_VERSION: i64 = 3;
 
 const COLUMNS: &str = "id, parent, ocfl_id, headers, content_file, rdf, children_changed";
 
@@ -335,6 +345,23 @@ impl SqliteCatalog {
                         tx.prepare_cached(sql)?.execute(params![id.as_str()])?;
                     }
                 }
+                CatalogOp::PutMemento(m) => {
+                    tx.prepare_cached(
+                        "INSERT OR REPLACE INTO mementos (id, datetime, version, headers, content_file)
+                         VALUES (?1, ?2, ?3, ?4, ?5)",
+                    )?
+                    .execute(params![
+                        m.id.as_str(),
+                        m.datetime,
+                        m.version,
+                        m.headers.to_json(),
+                        m.content_file
+                    ])?;
+                }
+                CatalogOp::ForgetMementos(id) => {
+                    tx.prepare_cached("DELETE FROM mementos WHERE id = ?1")?
+                        .execute(params![id.as_str()])?;
+                }
                 CatalogOp::ChildrenChanged(id, at) => {
                     // Never move the clock backwards (concurrent writers, replays).
                     tx.prepare_cached(
@@ -455,6 +482,42 @@ impl Catalog for SqliteCatalog {
             let mut out = Vec::new();
             for r in rows {
                 out.push(parse_id(&r?)?);
+            }
+            Ok(out)
+        })
+    }
+
+    async fn children_at(&self, parent: &FedoraId, at: i64) -> Result<Vec<FedoraId>> {
+        self.with_reader(|c| {
+            let mut stmt = c.prepare_cached(
+                "SELECT id, headers FROM resources WHERE parent = ?1 AND deleted = 0
+                 UNION ALL
+                 SELECT id, headers FROM resources WHERE parent = ?1 AND deleted = 1
+                 ORDER BY id",
+            )?;
+            let rows = stmt.query_map(params![parent.as_str()], |r| {
+                Ok((r.get::<_, String>(0)?, r.get::<_, Vec<u8>>(1)?))
+            })?;
+            let nanos = |d: Option<&str>| {
+                d.and_then(arca_model::parse_instant)
+                    .map(|t| t.unix_timestamp_nanos() as i64)
+            };
+            let mut out = Vec::new();
+            for row in rows {
+                let (id, headers) = row?;
+                let headers = ResourceHeaders::from_json(&headers).map_err(|e| Error::Corrupt {
+                    id: id.clone(),
+                    message: e.to_string(),
+                })?;
+                let born = nanos(headers.created_date.as_deref()).unwrap_or(i64::MIN);
+                let ended = headers
+                    .deleted
+                    .then(|| nanos(headers.last_modified_date.as_deref()))
+                    .flatten()
+                    .unwrap_or(i64::MAX);
+                if born <= at && at < ended {
+                    out.push(parse_id(&id)?);
+                }
             }
             Ok(out)
         })
@@ -627,6 +690,52 @@ impl Catalog for SqliteCatalog {
         })
     }
 
+    async fn mementos(&self, id: &FedoraId) -> Result<Vec<i64>> {
+        self.with_reader(|c| {
+            let mut stmt =
+                c.prepare_cached("SELECT datetime FROM mementos WHERE id = ?1 ORDER BY datetime")?;
+            let rows = stmt.query_map(params![id.as_str()], |r| r.get(0))?;
+            Ok(rows.collect::<rusqlite::Result<Vec<i64>>>()?)
+        })
+    }
+
+    async fn memento_at_or_before(
+        &self,
+        id: &FedoraId,
+        datetime: i64,
+    ) -> Result<Option<MementoRow>> {
+        self.with_reader(|c| {
+            let row = c
+                .prepare_cached(
+                    "SELECT datetime, version, headers, content_file FROM mementos
+                     WHERE id = ?1 AND datetime <= ?2 ORDER BY datetime DESC LIMIT 1",
+                )?
+                .query_row(params![id.as_str(), datetime], |r| {
+                    Ok((
+                        r.get::<_, i64>(0)?,
+                        r.get::<_, String>(1)?,
+                        r.get::<_, Vec<u8>>(2)?,
+                        r.get::<_, Option<String>>(3)?,
+                    ))
+                })
+                .optional()?;
+            let Some((datetime, version, headers, content_file)) = row else {
+                return Ok(None);
+            };
+            let headers = ResourceHeaders::from_json(&headers).map_err(|e| Error::Corrupt {
+                id: id.to_string(),
+                message: format!("memento {version}: {e}"),
+            })?;
+            Ok(Some(MementoRow {
+                id: id.clone(),
+                datetime,
+                version,
+                headers,
+                content_file,
+            }))
+        })
+    }
+
     async fn count(&self) -> Result<u64> {
         self.with_reader(|c| {
             Ok(c.query_row("SELECT COUNT(*) FROM resources", [], |r| r.get::<_, i64>(0))? as u64)
@@ -644,7 +753,7 @@ impl Catalog for SqliteCatalog {
     async fn clear(&self) -> Result<()> {
         self.writer.lock().execute_batch(
             "DELETE FROM resources; DELETE FROM meta; DELETE FROM membership;
-                 DELETE FROM membership_sources; DELETE FROM refs;",
+                 DELETE FROM membership_sources; DELETE FROM refs; DELETE FROM mementos;",
         )?;
         Ok(())
     }

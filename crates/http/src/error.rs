@@ -56,6 +56,16 @@ impl ApiError {
         let mapper = arca_rdf::IdMapper::new(base_url);
         match err {
             Error::NotFound(id) => Self::new(StatusCode::NOT_FOUND, format!("{} not found", external(&id, base_url))),
+            Error::NoMemento(id, datetime) => Self::new(
+                StatusCode::NOT_FOUND,
+                format!(
+                    "there is no version of {} with a created date matching {}",
+                    external(&id, base_url),
+                    time::OffsetDateTime::from_unix_timestamp(datetime)
+                        .map(arca_model::format_instant)
+                        .unwrap_or_else(|_| datetime.to_string())
+                ),
+            ),
             Error::Gone(id) => {
                 let url = external(&id, base_url);
                 let mut e = Self::new(StatusCode::GONE, format!("{url} has been deleted"));

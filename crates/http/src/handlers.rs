@@ -26,6 +26,8 @@ pub(crate) struct Ctx {
     pub user: String,
     pub config: Arc<crate::HttpConfig>,
     pub budget: BodyBudget,
+    /// The memento (datetime, seconds since the epoch) this request reads, if any.
+    pub memento: Option<i64>,
 }
 
 type HandlerResult = Result<Response, ApiError>;
@@ -40,6 +42,14 @@ const INLINE_PARSE: usize = 64 << 10;
 impl Ctx {
     pub(crate) fn err(&self, e: Error) -> ApiError {
         ApiError::from_kernel(e, &self.base_url)
+    }
+
+    /// The resource this request reads: the current state, or the memento it names.
+    pub(crate) async fn record(&self, id: &FedoraId) -> Result<ResourceRecord, Error> {
+        match self.memento {
+            Some(datetime) => self.repo.memento(id, datetime).await,
+            None => self.repo.get(id).await,
+        }
     }
 
     pub(crate) fn url(&self, id: &FedoraId) -> String {
@@ -187,6 +197,14 @@ fn resource_headers(ctx: &Ctx, record: &ResourceRecord, h: &mut HeaderMap) {
     for t in fedora_link_types(record, model) {
         add_link(h, format!("<{}{t}>;rel=\"type\"", vocab::FEDORA_NS));
     }
+    crate::versions::add_memento_links(ctx, &record.id, h);
+    let memento_types: &[&str] = match ctx.memento {
+        Some(_) => &["Memento"],
+        None => &["OriginalResource", "TimeGate"],
+    };
+    for t in memento_types {
+        add_link(h, format!("<{}{t}>;rel=\"type\"", vocab::MEMENTO_NS));
+    }
     if let Some(ag) = record.headers.archival_group_id.as_deref() {
         if let Ok(ag) = FedoraId::from_internal(ag) {
             add_link(h, format!("<{}>;rel=\"archival-group\"", ctx.url(&ag)));
@@ -228,6 +246,9 @@ fn resource_headers(ctx: &Ctx, record: &ResourceRecord, h: &mut HeaderMap) {
             format!("<{}>;rel=\"describes\"", ctx.url(&record.id.base())),
         ),
         _ => {}
+    }
+    if let Some(datetime) = ctx.memento {
+        crate::versions::memento_headers(datetime, h);
     }
 }
 
@@ -317,7 +338,7 @@ fn write_precondition(h: &HeaderMap) -> Option<Precondition> {
 // ---------------------------------------------------------------------------- reads
 
 pub(crate) async fn read(ctx: &Ctx, id: FedoraId, head: bool, req: Request) -> HandlerResult {
-    let record = ctx.repo.get(&id).await.map_err(|e| ctx.err(e))?;
+    let record = ctx.record(&id).await.map_err(|e| ctx.err(e))?;
     let h = req.headers();
     if let Some(r) = check_condition(ctx, h, &record, true)? {
         return Ok(r);
@@ -405,6 +426,7 @@ fn binary_response(ctx: &Ctx, record: &ResourceRecord) -> Response {
         header::CONTENT_DISPOSITION,
         &content_disposition(record),
     );
+    set(oh, header::VARY, "Range, Accept-Datetime");
     out
 }
 
@@ -497,7 +519,11 @@ async fn read_rdf(ctx: &Ctx, record: &ResourceRecord, head: bool, req: Request) 
     let oh = out.headers_mut();
     resource_headers(ctx, record, oh);
     set(oh, header::CONTENT_TYPE, &rdf_content_type(format));
-    set(oh, header::VARY, "Accept, Prefer, Range, Accept-Encoding");
+    set(
+        oh,
+        header::VARY,
+        "Accept, Prefer, Range, Accept-Encoding, Accept-Datetime",
+    );
     let container = model_of(record).is_container();
     let embed = container
         && prefer
@@ -527,9 +553,16 @@ async fn read_rdf(ctx: &Ctx, record: &ResourceRecord, head: bool, req: Request) 
         membership: prefer.wants(vocab::LDP_PREFER_MEMBERSHIP, true),
         references: prefer.wants(vocab::FEDORA_PREFER_INBOUND_REFERENCES, false),
     };
-    let listed = listing::list(ctx, record, &wanted, &query)
-        .await
-        .map_err(|e| ctx.err(e))?;
+    let listed = match ctx.memento {
+        // A memento lists the children the container had then (Fedora 6 does too), and
+        // no membership or references (the catalog keeps those for the head only).
+        Some(datetime) => listing::children_at(ctx, record, &wanted, datetime)
+            .await
+            .map_err(|e| ctx.err(e))?,
+        None => listing::list(ctx, record, &wanted, &query)
+            .await
+            .map_err(|e| ctx.err(e))?,
+    };
     triples.extend(listed.triples);
     if let Some(after) = listed.next {
         let url = ctx.url(&record.id);
@@ -629,7 +662,8 @@ async fn server_managed_triples(
     let model = model_of(record);
     // A description speaks about its binary.
     let (subject_record, subject_model) = if model == InteractionModel::NonRdfSourceDescription {
-        let binary = ctx.repo.get(&record.id.base()).await?;
+        // A description's memento speaks about the binary's memento of the same version.
+        let binary = ctx.record(&record.id.base()).await?;
         (binary, InteractionModel::NonRdfSource)
     } else {
         (record.clone(), model)
@@ -715,7 +749,7 @@ async fn server_managed_triples(
 }
 
 pub(crate) async fn options(ctx: &Ctx, id: FedoraId) -> HandlerResult {
-    let record = ctx.repo.get(&id).await.map_err(|e| ctx.err(e))?;
+    let record = ctx.record(&id).await.map_err(|e| ctx.err(e))?;
     let mut out = response(StatusCode::OK, Body::empty());
     resource_headers(ctx, &record, out.headers_mut());
     crate::external::advertise(ctx, out.headers_mut());

@@ -20,6 +20,7 @@ pub mod headers;
 mod limits;
 mod listing;
 mod upload;
+mod versions;
 
 use std::sync::Arc;
 
@@ -97,7 +98,10 @@ async fn constraint_document(Path(name): Path<String>) -> Response {
 /// What a request asks for, decided before any work is done.
 #[derive(Debug)]
 enum Operation {
-    Read { id: FedoraId, head: bool },
+    Read {
+        id: FedoraId,
+        head: bool,
+    },
     Options(FedoraId),
     Create(FedoraId),
     Put(FedoraId),
@@ -107,6 +111,21 @@ enum Operation {
     Tombstone,
     Fixity(FedoraId),
     FixityOptions,
+    TimeMap {
+        id: FedoraId,
+        head: bool,
+    },
+    TimeMapOptions(FedoraId),
+    CreateVersion(FedoraId),
+    Memento {
+        id: FedoraId,
+        datetime: i64,
+        head: bool,
+    },
+    MementoOptions {
+        id: FedoraId,
+        datetime: i64,
+    },
     NotSupported(&'static str),
     MethodNotAllowed(&'static str),
 }
@@ -137,7 +156,10 @@ fn parse_operation(method: &Method, path: &str) -> Result<Operation, arca_reposi
     let segments: Vec<&str> = decoded.trim_matches('/').split('/').collect();
     for (i, seg) in segments.iter().enumerate() {
         match *seg {
-            "fcr:versions" => return Ok(Operation::NotSupported("versioning (fcr:versions)")),
+            "fcr:versions" => {
+                let id = FedoraId::from_path(&segments[..i].join("/"))?;
+                return versions_operation(method, id, &segments[i + 1..]);
+            }
             "fcr:fixity" if i + 1 == segments.len() => {
                 let id = FedoraId::from_path(&segments[..i].join("/"))?;
                 if id.is_description() || id.is_acl() {
@@ -180,6 +202,41 @@ fn parse_operation(method: &Method, path: &str) -> Result<Operation, arca_reposi
     })
 }
 
+/// The operation on `<id>/fcr:versions` (the TimeMap) or `<id>/fcr:versions/<datetime>` (a
+/// memento); `rest` is what follows `fcr:versions`.
+fn versions_operation(
+    method: &Method,
+    id: FedoraId,
+    rest: &[&str],
+) -> Result<Operation, arca_repository::Error> {
+    match rest {
+        [] | [""] => Ok(match *method {
+            Method::GET => Operation::TimeMap { id, head: false },
+            Method::HEAD => Operation::TimeMap { id, head: true },
+            Method::OPTIONS => Operation::TimeMapOptions(id),
+            Method::POST => Operation::CreateVersion(id),
+            _ => Operation::MethodNotAllowed(versions::TIMEMAP_ALLOW),
+        }),
+        [segment] => {
+            let datetime = versions::parse_memento_segment(segment).ok_or_else(|| {
+                arca_repository::Error::BadRequest(format!(
+                    "{segment:?} is not a memento datetime; mementos are named YYYYMMDDHHMMSS (UTC)"
+                ))
+            })?;
+            Ok(match *method {
+                Method::GET => Operation::Memento { id, datetime, head: false },
+                Method::HEAD => Operation::Memento { id, datetime, head: true },
+                Method::OPTIONS => Operation::MementoOptions { id, datetime },
+                _ => Operation::MethodNotAllowed(versions::MEMENTO_ALLOW),
+            })
+        }
+        _ => Err(arca_repository::Error::BadRequest(format!(
+            "nothing lies below a memento ({}); a description's mementos are at <binary>/fcr:metadata/fcr:versions/…",
+            rest.join("/")
+        ))),
+    }
+}
+
 async fn dispatch(State(state): State<AppState>, req: Request) -> Response {
     if let Err(e) = state.config.limits.check_head(&req) {
         return e.into_response();
@@ -209,15 +266,31 @@ async fn dispatch(State(state): State<AppState>, req: Request) -> Response {
         Ok(op) => op,
         Err(e) => return ApiError::from_kernel(e, &base_url).into_response(),
     };
-    let ctx = handlers::Ctx {
+    let mut ctx = handlers::Ctx {
         repo: state.repo.clone(),
         base_url,
         user: state.config.default_user.clone(),
         config: state.config.clone(),
         budget: state.budget.clone(),
+        memento: None,
     };
     let result = match op {
-        Operation::Read { id, head } => handlers::read(&ctx, id, head, req).await,
+        Operation::Read { id, head } => match versions::accept_datetime(req.headers()) {
+            Ok(Some(datetime)) => versions::timegate(&ctx, id, datetime).await,
+            Ok(None) => handlers::read(&ctx, id, head, req).await,
+            Err(e) => Err(e),
+        },
+        Operation::TimeMap { id, head } => versions::timemap(&ctx, id, head, req).await,
+        Operation::TimeMapOptions(id) => versions::timemap_options(&ctx, id).await,
+        Operation::CreateVersion(id) => versions::create(&ctx, id).await,
+        Operation::Memento { id, datetime, head } => {
+            ctx.memento = Some(datetime);
+            handlers::read(&ctx, id, head, req).await
+        }
+        Operation::MementoOptions { id, datetime } => {
+            ctx.memento = Some(datetime);
+            handlers::options(&ctx, id).await
+        }
         Operation::Options(id) => handlers::options(&ctx, id).await,
         Operation::Create(id) => handlers::create(&ctx, id, req).await,
         Operation::Put(id) => handlers::put(&ctx, id, req).await,

@@ -371,3 +371,38 @@ async fn fetch(
         }
     }
 }
+
+/// The containment of a container's memento: the children it had at `datetime` (seconds
+/// since the epoch), unpaged.
+pub(crate) async fn children_at(
+    ctx: &Ctx,
+    record: &ResourceRecord,
+    wanted: &Wanted,
+    datetime: i64,
+) -> Result<Listing, Error> {
+    let mut out = Listing {
+        triples: Vec::new(),
+        children: Vec::new(),
+        next: None,
+    };
+    if !wanted.children || !crate::handlers::model_of(record).is_container() {
+        return Ok(out);
+    }
+    out.children = ctx.repo.children_at(&record.id, datetime).await?;
+    if wanted.contains {
+        let subject = NamedNode::new_unchecked(record.id.iri());
+        let contains = NamedNode::new_unchecked(vocab::LDP_CONTAINS);
+        out.triples = out
+            .children
+            .iter()
+            .map(|c| {
+                Triple::new(
+                    subject.clone(),
+                    contains.clone(),
+                    NamedNode::new_unchecked(c.iri()),
+                )
+            })
+            .collect();
+    }
+    Ok(out)
+}

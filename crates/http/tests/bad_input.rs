@@ -397,12 +397,8 @@ async fn unsupported_features_are_refused_with_constrained_by() {
     .await;
     assert!(r.status.is_client_error(), "{}", r.status);
     assert_constrained_by(&s, &r).await;
-    // Versions, ACLs, transactions.
-    for p in [
-        "/rest/bad/fcr:versions",
-        "/rest/bad/fcr:acl",
-        "/rest/fcr:tx",
-    ] {
+    // ACLs, transactions.
+    for p in ["/rest/bad/fcr:acl", "/rest/fcr:tx"] {
         let r = raw(&s, Method::POST, p, &[TURTLE], "").await;
         assert!(r.status.is_client_error(), "{p}: {}", r.status);
         assert_constrained_by(&s, &r).await;

@@ -11,6 +11,7 @@
 #![warn(missing_docs)]
 
 mod error;
+mod history;
 mod inventory;
 pub mod layout;
 mod mapper;
@@ -18,6 +19,7 @@ mod record;
 mod root;
 
 pub use error::{Error, Result};
+pub use history::PathChange;
 pub use inventory::{Inventory, User, Version, VersionNum, INVENTORY_TYPE_1_1};
 pub use mapper::encode_logical_path;
 pub use record::{cancel_record, purge_record, versions_record};

@@ -71,6 +71,9 @@ pub enum Error {
     /// The body sets server-managed triples (409 listing them).
     #[error("the body sets server-managed triples")]
     ServerManaged(Vec<Triple>),
+    /// The resource has no memento at this datetime (seconds since the epoch).
+    #[error("{0} has no version with a created date matching {1}")]
+    NoMemento(FedoraId, i64),
     /// The resource exists already where a new one was to be created.
     #[error("{0} already exists")]
     AlreadyExists(FedoraId),

@@ -5,7 +5,7 @@ use std::collections::HashMap;
 use std::fs;
 use std::path::{Path, PathBuf};
 
-use arca_catalog::{CatalogOp, ResourceRecord};
+use arca_catalog::{CatalogOp, MementoRow, ResourceRecord};
 use arca_model::{FedoraId, InteractionModel, ResourceHeaders};
 use arca_ocfl::{ObjectState, OcflRoot};
 use rayon::prelude::*;
@@ -23,20 +23,40 @@ pub(crate) const COMPLETE: &str = "complete";
 /// Objects read and committed per catalog transaction during a rebuild.
 const CHUNK: usize = 512;
 
-/// The catalog records of every resource in an object's head state, read from its
-/// `.fcrepo/*.json` headers (and, for live RDF sources, their N-Triples content).
-pub fn records_from_object(root: &Path, object: &ObjectState) -> Result<Vec<ResourceRecord>> {
+/// What the catalog holds about one object, derived from storage.
+#[derive(Debug, Default)]
+pub struct ObjectRows {
+    /// Every resource of the head state.
+    pub records: Vec<ResourceRecord>,
+    /// Every memento of those resources (and of resources that are tombstones now).
+    pub mementos: Vec<MementoRow>,
+}
+
+/// The catalog rows of an object: the records of every resource in its head state, read
+/// from its `.fcrepo/*.json` headers (and, for live RDF sources, their N-Triples content),
+/// and its mementos: every immutable version in which a resource's header changed, as
+/// Fedora 6 lists them (the mutable HEAD is not a memento; tombstone headers are not
+/// mementos). Each distinct header file is read once.
+pub fn rows_from_object(root: &Path, object: &ObjectState) -> Result<ObjectRows> {
     let rel_dir = object
         .dir
         .strip_prefix(root)
         .unwrap_or(&object.dir)
         .to_path_buf();
-    let mut out = Vec::new();
-    for (logical, _) in object.inventory.head_state() {
-        if !(logical.starts_with(".fcrepo/") && logical.ends_with(".json")) {
-            continue;
+    let inventory = &object.inventory;
+    let is_header = |p: &str| p.starts_with(".fcrepo/") && p.ends_with(".json");
+    let mut headers_by_digest: HashMap<String, ResourceHeaders> = HashMap::new();
+    let mut read_header = |digest: &str| -> Result<ResourceHeaders> {
+        if let Some(h) = headers_by_digest.get(digest) {
+            return Ok(h.clone());
         }
-        let file = object.head_file(&logical).expect("head paths resolve");
+        let rel = inventory.content_path_for(digest).ok_or_else(|| {
+            Error::Storage(arca_ocfl::Error::Invalid(format!(
+                "{}: no manifest entry for {digest}",
+                object.dir.display()
+            )))
+        })?;
+        let file = object.dir.join(rel);
         let bytes = fs::read(&file).map_err(|e| Error::Io(with_path(e, &file)))?;
         let headers = ResourceHeaders::from_json(&bytes).map_err(|e| {
             Error::Storage(arca_ocfl::Error::Invalid(format!(
@@ -44,12 +64,49 @@ pub fn records_from_object(root: &Path, object: &ObjectState) -> Result<Vec<Reso
                 file.display()
             )))
         })?;
+        headers_by_digest.insert(digest.to_string(), headers.clone());
+        Ok(headers)
+    };
+    let mut rows = ObjectRows::default();
+    for change in inventory.path_changes(is_header, object.mutable_head) {
+        let headers = read_header(&change.digest)?;
+        if headers.deleted {
+            continue;
+        }
+        let created = &inventory.versions[&change.version].created;
+        let datetime = arca_model::parse_instant(created)
+            .ok_or_else(|| {
+                Error::Storage(arca_ocfl::Error::Invalid(format!(
+                    "{}: version {} has an invalid created date {created:?}",
+                    object.dir.display(),
+                    change.version
+                )))
+            })?
+            .unix_timestamp();
+        let content_file = headers
+            .content_path
+            .as_deref()
+            .and_then(|p| inventory.resolve_in(change.version, p))
+            .map(|p| rel_dir.join(p).to_string_lossy().into_owned());
+        rows.mementos.push(MementoRow {
+            id: FedoraId::from_internal(&headers.id)?,
+            datetime,
+            version: change.version.to_string(),
+            headers,
+            content_file,
+        });
+    }
+    for (logical, digest) in inventory.head_state() {
+        if !is_header(&logical) {
+            continue;
+        }
+        let headers = read_header(&digest)?;
         let id = FedoraId::from_internal(&headers.id)?;
         let model = headers.model();
         let content_rel = headers
             .content_path
             .as_deref()
-            .and_then(|p| object.inventory.resolve_head(p))
+            .and_then(|p| inventory.resolve_head(p))
             .map(|p| rel_dir.join(p));
         let rdf = match (&content_rel, model) {
             (Some(p), Some(m)) if m.is_rdf_source() && !headers.deleted => {
@@ -68,25 +125,25 @@ pub fn records_from_object(root: &Path, object: &ObjectState) -> Result<Vec<Reso
                 Some(p) => Some(FedoraId::from_internal(p)?),
                 None => {
                     return Err(Error::Storage(arca_ocfl::Error::Invalid(format!(
-                        "{}: header of {id} has no parent",
-                        file.display()
+                        "{}: header {logical} of {id} has no parent",
+                        object.dir.display()
                     ))))
                 }
             }
         } else {
             None
         };
-        out.push(ResourceRecord {
+        rows.records.push(ResourceRecord {
             id,
             parent,
-            ocfl_id: object.inventory.id.clone(),
+            ocfl_id: inventory.id.clone(),
             content_file: content_rel.map(|p| p.to_string_lossy().into_owned()),
             rdf,
             headers,
             children_changed: None,
         });
     }
-    Ok(out)
+    Ok(rows)
 }
 
 /// When a contained resource last changed its parent's list of children, as the write
@@ -129,16 +186,26 @@ impl Repository {
             .flat_map(|r| {
                 [
                     CatalogOp::Remove(r.id.clone()),
+                    CatalogOp::ForgetMementos(r.id.clone()),
                     CatalogOp::ForgetDerived(r.id),
                 ]
             })
             .collect();
-        let records = match self.ocfl.read_object(ocfl_id)? {
-            Some(object) => records_from_object(self.ocfl.path(), &object)?,
-            None => Vec::new(),
+        let rows = match self.ocfl.read_object(ocfl_id)? {
+            Some(object) => rows_from_object(self.ocfl.path(), &object)?,
+            None => ObjectRows::default(),
         };
-        let derived = self.derived_ops(&records, true).await?;
-        ops.extend(records.into_iter().map(CatalogOp::Put));
+        let derived = self.derived_ops(&rows.records, true).await?;
+        // Mementos of resources that are tombstones or gone from the head state too.
+        let historic: std::collections::BTreeSet<&FedoraId> =
+            rows.mementos.iter().map(|m| &m.id).collect();
+        ops.extend(
+            historic
+                .into_iter()
+                .map(|id| CatalogOp::ForgetMementos(id.clone())),
+        );
+        ops.extend(rows.records.into_iter().map(CatalogOp::Put));
+        ops.extend(rows.mementos.into_iter().map(CatalogOp::PutMemento));
         ops.extend(derived);
         self.catalog.apply(ops).await?;
         Ok(())
@@ -194,8 +261,8 @@ impl Repository {
                     .map(|dir| {
                         let result = OcflRoot::read_object_at(dir).map_err(Error::from).and_then(
                             |o| match o {
-                                Some(o) => records_from_object(&root, &o),
-                                None => Ok(Vec::new()),
+                                Some(o) => rows_from_object(&root, &o),
+                                None => Ok(ObjectRows::default()),
                             },
                         );
                         (dir.clone(), result)
@@ -208,7 +275,8 @@ impl Repository {
             let mut last = None;
             for (dir, result) in read {
                 match result {
-                    Ok(records) => {
+                    Ok(ObjectRows { records, mementos }) => {
+                        ops.extend(mementos.into_iter().map(CatalogOp::PutMemento));
                         stats.objects += 1;
                         stats.resources += records.len() as u64;
                         for (parent, at) in records.iter().filter_map(containment_change) {

@@ -20,6 +20,7 @@ mod locks;
 pub mod membership;
 mod references;
 mod subjects;
+mod versions;
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -27,7 +28,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
-use arca_catalog::{Catalog, CatalogOp, ChangeKind, ResourceRecord};
+use arca_catalog::{Catalog, CatalogOp, ChangeKind, MementoRow, ResourceRecord};
 use arca_model::{
     format_instant, now, DigestValue, FedoraId, InteractionModel, ResourceHeaders, Timestamp,
     HEADERS_VERSION, OCFL_USER_ADDRESS, OCFL_USER_NAME,
@@ -41,7 +42,7 @@ pub use content::{BinaryData, ReceivedBinary, Upload};
 pub use error::{Constraint, Error, Result};
 pub use external::{AllowList, CheckedUrl, ExternalHandling, ExternalLocation};
 pub use fixity::{digest_file, FixityCheck, FixityReport};
-pub use index::{records_from_object, RebuildStats};
+pub use index::{rows_from_object, ObjectRows, RebuildStats};
 use locks::ObjectLocks;
 
 /// Header logical path of an object's root resource.
@@ -627,6 +628,7 @@ impl Repository {
             .flat_map(|r| {
                 [
                     CatalogOp::Remove(r.id.clone()),
+                    CatalogOp::ForgetMementos(r.id.clone()),
                     CatalogOp::ForgetDerived(r.id.clone()),
                 ]
             })
@@ -648,8 +650,9 @@ impl Repository {
         plans: Vec<ObjectPlan>,
         extra: Vec<CatalogOp>,
     ) -> Result<Vec<ResourceRecord>> {
+        let created = now();
         let info = VersionInfo {
-            created: format_instant(now()),
+            created: format_instant(created),
             message: self.version_message.clone(),
             user_name: OCFL_USER_NAME.to_string(),
             user_address: OCFL_USER_ADDRESS.to_string(),
@@ -725,17 +728,32 @@ impl Repository {
         }
         lap(&self.phases.publish, &mut since);
         let mut records = Vec::new();
+        let mut mementos = Vec::new();
         for (s, resources) in &staged {
             let dir = s
                 .object_dir()
                 .strip_prefix(self.ocfl.path())
                 .expect("objects live under the root")
                 .to_path_buf();
+            let version = new_version(s);
             for r in resources {
-                records.push(r.to_record(&s.inventory, &dir));
+                let record = r.to_record(&s.inventory, &dir);
+                // Every header written in an immutable version makes a memento (Fedora 6's
+                // rule); a tombstone is not one.
+                if let Some(version) = version.filter(|_| !record.is_deleted()) {
+                    mementos.push(CatalogOp::PutMemento(MementoRow {
+                        id: record.id.clone(),
+                        datetime: created.unix_timestamp(),
+                        version: version.to_string(),
+                        headers: record.headers.clone(),
+                        content_file: record.content_file.clone(),
+                    }));
+                }
+                records.push(record);
             }
         }
         let mut ops: Vec<CatalogOp> = records.iter().cloned().map(CatalogOp::Put).collect();
+        ops.extend(mementos);
         ops.extend(self.derived_ops(&records, false).await?);
         ops.extend(extra);
         if let Err(e) = self.catalog.apply(ops).await {
@@ -988,6 +1006,18 @@ impl ObjectPlan {
         Ok(())
     }
 
+    /// A new header for an unchanged resource (a new memento date, an Archival Group root
+    /// touched by a change of one of its parts).
+    fn rewrite_headers(&mut self, record: &ResourceRecord, headers: ResourceHeaders) {
+        self.put(header_path_for(&headers), headers.to_json());
+        self.resources.push(ResourcePlan {
+            content_logical: headers.content_path.clone(),
+            headers,
+            parent: record.parent.clone(),
+            rdf: record.rdf.clone(),
+        });
+    }
+
     /// Turns a resource into a tombstone: header `deleted:true`, content out of the state.
     fn tombstone(&mut self, record: &ResourceRecord, at: Timestamp, user: &str) {
         let mut headers = record.headers.clone();
@@ -1151,6 +1181,11 @@ fn checked_triples(triples: Vec<Triple>, lenient: bool) -> Result<Vec<Triple>> {
         return Err(Error::ServerManaged(rejected));
     }
     Ok(kept)
+}
+
+/// The immutable version a staged change creates.
+fn new_version(staged: &Staged) -> Option<arca_ocfl::VersionNum> {
+    Some(staged.inventory.head)
 }
 
 fn nanos(at: Timestamp) -> i64 {

@@ -1,0 +1,378 @@
+//! Memento versioning over HTTP (Fedora API §4, RFC 7089), as Fedora 6 answers it:
+//! every resource is its own TimeGate (`Accept-Datetime` → 302 to a memento), its TimeMap is
+//! `<resource>/fcr:versions` (link-format or RDF; `POST` records a memento of the current
+//! state), and its mementos are `<resource>/fcr:versions/<YYYYMMDDHHMMSS>`, read-only.
+
+use arca_model::FedoraId;
+use arca_rdf::{vocab, RdfFormat};
+use axum::body::Body;
+use axum::extract::Request;
+use axum::response::Response;
+use http::{header, HeaderMap, StatusCode};
+use oxrdf::{NamedNode, Triple};
+use time::macros::format_description;
+use time::OffsetDateTime;
+
+use crate::error::ApiError;
+use crate::handlers::{self, add_link, set, Ctx};
+
+/// `Allow` of a TimeMap.
+pub(crate) const TIMEMAP_ALLOW: &str = "POST, HEAD, GET, OPTIONS";
+/// `Allow` of a memento.
+pub(crate) const MEMENTO_ALLOW: &str = "GET, HEAD, OPTIONS";
+/// `Accept-Post` of a TimeMap (any body is ignored, as Fedora 6 does).
+const TIMEMAP_ACCEPT_POST: &str =
+    "text/turtle, application/n-triples, application/ld+json, application/rdf+xml";
+const LINK_FORMAT: &str = "application/link-format";
+
+/// A memento's path segment: its datetime as `YYYYMMDDHHMMSS` (UTC).
+pub(crate) fn memento_segment(datetime: i64) -> String {
+    OffsetDateTime::from_unix_timestamp(datetime)
+        .ok()
+        .and_then(|t| {
+            t.format(format_description!(
+                "[year][month][day][hour][minute][second]"
+            ))
+            .ok()
+        })
+        .unwrap_or_default()
+}
+
+/// Parses a memento path segment; `None` unless it is 14 digits naming a valid instant.
+pub(crate) fn parse_memento_segment(segment: &str) -> Option<i64> {
+    if segment.len() != 14 || !segment.bytes().all(|b| b.is_ascii_digit()) {
+        return None;
+    }
+    let n = |r: std::ops::Range<usize>| segment[r].parse::<u32>().ok();
+    let month = time::Month::try_from(n(4..6)? as u8).ok()?;
+    let date = time::Date::from_calendar_date(n(0..4)? as i32, month, n(6..8)? as u8).ok()?;
+    let t = date
+        .with_hms(n(8..10)? as u8, n(10..12)? as u8, n(12..14)? as u8)
+        .ok()?;
+    Some(t.assume_utc().unix_timestamp())
+}
+
+/// The HTTP date of a memento datetime.
+fn http_date(datetime: i64) -> String {
+    httpdate::fmt_http_date(
+        std::time::UNIX_EPOCH + std::time::Duration::from_secs(datetime.max(0) as u64),
+    )
+}
+
+/// The URL of a resource's TimeMap.
+pub(crate) fn timemap_url(ctx: &Ctx, id: &FedoraId) -> String {
+    format!("{}/fcr:versions", ctx.url(id).trim_end_matches('/'))
+}
+
+/// The URL of a memento.
+pub(crate) fn memento_url(ctx: &Ctx, id: &FedoraId, datetime: i64) -> String {
+    format!("{}/{}", timemap_url(ctx, id), memento_segment(datetime))
+}
+
+/// The links that name a resource's original, TimeGate and TimeMap (on the resource, its
+/// TimeMap and its mementos alike).
+pub(crate) fn add_memento_links(ctx: &Ctx, id: &FedoraId, h: &mut HeaderMap) {
+    let url = ctx.url(id);
+    add_link(h, format!("<{url}>; rel=\"timegate\""));
+    add_link(h, format!("<{url}>; rel=\"original\""));
+    add_link(h, format!("<{}>; rel=\"timemap\"", timemap_url(ctx, id)));
+}
+
+/// The `Accept-Datetime` of a request: `None` when absent, 400 when it is not an RFC 1123
+/// date.
+pub(crate) fn accept_datetime(h: &HeaderMap) -> Result<Option<i64>, ApiError> {
+    let Some(value) = h.get("accept-datetime") else {
+        return Ok(None);
+    };
+    let text = value.to_str().unwrap_or_default();
+    let parsed = httpdate::parse_http_date(text).map_err(|_| {
+        ApiError::bad_request(format!(
+            "invalid Accept-Datetime value {text:?}; use an RFC 1123 date such as 'Tue, 3 Jun 2008 11:05:30 GMT'"
+        ))
+    })?;
+    let secs = match parsed.duration_since(std::time::UNIX_EPOCH) {
+        Ok(d) => d.as_secs() as i64,
+        Err(e) => -(e.duration().as_secs() as i64),
+    };
+    Ok(Some(secs))
+}
+
+/// GET or HEAD with `Accept-Datetime` on a resource: 302 to the memento in force then (the
+/// first one for an earlier datetime, as Fedora 6), 406 when the resource has none yet.
+pub(crate) async fn timegate(ctx: &Ctx, id: FedoraId, datetime: i64) -> Result<Response, ApiError> {
+    let chosen = ctx
+        .repo
+        .memento_for(&id, datetime)
+        .await
+        .map_err(|e| ctx.err(e))?;
+    let Some(chosen) = chosen else {
+        let mut e = ApiError::new(
+            StatusCode::NOT_ACCEPTABLE,
+            format!("{} has no version yet", ctx.url(&id)),
+        );
+        e.links
+            .push(format!("<{}>; rel=\"timemap\"", timemap_url(ctx, &id)));
+        return Err(e);
+    };
+    let mut out = handlers::response(StatusCode::FOUND, Body::empty());
+    let h = out.headers_mut();
+    add_memento_links(ctx, &id, h);
+    add_link(
+        h,
+        format!("<{}OriginalResource>; rel=\"type\"", vocab::MEMENTO_NS),
+    );
+    add_link(h, format!("<{}TimeGate>; rel=\"type\"", vocab::MEMENTO_NS));
+    set(h, header::LOCATION, &memento_url(ctx, &id, chosen));
+    set(h, header::VARY, "Accept-Datetime");
+    set(h, header::CONTENT_LENGTH, "0");
+    Ok(out)
+}
+
+/// Headers every answer about a TimeMap carries.
+fn timemap_headers(ctx: &Ctx, id: &FedoraId, h: &mut HeaderMap) {
+    add_memento_links(ctx, id, h);
+    for t in [
+        format!("{}Resource", vocab::LDP_NS),
+        format!("{}Container", vocab::LDP_NS),
+        format!("{}RDFSource", vocab::LDP_NS),
+        format!("{}TimeMap", vocab::MEMENTO_NS),
+    ] {
+        add_link(h, format!("<{t}>; rel=\"type\""));
+    }
+    set(h, header::ALLOW, TIMEMAP_ALLOW);
+    set(
+        h,
+        header::HeaderName::from_static("accept-post"),
+        TIMEMAP_ACCEPT_POST,
+    );
+}
+
+/// OPTIONS on a TimeMap.
+pub(crate) async fn timemap_options(ctx: &Ctx, id: FedoraId) -> Result<Response, ApiError> {
+    ctx.repo.get(&id).await.map_err(|e| ctx.err(e))?;
+    let mut out = handlers::response(StatusCode::OK, Body::empty());
+    timemap_headers(ctx, &id, out.headers_mut());
+    Ok(out)
+}
+
+/// GET or HEAD on a TimeMap: RFC 6690 link-format when asked for, else RDF (an LDP
+/// container of the mementos, as Fedora 6 describes it).
+pub(crate) async fn timemap(
+    ctx: &Ctx,
+    id: FedoraId,
+    head: bool,
+    req: Request,
+) -> Result<Response, ApiError> {
+    let record = ctx.repo.get(&id).await.map_err(|e| ctx.err(e))?;
+    let mementos = ctx.repo.mementos(&id).await.map_err(|e| ctx.err(e))?;
+    let accept = req
+        .headers()
+        .get(header::ACCEPT)
+        .and_then(|v| v.to_str().ok());
+    let link_format = accept.is_some_and(|a| {
+        a.split(',')
+            .any(|t| t.split(';').next().unwrap_or("").trim() == LINK_FORMAT)
+    });
+    let mut out = handlers::response(StatusCode::OK, Body::empty());
+    let h = out.headers_mut();
+    timemap_headers(ctx, &id, h);
+    set(
+        h,
+        header::LAST_MODIFIED,
+        &httpdate::fmt_http_date(crate::headers::last_modified(&record)),
+    );
+    set(h, header::VARY, "Accept");
+    let body = if link_format {
+        set(h, header::CONTENT_TYPE, LINK_FORMAT);
+        link_format_body(ctx, &id, &mementos).into_bytes()
+    } else {
+        let format = RdfFormat::negotiate(accept).ok_or_else(|| {
+            ApiError::new(
+                StatusCode::NOT_ACCEPTABLE,
+                "a TimeMap is available as application/link-format, text/turtle, application/ld+json, application/n-triples or application/rdf+xml",
+            )
+        })?;
+        set(h, header::CONTENT_TYPE, &handlers::rdf_content_type(format));
+        set(
+            h,
+            header::HeaderName::from_static("preference-applied"),
+            "return=representation",
+        );
+        let triples = timemap_triples(ctx, &record, &mementos);
+        arca_rdf::serialize(&triples, format, &ctx.mapper())
+            .map_err(|e| ctx.err(arca_repository::Error::Rdf(e)))?
+    };
+    set(
+        out.headers_mut(),
+        header::CONTENT_LENGTH,
+        &body.len().to_string(),
+    );
+    if !head {
+        *out.body_mut() = Body::from(body);
+    }
+    Ok(out)
+}
+
+/// The link-format TimeMap (RFC 7089 §5.1.1), in Fedora 6's form.
+fn link_format_body(ctx: &Ctx, id: &FedoraId, mementos: &[i64]) -> String {
+    let url = ctx.url(id);
+    let mut lines = vec![
+        format!("<{url}>; rel=\"original\""),
+        format!("<{url}>; rel=\"timegate\""),
+    ];
+    for m in mementos {
+        lines.push(format!(
+            "<{}>; rel=\"memento\"; datetime=\"{}\"",
+            memento_url(ctx, id, *m),
+            http_date(*m)
+        ));
+    }
+    let mut own = format!("<{}>; rel=\"self\"", timemap_url(ctx, id));
+    if let (Some(first), Some(last)) = (mementos.first(), mementos.last()) {
+        if first != last {
+            own.push_str(&format!(
+                "; from=\"{}\"; until=\"{}\"",
+                http_date(*first),
+                http_date(*last)
+            ));
+        }
+    }
+    own.push_str(&format!("; type=\"{LINK_FORMAT}\""));
+    lines.push(own);
+    let mut body = lines.join(",\n");
+    body.push('\n');
+    body
+}
+
+/// The RDF TimeMap: the mementos as `ldp:contains`, `memento:original`, the resource's
+/// dates and users, and its LDP types.
+fn timemap_triples(
+    ctx: &Ctx,
+    record: &arca_catalog::ResourceRecord,
+    mementos: &[i64],
+) -> Vec<Triple> {
+    let s = NamedNode::new_unchecked(timemap_url(ctx, &record.id));
+    let iri = |i: String| NamedNode::new_unchecked(i);
+    let mut out = Vec::new();
+    let contains = iri(vocab::LDP_CONTAINS.to_string());
+    for m in mementos.iter().rev() {
+        out.push(Triple::new(
+            s.clone(),
+            contains.clone(),
+            iri(memento_url(ctx, &record.id, *m)),
+        ));
+    }
+    out.push(Triple::new(
+        s.clone(),
+        iri(format!("{}original", vocab::MEMENTO_NS)),
+        iri(ctx.url(&record.id)),
+    ));
+    let h = &record.headers;
+    let date = |d: &str| oxrdf::Literal::new_typed_literal(d, iri(vocab::XSD_DATETIME.into()));
+    for (p, v) in [
+        (vocab::FEDORA_CREATED, h.created_date.as_deref()),
+        (vocab::FEDORA_LAST_MODIFIED, h.last_modified_date.as_deref()),
+    ] {
+        if let Some(v) = v {
+            out.push(Triple::new(s.clone(), iri(p.into()), date(v)));
+        }
+    }
+    for (p, v) in [
+        (vocab::FEDORA_CREATED_BY, h.created_by.as_deref()),
+        (
+            vocab::FEDORA_LAST_MODIFIED_BY,
+            h.last_modified_by.as_deref(),
+        ),
+    ] {
+        if let Some(v) = v {
+            out.push(Triple::new(
+                s.clone(),
+                iri(p.into()),
+                oxrdf::Literal::new_simple_literal(v),
+            ));
+        }
+    }
+    for t in ["Resource", "Container", "RDFSource"] {
+        out.push(Triple::new(
+            s.clone(),
+            iri(vocab::RDF_TYPE.into()),
+            iri(format!("{}{t}", vocab::LDP_NS)),
+        ));
+    }
+    out
+}
+
+/// `POST <resource>/fcr:versions`: a memento of the current state (any body is ignored);
+/// 201 with the memento's Location.
+pub(crate) async fn create(ctx: &Ctx, id: FedoraId) -> Result<Response, ApiError> {
+    let datetime = ctx
+        .repo
+        .create_version(&id, &ctx.user)
+        .await
+        .map_err(|e| ctx.err(e))?;
+    let url = memento_url(ctx, &id, datetime);
+    let mut out = handlers::response(StatusCode::CREATED, Body::from(url.clone()));
+    let h = out.headers_mut();
+    add_memento_links(ctx, &id, h);
+    add_link(h, format!("<{}Memento>; rel=\"type\"", vocab::MEMENTO_NS));
+    set(
+        h,
+        header::HeaderName::from_static("memento-datetime"),
+        &http_date(datetime),
+    );
+    set(h, header::LOCATION, &url);
+    set(h, header::CONTENT_TYPE, "text/plain");
+    Ok(out)
+}
+
+/// The headers that make an answer about a resource a memento's: Memento-Datetime and
+/// the read-only Allow (the type link is added with the resource's types).
+pub(crate) fn memento_headers(datetime: i64, h: &mut HeaderMap) {
+    set(
+        h,
+        header::HeaderName::from_static("memento-datetime"),
+        &http_date(datetime),
+    );
+    set(h, header::ALLOW, MEMENTO_ALLOW);
+    h.remove("accept-post");
+    h.remove("accept-patch");
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn memento_segments_round_trip() {
+        let t = 1_795_516_029; // 2026-11-24T10:27:09Z
+        assert_eq!(memento_segment(t), "20261124102709");
+        assert_eq!(parse_memento_segment("20261124102709"), Some(t));
+        for bad in [
+            "2026112410270",
+            "202611241027090",
+            "20261324102709",
+            "2026112410270x",
+            "20261131000000",
+        ] {
+            assert_eq!(parse_memento_segment(bad), None, "{bad}");
+        }
+    }
+
+    #[test]
+    fn accept_datetime_must_be_rfc_1123() {
+        let mut h = HeaderMap::new();
+        assert_eq!(accept_datetime(&h).unwrap(), None);
+        h.insert(
+            "accept-datetime",
+            "Tue, 24 Nov 2026 10:27:09 GMT".parse().unwrap(),
+        );
+        assert_eq!(accept_datetime(&h).unwrap(), Some(1_795_516_029));
+        for bad in ["garbage", "2026-11-24T10:27:05Z"] {
+            h.insert("accept-datetime", bad.parse().unwrap());
+            assert_eq!(
+                accept_datetime(&h).unwrap_err().status,
+                StatusCode::BAD_REQUEST
+            );
+        }
+    }
+}
