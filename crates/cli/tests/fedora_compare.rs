@@ -155,11 +155,6 @@ const RDF_READS: &[(&str, &str)] = &[
 /// (`link rel=type <IRI>`).
 const KNOWN: &[(&str, &str, &str, &str, &str)] = &[
     ("*", "*", "*", "link rel=acl", "no ACLs (fcr:acl) in arca yet, so no link to one"),
-    ("*", "*", "*", "link rel=timegate", "no versions (fcr:versions, Memento) in arca yet"),
-    ("*", "*", "*", "link rel=original", "no versions (fcr:versions, Memento) in arca yet"),
-    ("*", "*", "*", "link rel=timemap", "no versions (fcr:versions, Memento) in arca yet"),
-    ("*", "*", "*", "link rel=type http://mementoweb.org/ns#OriginalResource", "no versions (Memento) in arca yet"),
-    ("*", "*", "*", "link rel=type http://mementoweb.org/ns#TimeGate", "no versions (Memento) in arca yet"),
     ("*", "", "*", "link rel=http://fedora.info/definitions/v4/transaction#endpoint", "no transactions (fcr:tx) in arca yet"),
     ("*", "", "*", "triple http://fedora.info/definitions/v4/repository#hasTransactionProvider", "no transactions (fcr:tx) in arca yet"),
     ("*", "*", "*", "accept-external-content-handling", "arca offers external content only when an allow-list is configured (README), Fedora 6.1 always advertises it"),
@@ -168,10 +163,6 @@ const KNOWN: &[(&str, &str, &str, &str, &str)] = &[
     ("same root", "*", "*", "last-modified", "arca's Last-Modified (and ETag) of a container changes with its children, whose ldp:contains are part of its representation; Fedora's does not"),
     ("*", "*", "GET minimal", "*", "Fedora 6.1 ignores Prefer: return=minimal on GET (lists containment and membership, still says Preference-Applied: return=minimal); arca leaves them out, as LDP's PreferMinimalContainer"),
     ("write", "/dc4", "*", "status", "two ldp:membershipResource: Fedora says 400, arca 409 with constrainedBy, as issue 7 asks (a constraint of the model, not a malformed request)"),
-    ("write", "/ag*", "*", "*", "arca does not create Archival Groups yet (409, README 'Not yet'); it serves Fedora's (see 'same root')"),
-    ("side by side", "/ag*", "*", "*", "arca does not create Archival Groups yet, so the fresh arca has no /ag"),
-    ("side by side", "", "*", "triple B/ag", "arca does not create Archival Groups yet, so the fresh arca has no /ag"),
-    ("side by side", "", "*", "triple B/ag/part", "arca does not create Archival Groups yet: /ag/part became a child of the root"),
 ];
 
 /// A server under comparison.

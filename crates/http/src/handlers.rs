@@ -870,7 +870,7 @@ async fn read_content(
 
 /// The interaction model the `Link` headers name; malformed links and unknown types get
 /// 400 as in Fedora 6 (the latter with constrainedBy), models arca cannot create yet 409.
-fn link_type(ctx: &Ctx, h: &HeaderMap) -> Result<Option<InteractionModel>, ApiError> {
+fn link_type(ctx: &Ctx, h: &HeaderMap) -> Result<headers::TypeLinks, ApiError> {
     headers::link_type(h).map_err(|e| match e {
         LinkError::Malformed(m) => ApiError::bad_request(m),
         LinkError::UnknownType(m) => {
@@ -926,11 +926,12 @@ pub(crate) async fn create(ctx: &Ctx, parent: FedoraId, req: Request) -> Handler
 async fn create_new(
     ctx: &Ctx,
     id: FedoraId,
-    link: Option<InteractionModel>,
+    types: headers::TypeLinks,
     h: &HeaderMap,
     external: Option<crate::external::ExternalRequest>,
     req: Request,
 ) -> HandlerResult {
+    let link = types.model;
     // External content is a binary whatever else the request says, as in Fedora 6.
     let kind = match external {
         Some(_) => BodyKind::Binary,
@@ -947,7 +948,7 @@ async fn create_new(
     };
     let record = ctx
         .repo
-        .create(id, model, content, &ctx.user)
+        .create(id, model, types.archival_group, content, &ctx.user)
         .await
         .map_err(|e| ctx.err(e))?;
     Ok(created_response(ctx, &record))
@@ -983,7 +984,9 @@ async fn mint_id(ctx: &Ctx, parent: &FedoraId, h: &HeaderMap) -> Result<FedoraId
 pub(crate) async fn put(ctx: &Ctx, id: FedoraId, req: Request) -> HandlerResult {
     let h = req.headers().clone();
     let external = crate::external::from_headers(ctx, &h).await?;
-    let link = link_type(ctx, &h)?;
+    let types = link_type(ctx, &h)?;
+    // The ArchivalGroup type on an existing resource is ignored, as Fedora 6 does.
+    let link = types.model;
     let existing = ctx.repo.lookup(&id).await.map_err(|e| ctx.err(e))?;
     match existing {
         Some(r) if r.is_deleted() => Err(ctx.err(Error::Gone(id))),
@@ -1031,7 +1034,7 @@ pub(crate) async fn put(ctx: &Ctx, id: FedoraId, req: Request) -> HandlerResult 
                     "If-Match was sent but the resource does not exist".into(),
                 )));
             }
-            create_new(ctx, id, link, &h, external, req).await
+            create_new(ctx, id, types, &h, external, req).await
         }
     }
 }

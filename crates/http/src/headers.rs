@@ -21,14 +21,29 @@ pub enum LinkError {
 /// Fedora's Archival Group type.
 const ARCHIVAL_GROUP: &str = "http://fedora.info/definitions/v4/repository#ArchivalGroup";
 
-/// The interaction model named by `Link: <…>; rel="type"` headers, if any.
+/// What the `Link: <…>; rel="type"` headers of a request name.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct TypeLinks {
+    /// The interaction model, if one is named.
+    pub model: Option<InteractionModel>,
+    /// Whether Fedora's ArchivalGroup type is named.
+    pub archival_group: bool,
+}
+
+/// Memento types a client may name on a new resource: every resource is an original
+/// resource already, so Fedora 6 accepts and ignores it.
+const ORIGINAL_RESOURCE: &str = "http://mementoweb.org/ns#OriginalResource";
+
+/// The interaction model (and Archival Group type) named by `Link: <…>; rel="type"`
+/// headers.
 ///
 /// Every `Link` value must parse (`<target>` followed by `;`-separated parameters, several
 /// links separated by commas) and every link must have a `rel`; `rel=type` may be quoted or
 /// not. The generic `ldp:Resource`, `ldp:RDFSource` and `ldp:Container` mean a basic
 /// container unless a specific model is also named; any other type is an error.
-pub fn link_type(headers: &HeaderMap) -> Result<Option<InteractionModel>, LinkError> {
+pub fn link_type(headers: &HeaderMap) -> Result<TypeLinks, LinkError> {
     let mut found = None;
+    let mut archival_group = false;
     for value in headers.get_all(http::header::LINK) {
         let Ok(value) = value.to_str() else {
             return Err(LinkError::Malformed(
@@ -65,10 +80,10 @@ pub fn link_type(headers: &HeaderMap) -> Result<Option<InteractionModel>, LinkEr
                 "http://www.w3.org/ns/ldp#DirectContainer" => InteractionModel::DirectContainer,
                 "http://www.w3.org/ns/ldp#IndirectContainer" => InteractionModel::IndirectContainer,
                 ARCHIVAL_GROUP => {
-                    return Err(LinkError::Unsupported(
-                        "creating Archival Groups is not supported by arca yet".into(),
-                    ))
+                    archival_group = true;
+                    continue;
                 }
+                ORIGINAL_RESOURCE => continue,
                 t => {
                     return Err(LinkError::UnknownType(format!(
                         "invalid interaction model <{}>",
@@ -82,7 +97,10 @@ pub fn link_type(headers: &HeaderMap) -> Result<Option<InteractionModel>, LinkEr
             }
         }
     }
-    Ok(found)
+    Ok(TypeLinks {
+        model: found,
+        archival_group,
+    })
 }
 
 /// How much of a header value a message quotes.
@@ -472,16 +490,27 @@ mod tests {
             "link",
             "<http://www.w3.org/ns/ldp#NonRDFSource>; rel=\"type\"",
         )]);
-        assert_eq!(link_type(&m).unwrap(), Some(InteractionModel::NonRdfSource));
+        assert_eq!(
+            link_type(&m).unwrap().model,
+            Some(InteractionModel::NonRdfSource)
+        );
         let m = h(&[("link", "<http://www.w3.org/ns/ldp#Resource>; rel=\"type\", <http://www.w3.org/ns/ldp#BasicContainer>;rel=type")]);
         assert_eq!(
-            link_type(&m).unwrap(),
+            link_type(&m).unwrap().model,
             Some(InteractionModel::BasicContainer)
         );
         let m = h(&[("link", "<http://www.w3.org/ns/ldp#Bogus>; rel=\"type\"")]);
         assert!(link_type(&m).is_err());
         let m = h(&[("link", "<http://example.org/x>; rel=\"describedby\"")]);
-        assert_eq!(link_type(&m).unwrap(), None);
+        assert_eq!(link_type(&m).unwrap(), TypeLinks::default());
+        let m = h(&[("link", "<http://fedora.info/definitions/v4/repository#ArchivalGroup>;rel=\"type\", <http://mementoweb.org/ns#OriginalResource>; rel=\"type\"")]);
+        assert_eq!(
+            link_type(&m).unwrap(),
+            TypeLinks {
+                model: None,
+                archival_group: true
+            }
+        );
     }
 
     #[test]

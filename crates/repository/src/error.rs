@@ -19,6 +19,9 @@ pub enum Constraint {
     Membership,
     /// The request needs a feature arca does not have yet.
     Unsupported,
+    /// An Archival Group inside another, an Archival Group part versioned on its own, or a
+    /// resource moved across an Archival Group's boundary.
+    ArchivalGroup,
     /// External content (a `rel="…#ExternalContent"` link) that cannot be used: no
     /// allow-list, a URL outside it, an unreachable or failing location, a malformed link
     /// (400, as Fedora 6 answers).
@@ -35,18 +38,20 @@ impl Constraint {
             Self::DigestMismatch => "digest-mismatch",
             Self::Membership => "membership",
             Self::Unsupported => "unsupported",
+            Self::ArchivalGroup => "archival-group",
             Self::ExternalContent => "external-content",
         }
     }
 
     /// Every constraint, for the constraint documents.
-    pub const ALL: [Constraint; 7] = [
+    pub const ALL: [Constraint; 8] = [
         Self::ServerManagedTriples,
         Self::InteractionModel,
         Self::InvalidPath,
         Self::DigestMismatch,
         Self::Membership,
         Self::Unsupported,
+        Self::ArchivalGroup,
         Self::ExternalContent,
     ];
 }

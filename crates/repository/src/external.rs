@@ -380,7 +380,7 @@ impl ObjectPlan {
                 });
             }
         }
-        self.put(crate::header_path_for(&headers), headers.to_json());
+        self.put(&self.header_path(&headers), headers.to_json());
         self.resources.push(ResourcePlan {
             headers,
             parent,

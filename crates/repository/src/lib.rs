@@ -47,8 +47,6 @@ use locks::ObjectLocks;
 
 /// Header logical path of an object's root resource.
 const ROOT_HEADER: &str = ".fcrepo/fcr-root.json";
-/// Header logical path of the description of an object's root binary.
-const ROOT_DESC_HEADER: &str = ".fcrepo/fcr-root~fcr-desc.json";
 /// Content logical path of a container that is an object root.
 const CONTAINER_CONTENT: &str = "fcr-container.nt";
 
@@ -326,18 +324,34 @@ impl Repository {
         Ok(triples)
     }
 
-    /// Creates a resource at `id` (POST with a minted or Slug id, or PUT to a new path).
+    /// Creates a resource at `id` (POST with a minted or Slug id, or PUT to a new path); an
+    /// Archival Group when `archival_group` (a container whose descendants all live in its
+    /// own OCFL object). Below an Archival Group the resource becomes one of its parts.
     pub async fn create(
         &self,
         id: FedoraId,
         model: InteractionModel,
+        archival_group: bool,
         content: NewContent,
         user: &str,
     ) -> Result<ResourceRecord> {
-        check_creatable(&id, model)?;
+        check_creatable(&id, model, archival_group)?;
         let content = prepare_content(&id, content, model)?;
         let parent = self.find_parent(&id).await?;
-        let _locks = self.locks.lock(&[id.as_str()], &[parent.as_str()]).await;
+        let group = self.archival_group_of(&parent).await?;
+        if archival_group {
+            if let Some(ag) = &group {
+                return Err(Error::constraint(
+                    Constraint::ArchivalGroup,
+                    format!("{id} would be an Archival Group inside Archival Group {ag}; nesting Archival Groups is not permitted"),
+                ));
+            }
+        }
+        let object_id = group.clone().unwrap_or_else(|| id.clone());
+        let _locks = self
+            .locks
+            .lock(&[object_id.as_str()], &[parent.as_str()])
+            .await;
         match self.catalog.get(&id).await? {
             Some(r) if r.is_deleted() => return Err(Error::Gone(id)),
             Some(_) => return Err(Error::AlreadyExists(id)),
@@ -356,21 +370,26 @@ impl Repository {
 
         let at = now();
         let mut headers = new_headers(&id, Some(&parent), model, at, user);
-        let mut plan = ObjectPlan {
-            ocfl_id: id.to_string(),
-            current: None,
-            changes: Vec::new(),
-            resources: Vec::new(),
+        let mut plan = match &group {
+            Some(ag) => {
+                headers.archival_group_id = Some(ag.to_string());
+                headers.object_root = false;
+                self.plan_for_object(ag.as_str()).await?
+            }
+            None => {
+                headers.archival_group = archival_group;
+                ObjectPlan {
+                    ocfl_id: id.to_string(),
+                    current: None,
+                    changes: Vec::new(),
+                    resources: Vec::new(),
+                }
+            }
         };
         match content {
             NewContent::Rdf { triples, .. } => {
-                plan.add_rdf(
-                    ROOT_HEADER,
-                    CONTAINER_CONTENT,
-                    headers,
-                    Some(parent.clone()),
-                    &triples,
-                );
+                let (header, content) = plan.paths(&id, false);
+                plan.add_rdf(&header, &content, headers, Some(parent.clone()), &triples);
             }
             NewContent::Binary {
                 binary,
@@ -378,25 +397,21 @@ impl Repository {
                 filename,
                 ..
             } => {
-                let name = id.last_segment().to_string();
+                let (_, content) = plan.paths(&id, true);
                 // As Fedora 6.1: an empty filename when the request named none.
                 headers.filename = Some(filename.unwrap_or_default());
-                plan.add_binary(&name, headers, Some(parent.clone()), binary, mime);
+                plan.add_binary(&content, headers, Some(parent.clone()), binary, mime);
                 let desc_id = id.description();
-                let desc = new_headers(
+                let mut desc = new_headers(
                     &desc_id,
                     Some(&id),
                     InteractionModel::NonRdfSourceDescription,
                     at,
                     user,
                 );
-                plan.add_rdf(
-                    ROOT_DESC_HEADER,
-                    &format!("{name}~fcr-desc.nt"),
-                    desc,
-                    None,
-                    &[],
-                );
+                desc.archival_group_id = group.as_ref().map(|ag| ag.to_string());
+                let (header, content) = plan.paths(&desc_id, false);
+                plan.add_rdf(&header, &content, desc, None, &[]);
             }
         }
         let extra = vec![
@@ -404,7 +419,20 @@ impl Repository {
             log(&id, ChangeKind::Create, at, user),
         ];
         let records = self.execute(vec![plan], extra).await?;
-        Ok(records.into_iter().next().expect("the created resource"))
+        records
+            .into_iter()
+            .find(|r| r.id == id)
+            .ok_or_else(|| Error::Internal(format!("the write of {id} returned no record for it")))
+    }
+
+    /// The Archival Group a resource is or belongs to, if any.
+    async fn archival_group_of(&self, id: &FedoraId) -> Result<Option<FedoraId>> {
+        let record = self.get(id).await?;
+        Ok(match record.headers.archival_group_id.as_deref() {
+            Some(ag) => Some(FedoraId::from_internal(ag)?),
+            None if record.headers.archival_group => Some(id.clone()),
+            None => None,
+        })
     }
 
     /// Replaces the content of an existing resource (PUT). `model` is the interaction model
@@ -607,10 +635,9 @@ impl Repository {
             .iter()
             .any(|o| !affected.iter().any(|r| r.id.as_str() == *o))
         {
-            return Err(Error::constraint(
-                Constraint::Unsupported,
-                format!("{id} is part of an Archival Group; purging parts is not supported yet"),
-            ));
+            // Parts of an Archival Group whose root stays: a new version of the group's
+            // object without their files.
+            return self.purge_parts(id, &affected, user).await;
         }
         let ticket = self
             .journal
@@ -642,6 +669,47 @@ impl Repository {
         Ok(())
     }
 
+    /// Purges tombstones that are parts of an Archival Group (all in one object whose root
+    /// is not purged): their headers and content files leave the object's state in a new
+    /// version, as Fedora 6 does, and their rows leave the catalog. The caller holds the
+    /// object's lock.
+    async fn purge_parts(
+        &self,
+        id: &FedoraId,
+        affected: &[ResourceRecord],
+        user: &str,
+    ) -> Result<()> {
+        let ocfl_id = &affected[0].ocfl_id;
+        let mut plan = self.plan_for_object(ocfl_id).await?;
+        for r in affected {
+            let (header, _) = plan.paths(&r.id, false);
+            plan.changes.push(Change {
+                logical_path: header,
+                content: None,
+            });
+            if let Some(content) = &r.headers.content_path {
+                plan.changes.push(Change {
+                    logical_path: content.clone(),
+                    content: None,
+                });
+            }
+        }
+        let at = now();
+        let mut extra: Vec<CatalogOp> = affected
+            .iter()
+            .flat_map(|r| {
+                [
+                    CatalogOp::Remove(r.id.clone()),
+                    CatalogOp::ForgetMementos(r.id.clone()),
+                    CatalogOp::ForgetDerived(r.id.clone()),
+                ]
+            })
+            .collect();
+        extra.push(log(id, ChangeKind::Purge, at, user));
+        self.execute(vec![plan], extra).await?;
+        Ok(())
+    }
+
     /// Runs planned object changes through the durable write path and returns the new
     /// catalog records of every resource written: prepare the versions in memory, journal
     /// them (group commit), write them into the root, update the catalog.
@@ -663,7 +731,8 @@ impl Repository {
             *since = std::time::Instant::now();
         };
         let mut staged: Vec<(Staged, Vec<ResourcePlan>)> = Vec::with_capacity(plans.len());
-        for plan in plans {
+        for mut plan in plans {
+            plan.touch_group_root(self, created).await?;
             match self.ocfl.stage(
                 &plan.ocfl_id,
                 plan.current.as_ref(),
@@ -790,8 +859,7 @@ impl Repository {
         error
     }
 
-    /// Nearest existing ancestor of a new resource, which must be a live container outside
-    /// any Archival Group.
+    /// Nearest existing ancestor of a new resource, which must be a live container.
     async fn find_parent(&self, id: &FedoraId) -> Result<FedoraId> {
         let mut cur = id.path_parent();
         while let Some(candidate) = cur {
@@ -808,12 +876,6 @@ impl Repository {
                         ),
                     ));
                 }
-                if r.headers.archival_group || r.headers.archival_group_id.is_some() {
-                    return Err(Error::constraint(
-                        Constraint::Unsupported,
-                        format!("{candidate} is (part of) an Archival Group; arca does not write into Archival Groups yet"),
-                    ));
-                }
                 return Ok(candidate);
             }
             cur = candidate.path_parent();
@@ -822,16 +884,9 @@ impl Repository {
     }
 
     /// A plan against the object holding `record` (its current state read from storage).
+    /// A change of an Archival Group's part also re-stages the group's root header with a
+    /// new memento date, as Fedora 6 does (the group is versioned as a whole).
     async fn plan_for(&self, record: &ResourceRecord) -> Result<ObjectPlan> {
-        if record.headers.archival_group || record.headers.archival_group_id.is_some() {
-            return Err(Error::constraint(
-                Constraint::Unsupported,
-                format!(
-                    "{} belongs to an Archival Group; arca does not write into Archival Groups yet",
-                    record.id
-                ),
-            ));
-        }
         self.plan_for_object(&record.ocfl_id).await
     }
 
@@ -883,6 +938,67 @@ impl Repository {
 }
 
 impl ObjectPlan {
+    /// The header and content logical paths of resource `id` in this object (§2.4 of
+    /// OCFL-FEDORA.md): `fcr-root` names for the object's root (a binary's content named
+    /// after its last segment, a container's `fcr-container.nt`), paths relative to the
+    /// root for an Archival Group's parts.
+    fn paths(&self, id: &FedoraId, binary: bool) -> (String, String) {
+        let base = id.base();
+        let rel = base
+            .as_str()
+            .strip_prefix(self.ocfl_id.as_str())
+            .and_then(|r| r.strip_prefix('/'));
+        let (header, stem) = match rel {
+            Some(rel) if !rel.is_empty() => (format!(".fcrepo/{rel}"), rel.to_string()),
+            _ => (
+                ".fcrepo/fcr-root".to_string(),
+                base.last_segment().to_string(),
+            ),
+        };
+        if id.is_description() {
+            return (
+                format!("{header}~fcr-desc.json"),
+                format!("{stem}~fcr-desc.nt"),
+            );
+        }
+        let content = match (binary, rel.is_some_and(|r| !r.is_empty())) {
+            (true, _) => stem,
+            (false, true) => format!("{stem}/{CONTAINER_CONTENT}"),
+            (false, false) => CONTAINER_CONTENT.to_string(),
+        };
+        (format!("{header}.json"), content)
+    }
+
+    /// The header logical path of a resource of this object.
+    fn header_path(&self, headers: &ResourceHeaders) -> String {
+        match FedoraId::from_internal(&headers.id) {
+            Ok(id) => self.paths(&id, false).0,
+            Err(_) => ROOT_HEADER.to_string(),
+        }
+    }
+
+    /// When this plan changes parts of an Archival Group but not its root, the root's header
+    /// is written again with a new memento date (Fedora 6's `touchRelatedResources`), so
+    /// that the group has a memento for every version of its object.
+    async fn touch_group_root(&mut self, repo: &Repository, at: Timestamp) -> Result<()> {
+        let touches_part = self
+            .resources
+            .iter()
+            .any(|r| r.headers.archival_group_id.is_some());
+        if !touches_part || self.resources.iter().any(|r| r.headers.id == self.ocfl_id) {
+            return Ok(());
+        }
+        let root = FedoraId::from_internal(&self.ocfl_id)?;
+        if let Some(record) = repo.catalog.get(&root).await? {
+            if !record.is_deleted() {
+                let mut headers = record.headers.clone();
+                headers.memento_created_date = Some(format_instant(at));
+                self.rewrite_headers(&record, headers);
+            }
+        }
+        Ok(())
+    }
+
     fn add_rdf(
         &mut self,
         header_path: &str,
@@ -934,7 +1050,7 @@ impl ObjectPlan {
             logical_path: content_path.to_string(),
             content: Some(content),
         });
-        self.put(header_path_for(&headers), headers.to_json());
+        self.put(&self.header_path(&headers), headers.to_json());
         self.resources.push(ResourcePlan {
             headers,
             parent,
@@ -959,7 +1075,7 @@ impl ObjectPlan {
                 record.id
             )))
         })?;
-        let header_path = header_path_for(&headers).to_string();
+        let header_path = self.header_path(&headers);
         self.add_rdf(
             &header_path,
             &content_path,
@@ -995,7 +1111,7 @@ impl ObjectPlan {
         self.add_binary(&content_path, headers, record.parent.clone(), binary, mime);
         if let Some(mut desc) = repo.catalog.get(&record.id.description()).await? {
             desc.headers.memento_created_date = Some(format_instant(at));
-            self.put(ROOT_DESC_HEADER, desc.headers.to_json());
+            self.put(&self.header_path(&desc.headers), desc.headers.to_json());
             self.resources.push(ResourcePlan {
                 content_logical: desc.headers.content_path.clone(),
                 headers: desc.headers,
@@ -1009,7 +1125,7 @@ impl ObjectPlan {
     /// A new header for an unchanged resource (a new memento date, an Archival Group root
     /// touched by a change of one of its parts).
     fn rewrite_headers(&mut self, record: &ResourceRecord, headers: ResourceHeaders) {
-        self.put(header_path_for(&headers), headers.to_json());
+        self.put(&self.header_path(&headers), headers.to_json());
         self.resources.push(ResourcePlan {
             content_logical: headers.content_path.clone(),
             headers,
@@ -1031,7 +1147,7 @@ impl ObjectPlan {
                 content: None,
             });
         }
-        self.put(header_path_for(&headers), headers.to_json());
+        self.put(&self.header_path(&headers), headers.to_json());
         self.resources.push(ResourcePlan {
             headers,
             parent: record.parent.clone(),
@@ -1064,15 +1180,6 @@ impl ResourcePlan {
             rdf: self.rdf.clone(),
             children_changed: None,
         }
-    }
-}
-
-/// The header logical path of a resource that is an object root or its description.
-fn header_path_for(headers: &ResourceHeaders) -> &'static str {
-    if headers.id.ends_with("/fcr:metadata") {
-        ROOT_DESC_HEADER
-    } else {
-        ROOT_HEADER
     }
 }
 
@@ -1119,7 +1226,13 @@ fn model_of(record: &ResourceRecord) -> Result<InteractionModel> {
     })
 }
 
-fn check_creatable(id: &FedoraId, model: InteractionModel) -> Result<()> {
+fn check_creatable(id: &FedoraId, model: InteractionModel, archival_group: bool) -> Result<()> {
+    if archival_group && !model.is_container() {
+        return Err(Error::constraint(
+            Constraint::ArchivalGroup,
+            format!("{id}: an Archival Group is a container, not <{model}>"),
+        ));
+    }
     if id.is_acl() {
         return Err(Error::constraint(
             Constraint::Unsupported,

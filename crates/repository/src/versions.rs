@@ -6,7 +6,7 @@
 use arca_catalog::{ChangeKind, ResourceRecord};
 use arca_model::{format_instant, now, FedoraId};
 
-use crate::{log, Error, Repository, Result};
+use crate::{log, Constraint, Error, Repository, Result};
 
 impl Repository {
     /// The memento datetimes (seconds since the epoch) of live resource `id`, oldest first.
@@ -69,6 +69,12 @@ impl Repository {
     /// not copied: the version points at the stored files). Returns the memento datetime.
     pub async fn create_version(&self, id: &FedoraId, user: &str) -> Result<i64> {
         let (_locks, record) = self.lock_existing(id, None).await?;
+        if let Some(ag) = &record.headers.archival_group_id {
+            return Err(Error::constraint(
+                Constraint::ArchivalGroup,
+                format!("{id} is part of Archival Group {ag} and cannot be versioned on its own; version the Archival Group instead"),
+            ));
+        }
         let at = now();
         let mut plan = self.plan_for(&record).await?;
         let mut headers = record.headers.clone();
