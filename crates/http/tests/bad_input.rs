@@ -154,20 +154,35 @@ async fn a_malformed_link_header_is_400_not_a_default() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn models_arca_cannot_create_yet_are_409_with_constrained_by() {
+async fn archival_group_misuse_is_409_with_constrained_by() {
     let s = setup().await;
-    for link in [
-        // Archival Groups are not written (yet).
-        "<http://fedora.info/definitions/v4/repository#ArchivalGroup>; rel=\"type\"",
-    ] {
-        let r = post(&s, "bad", &[TURTLE, ("slug", "m"), ("link", link)], "").await;
-        assert_eq!(r.status, 409, "{link}: {}", r.text());
-        assert_constrained_by(&s, &r).await;
-        let r = put(&s, "bad/m", &[TURTLE, ("link", link)], "").await;
-        assert_eq!(r.status, 409, "{link}: {}", r.text());
+    let ag = "<http://fedora.info/definitions/v4/repository#ArchivalGroup>; rel=\"type\"";
+    let r = put(&s, "bad/ag", &[TURTLE, ("link", ag)], "").await;
+    assert_eq!(r.status, 201, "{}", r.text());
+    // An Archival Group inside one, by POST and by PUT, at any depth.
+    let r = post(&s, "bad/ag", &[TURTLE, ("slug", "m"), ("link", ag)], "").await;
+    assert_eq!(r.status, 409, "{}", r.text());
+    assert_constrained_by(&s, &r).await;
+    for path in ["bad/ag/m", "bad/ag/deeper/m"] {
+        let r = put(&s, path, &[TURTLE, ("link", ag)], "").await;
+        assert_eq!(r.status, 409, "{path}: {}", r.text());
         assert_constrained_by(&s, &r).await;
     }
-    nothing_created(&s, &["bad/m"]).await;
+    // A binary cannot be an Archival Group.
+    let r = put(&s, "bad/agb", &[("content-type", "text/plain"), ("link", ag)], "bytes").await;
+    assert_eq!(r.status, 409, "{}", r.text());
+    assert_constrained_by(&s, &r).await;
+    // A part cannot be versioned on its own.
+    let r = put(&s, "bad/ag/part", &[TURTLE], "").await;
+    assert_eq!(r.status, 201, "{}", r.text());
+    let r = raw(&s, Method::POST, "/rest/bad/ag/part/fcr:versions", &[], "").await;
+    assert_eq!(r.status, 409, "{}", r.text());
+    assert_constrained_by(&s, &r).await;
+    for p in ["bad/ag/m", "bad/ag/deeper/m", "bad/agb"] {
+        assert_eq!(s.get(p, &[]).await.status, 404, "{p} exists");
+    }
+    assert_eq!(children(&s, "bad").await, vec![s.url("bad/ag")]);
+    assert_eq!(children(&s, "bad/ag").await, vec![s.url("bad/ag/part")]);
     s.stop().await;
 }
 
