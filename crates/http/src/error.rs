@@ -66,6 +66,9 @@ impl ApiError {
                         .unwrap_or_else(|_| datetime.to_string())
                 ),
             ),
+            Error::TransactionNotFound(m) => Self::new(StatusCode::NOT_FOUND, format!("no transaction found with id {m}")),
+            Error::TransactionEnded(m) => Self::new(StatusCode::GONE, m),
+            Error::TransactionConflict(m) => Self::new(StatusCode::CONFLICT, m),
             Error::Gone(id) => {
                 let url = external(&id, base_url);
                 let mut e = Self::new(StatusCode::GONE, format!("{url} has been deleted"));

@@ -19,6 +19,7 @@ mod handlers;
 pub mod headers;
 mod limits;
 mod listing;
+mod transactions;
 mod upload;
 mod versions;
 
@@ -117,6 +118,11 @@ enum Operation {
     },
     TimeMapOptions(FedoraId),
     CreateVersion(FedoraId),
+    BeginTx,
+    TxStatus(String),
+    TxRefresh(String),
+    TxCommit(String),
+    TxRollback(String),
     Memento {
         id: FedoraId,
         datetime: i64,
@@ -174,7 +180,27 @@ fn parse_operation(method: &Method, path: &str) -> Result<Operation, arca_reposi
                     _ => Operation::MethodNotAllowed(fixity::ALLOW),
                 });
             }
-            "fcr:tx" => return Ok(Operation::NotSupported("transactions (fcr:tx)")),
+            "fcr:tx" if i == 0 => {
+                return Ok(match (&segments[1..], method) {
+                    ([] | [""], &Method::POST) => Operation::BeginTx,
+                    ([] | [""], _) => Operation::MethodNotAllowed(transactions::ENDPOINT_ALLOW),
+                    ([id], &Method::GET | &Method::HEAD) => Operation::TxStatus(id.to_string()),
+                    ([id], &Method::POST) => Operation::TxRefresh(id.to_string()),
+                    ([id], &Method::PUT) => Operation::TxCommit(id.to_string()),
+                    ([id], &Method::DELETE) => Operation::TxRollback(id.to_string()),
+                    ([_], _) => Operation::MethodNotAllowed(transactions::TX_ALLOW),
+                    _ => {
+                        return Err(arca_repository::Error::BadRequest(
+                            "a transaction is /fcr:tx/<id>; nothing lies below it".into(),
+                        ))
+                    }
+                });
+            }
+            "fcr:tx" => {
+                return Ok(Operation::NotSupported(
+                    "transactions below a resource (fcr:tx)",
+                ))
+            }
             "fcr:search" => return Ok(Operation::NotSupported("search (fcr:search)")),
             "fcr:acl" if i + 1 == segments.len() => {
                 return Ok(Operation::NotSupported("access control lists (fcr:acl)"))
@@ -266,7 +292,7 @@ async fn dispatch(State(state): State<AppState>, req: Request) -> Response {
         Ok(op) => op,
         Err(e) => return ApiError::from_kernel(e, &base_url).into_response(),
     };
-    let mut ctx = handlers::Ctx {
+    let ctx = handlers::Ctx {
         repo: state.repo.clone(),
         base_url,
         user: state.config.default_user.clone(),
@@ -274,7 +300,35 @@ async fn dispatch(State(state): State<AppState>, req: Request) -> Response {
         budget: state.budget.clone(),
         memento: None,
     };
-    let result = match op {
+    let atomic = match transactions::atomic_id(&ctx, req.headers()) {
+        Ok(a) => a,
+        Err(e) => return e.into_response(),
+    };
+    let result = match atomic {
+        Some(tx) => {
+            let echo = transactions::url(&ctx, &tx);
+            let repo = ctx.repo.clone();
+            let base_url = ctx.base_url.clone();
+            match repo.in_transaction(&tx, run(ctx, op, req)).await {
+                Ok(result) => result.map(|mut r| {
+                    handlers::set(
+                        r.headers_mut(),
+                        http::header::HeaderName::from_static(transactions::ATOMIC_ID),
+                        &echo,
+                    );
+                    r
+                }),
+                Err(e) => Err(transactions::entry_error(&base_url, e)),
+            }
+        }
+        None => run(ctx, op, req).await,
+    };
+    result.unwrap_or_else(IntoResponse::into_response)
+}
+
+/// Carries out one operation.
+async fn run(mut ctx: handlers::Ctx, op: Operation, req: Request) -> Result<Response, ApiError> {
+    match op {
         Operation::Read { id, head } => match versions::accept_datetime(req.headers()) {
             Ok(Some(datetime)) => versions::timegate(&ctx, id, datetime).await,
             Ok(None) => handlers::read(&ctx, id, head, req).await,
@@ -291,6 +345,11 @@ async fn dispatch(State(state): State<AppState>, req: Request) -> Response {
             ctx.memento = Some(datetime);
             handlers::options(&ctx, id).await
         }
+        Operation::BeginTx => Ok(transactions::begin(&ctx)),
+        Operation::TxStatus(id) => transactions::status(&ctx, &id),
+        Operation::TxRefresh(id) => transactions::refresh(&ctx, &id),
+        Operation::TxCommit(id) => transactions::commit(&ctx, &id).await,
+        Operation::TxRollback(id) => transactions::rollback(&ctx, &id),
         Operation::Options(id) => handlers::options(&ctx, id).await,
         Operation::Create(id) => handlers::create(&ctx, id, req).await,
         Operation::Put(id) => handlers::put(&ctx, id, req).await,
@@ -306,6 +365,5 @@ async fn dispatch(State(state): State<AppState>, req: Request) -> Response {
             &ctx.base_url,
         )),
         Operation::MethodNotAllowed(allow) => Err(ApiError::method_not_allowed(allow)),
-    };
-    result.unwrap_or_else(IntoResponse::into_response)
+    }
 }

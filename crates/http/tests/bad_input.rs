@@ -169,7 +169,13 @@ async fn archival_group_misuse_is_409_with_constrained_by() {
         assert_constrained_by(&s, &r).await;
     }
     // A binary cannot be an Archival Group.
-    let r = put(&s, "bad/agb", &[("content-type", "text/plain"), ("link", ag)], "bytes").await;
+    let r = put(
+        &s,
+        "bad/agb",
+        &[("content-type", "text/plain"), ("link", ag)],
+        "bytes",
+    )
+    .await;
     assert_eq!(r.status, 409, "{}", r.text());
     assert_constrained_by(&s, &r).await;
     // A part cannot be versioned on its own.
@@ -412,8 +418,8 @@ async fn unsupported_features_are_refused_with_constrained_by() {
     .await;
     assert!(r.status.is_client_error(), "{}", r.status);
     assert_constrained_by(&s, &r).await;
-    // ACLs, transactions.
-    for p in ["/rest/bad/fcr:acl", "/rest/fcr:tx"] {
+    // ACLs.
+    for p in ["/rest/bad/fcr:acl"] {
         let r = raw(&s, Method::POST, p, &[TURTLE], "").await;
         assert!(r.status.is_client_error(), "{p}: {}", r.status);
         assert_constrained_by(&s, &r).await;

@@ -79,6 +79,15 @@ pub enum Error {
     /// The resource has no memento at this datetime (seconds since the epoch).
     #[error("{0} has no version with a created date matching {1}")]
     NoMemento(FedoraId, i64),
+    /// No transaction has this id.
+    #[error("no transaction found with id {0}")]
+    TransactionNotFound(String),
+    /// The transaction was committed, rolled back or expired.
+    #[error("{0}")]
+    TransactionEnded(String),
+    /// The write conflicts with an open transaction, or a commit with storage.
+    #[error("{0}")]
+    TransactionConflict(String),
     /// The resource exists already where a new one was to be created.
     #[error("{0} already exists")]
     AlreadyExists(FedoraId),

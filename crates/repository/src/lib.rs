@@ -20,6 +20,7 @@ mod locks;
 pub mod membership;
 mod references;
 mod subjects;
+mod transactions;
 mod versions;
 
 use std::collections::BTreeMap;
@@ -44,6 +45,7 @@ pub use external::{AllowList, CheckedUrl, ExternalHandling, ExternalLocation};
 pub use fixity::{digest_file, FixityCheck, FixityReport};
 pub use index::{rows_from_object, ObjectRows, RebuildStats};
 use locks::ObjectLocks;
+pub use transactions::{TxEnd, TxInfo, DEFAULT_TIMEOUT as DEFAULT_TRANSACTION_TIMEOUT};
 
 /// Header logical path of an object's root resource.
 const ROOT_HEADER: &str = ".fcrepo/fcr-root.json";
@@ -89,6 +91,7 @@ pub struct Repository {
     locks: ObjectLocks,
     version_message: String,
     stop_checkpoints: Arc<AtomicBool>,
+    txs: transactions::Transactions,
     /// Where write time goes.
     pub phases: PhaseTimes,
 }
@@ -149,6 +152,7 @@ impl Repository {
             locks: ObjectLocks::new(),
             version_message,
             stop_checkpoints: Arc::new(AtomicBool::new(false)),
+            txs: transactions::Transactions::default(),
             phases: PhaseTimes::default(),
         };
         // Crash recovery: everything journaled is written again, everything else staged
@@ -273,7 +277,7 @@ impl Repository {
 
     /// A live resource; [`Error::Gone`] for a tombstone, [`Error::NotFound`] otherwise.
     pub async fn get(&self, id: &FedoraId) -> Result<ResourceRecord> {
-        match self.catalog.get(id).await? {
+        match self.record(id).await? {
             Some(r) if r.is_deleted() => Err(Error::Gone(id.clone())),
             Some(r) => Ok(r),
             None => Err(Error::NotFound(id.clone())),
@@ -282,13 +286,13 @@ impl Repository {
 
     /// A resource, live or tombstone.
     pub async fn lookup(&self, id: &FedoraId) -> Result<Option<ResourceRecord>> {
-        Ok(self.catalog.get(id).await?)
+        self.record(id).await
     }
 
     /// Whether a new resource cannot take path `id`: a resource (or its tombstone) is there,
     /// or resources exist below it (a "ghost node").
     pub async fn is_taken(&self, id: &FedoraId) -> Result<bool> {
-        Ok(self.catalog.get(id).await?.is_some() || self.catalog.has_descendants(id).await?)
+        Ok(self.record(id).await?.is_some() || self.catalog.has_descendants(id).await?)
     }
 
     /// Live children of a container, in id order, paged by key.
@@ -352,7 +356,8 @@ impl Repository {
             .locks
             .lock(&[object_id.as_str()], &[parent.as_str()])
             .await;
-        match self.catalog.get(&id).await? {
+        self.check_owners(&[object_id.as_str()])?;
+        match self.record(&id).await? {
             Some(r) if r.is_deleted() => return Err(Error::Gone(id)),
             Some(_) => return Err(Error::AlreadyExists(id)),
             None => {}
@@ -520,6 +525,7 @@ impl Repository {
     ) -> Result<(locks::LockSet, ResourceRecord)> {
         let probe = self.get(id).await?;
         let guard = self.locks.lock(&[probe.ocfl_id.as_str()], &[]).await;
+        self.check_owners(&[probe.ocfl_id.as_str()])?;
         let record = self.get(id).await?;
         if let Some(check) = precondition {
             check(&record)?;
@@ -575,6 +581,7 @@ impl Repository {
         object_ids.sort_unstable();
         object_ids.dedup();
         let _locks = self.locks.lock(&object_ids, &[]).await;
+        self.check_owners(&object_ids)?;
         let record = self.get(id).await?;
         if let Some(check) = precondition {
             check(&record)?;
@@ -584,7 +591,7 @@ impl Repository {
         let mut by_object: BTreeMap<String, Vec<ResourceRecord>> = BTreeMap::new();
         for r in affected {
             // re-read under the lock
-            if let Some(fresh) = self.catalog.get(&r.id).await? {
+            if let Some(fresh) = self.record(&r.id).await? {
                 if !fresh.is_deleted() {
                     by_object
                         .entry(fresh.ocfl_id.clone())
@@ -615,6 +622,12 @@ impl Repository {
     /// Purges a tombstone (DELETE on `fcr:tombstone`): the resource and the tombstones below
     /// it leave storage and catalog for good.
     pub async fn purge(&self, id: &FedoraId, user: &str) -> Result<()> {
+        if transactions::current().is_some() {
+            return Err(Error::constraint(
+                Constraint::Unsupported,
+                "purging (DELETE on fcr:tombstone) inside a transaction is not supported; purge after the commit",
+            ));
+        }
         let record = match self.catalog.get(id).await? {
             Some(r) if r.is_deleted() => r,
             _ => return Err(Error::NotFound(id.clone())),
@@ -631,6 +644,7 @@ impl Repository {
         object_ids.sort_unstable();
         object_ids.dedup();
         let _locks = self.locks.lock(&object_ids, &[]).await;
+        self.check_owners(&object_ids)?;
         if object_ids
             .iter()
             .any(|o| !affected.iter().any(|r| r.id.as_str() == *o))
@@ -730,9 +744,15 @@ impl Repository {
             counter.fetch_add(since.elapsed().as_nanos() as u64, Ordering::Relaxed);
             *since = std::time::Instant::now();
         };
-        let mut staged: Vec<(Staged, Vec<ResourcePlan>)> = Vec::with_capacity(plans.len());
-        for mut plan in plans {
+        let mut plans = plans;
+        for plan in &mut plans {
             plan.touch_group_root(self, created).await?;
+        }
+        if let Some(tx) = transactions::current() {
+            return self.add_to_transaction(&tx, plans, extra);
+        }
+        let mut staged: Vec<(Staged, Vec<ResourcePlan>)> = Vec::with_capacity(plans.len());
+        for plan in plans {
             match self.ocfl.stage(
                 &plan.ocfl_id,
                 plan.current.as_ref(),
@@ -863,7 +883,7 @@ impl Repository {
     async fn find_parent(&self, id: &FedoraId) -> Result<FedoraId> {
         let mut cur = id.path_parent();
         while let Some(candidate) = cur {
-            if let Some(r) = self.catalog.get(&candidate).await? {
+            if let Some(r) = self.record(&candidate).await? {
                 if r.is_deleted() {
                     return Err(Error::Gone(candidate));
                 }
@@ -891,6 +911,14 @@ impl Repository {
     }
 
     async fn plan_for_object(&self, ocfl_id: &str) -> Result<ObjectPlan> {
+        if let Some(current) = self.pending_object(ocfl_id) {
+            return Ok(ObjectPlan {
+                ocfl_id: ocfl_id.to_string(),
+                current,
+                changes: Vec::new(),
+                resources: Vec::new(),
+            });
+        }
         let current = self.ocfl.read_object(ocfl_id)?.ok_or_else(|| {
             Error::Storage(arca_ocfl::Error::Invalid(format!(
                 "the catalog knows object {ocfl_id} but storage does not"
@@ -989,7 +1017,7 @@ impl ObjectPlan {
             return Ok(());
         }
         let root = FedoraId::from_internal(&self.ocfl_id)?;
-        if let Some(record) = repo.catalog.get(&root).await? {
+        if let Some(record) = repo.record(&root).await? {
             if !record.is_deleted() {
                 let mut headers = record.headers.clone();
                 headers.memento_created_date = Some(format_instant(at));
@@ -1109,7 +1137,7 @@ impl ObjectPlan {
             .clone()
             .unwrap_or_else(|| record.id.last_segment().to_string());
         self.add_binary(&content_path, headers, record.parent.clone(), binary, mime);
-        if let Some(mut desc) = repo.catalog.get(&record.id.description()).await? {
+        if let Some(mut desc) = repo.record(&record.id.description()).await? {
             desc.headers.memento_created_date = Some(format_instant(at));
             self.put(&self.header_path(&desc.headers), desc.headers.to_json());
             self.resources.push(ResourcePlan {

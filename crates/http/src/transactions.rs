@@ -1,0 +1,122 @@
+//! Transactions over HTTP, as Fedora 6 answers them: `POST /fcr:tx` begins one (201,
+//! `Location`, `Expires`); on `/fcr:tx/<id>` GET/HEAD tell its state (204 with
+//! `Atomic-Expires`), POST refreshes it, PUT commits and DELETE rolls back; unknown ids are
+//! 404 and finished ones 410. Any other request carrying `Atomic-ID: <transaction URL or
+//! id>` works inside the transaction (409 when it is unknown or finished).
+
+use std::time::SystemTime;
+
+use arca_repository::{Error, TxInfo};
+use axum::body::Body;
+use axum::response::Response;
+use http::{header, HeaderMap, StatusCode};
+
+use crate::error::ApiError;
+use crate::handlers::{self, add_link, set, Ctx};
+
+/// `Allow` of the transaction endpoint.
+pub(crate) const ENDPOINT_ALLOW: &str = "POST";
+/// `Allow` of one transaction.
+pub(crate) const TX_ALLOW: &str = "GET, HEAD, POST, PUT, DELETE";
+/// The header naming the transaction a request works in.
+pub(crate) const ATOMIC_ID: &str = "atomic-id";
+const COMMIT_ENDPOINT: &str = "http://fedora.info/definitions/v4/transaction#commitEndpoint";
+
+/// The URL of a transaction.
+pub(crate) fn url(ctx: &Ctx, id: &str) -> String {
+    format!("{}/fcr:tx/{id}", ctx.base_url)
+}
+
+fn http_date(t: SystemTime) -> String {
+    httpdate::fmt_http_date(t)
+}
+
+/// The transaction id an `Atomic-ID` header names (a transaction URL or a bare id), if any.
+pub(crate) fn atomic_id(ctx: &Ctx, h: &HeaderMap) -> Result<Option<String>, ApiError> {
+    let Some(value) = h.get(ATOMIC_ID) else {
+        return Ok(None);
+    };
+    let value = value.to_str().unwrap_or_default().trim();
+    let id = value
+        .strip_prefix(&format!("{}/fcr:tx/", ctx.base_url))
+        .unwrap_or(value);
+    if uuid::Uuid::parse_str(id).is_err() {
+        return Err(ApiError::new(
+            StatusCode::CONFLICT,
+            format!("invalid transaction id {value:?} in Atomic-ID"),
+        ));
+    }
+    Ok(Some(id.to_string()))
+}
+
+/// Maps the failure to enter a transaction named by `Atomic-ID`: 409 for an unknown or
+/// finished one (Fedora 6), the usual mapping otherwise.
+pub(crate) fn entry_error(base_url: &str, e: Error) -> ApiError {
+    let not_open = matches!(
+        e,
+        Error::TransactionNotFound(_) | Error::TransactionEnded(_)
+    );
+    let mut e = ApiError::from_kernel(e, base_url);
+    if not_open {
+        e.status = StatusCode::CONFLICT;
+    }
+    e
+}
+
+/// `POST /fcr:tx`.
+pub(crate) fn begin(ctx: &Ctx) -> Response {
+    let TxInfo { id, expires } = ctx.repo.begin_transaction();
+    let url = url(ctx, &id);
+    let mut out = handlers::response(StatusCode::CREATED, Body::empty());
+    let h = out.headers_mut();
+    set(h, header::LOCATION, &url);
+    set(h, header::EXPIRES, &http_date(expires));
+    add_link(h, format!("<{url}>; rel=\"{COMMIT_ENDPOINT}\""));
+    out
+}
+
+fn state_response(info: TxInfo) -> Response {
+    let mut out = handlers::response(StatusCode::NO_CONTENT, Body::empty());
+    set(
+        out.headers_mut(),
+        header::HeaderName::from_static("atomic-expires"),
+        &http_date(info.expires),
+    );
+    out
+}
+
+/// GET or HEAD on a transaction.
+pub(crate) fn status(ctx: &Ctx, id: &str) -> Result<Response, ApiError> {
+    Ok(state_response(
+        ctx.repo.transaction(id).map_err(|e| ctx.err(e))?,
+    ))
+}
+
+/// POST on a transaction: keeps it alive.
+pub(crate) fn refresh(ctx: &Ctx, id: &str) -> Result<Response, ApiError> {
+    Ok(state_response(
+        ctx.repo.refresh_transaction(id).map_err(|e| ctx.err(e))?,
+    ))
+}
+
+/// PUT on a transaction: commits it (409 with the conflict when it cannot).
+pub(crate) async fn commit(ctx: &Ctx, id: &str) -> Result<Response, ApiError> {
+    ctx.repo.commit_transaction(id).await.map_err(|e| match e {
+        e @ (Error::TransactionNotFound(_) | Error::TransactionEnded(_)) => ctx.err(e),
+        e => {
+            let mut api = ctx.err(e);
+            if api.status.is_server_error() || api.status == StatusCode::CONFLICT {
+                return api;
+            }
+            api.status = StatusCode::CONFLICT;
+            api
+        }
+    })?;
+    Ok(handlers::response(StatusCode::NO_CONTENT, Body::empty()))
+}
+
+/// DELETE on a transaction: rolls it back.
+pub(crate) fn rollback(ctx: &Ctx, id: &str) -> Result<Response, ApiError> {
+    ctx.repo.rollback_transaction(id).map_err(|e| ctx.err(e))?;
+    Ok(handlers::response(StatusCode::NO_CONTENT, Body::empty()))
+}
