@@ -2,13 +2,16 @@
 //! a crash between "durable in the journal" and "durable in the root" can be repaired by
 //! writing the same files again.
 
+use std::collections::{HashMap, HashSet};
 use std::fs;
-use std::io::Read;
+use std::io::{ErrorKind, Read};
 use std::path::{Path, PathBuf};
 
+use arca_storage::fsutil;
 use sha2::{Digest, Sha512};
 
 use crate::error::IoContext;
+use crate::root::is_replaced_in_place;
 use crate::{Error, OcflRoot, Result, Staged};
 
 const KIND_VERSIONS: u8 = 1;
@@ -16,6 +19,8 @@ const KIND_PURGE: u8 = 2;
 const KIND_CANCEL: u8 = 3;
 const FILE_INLINE: u8 = 1;
 const FILE_EXTERNAL: u8 = 2;
+const FILE_MOVE: u8 = 3;
+const FILE_REMOVE: u8 = 4;
 
 /// One file of a recorded version, relative to its object directory.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -36,6 +41,22 @@ pub(crate) enum RecordFile {
         locations: Vec<PathBuf>,
         /// Its SHA-512 (hex).
         sha512: String,
+    },
+    /// A file already in the object that moves to `rel` (a mutable HEAD's content going
+    /// into its new version directory).
+    Move {
+        /// Path below the object directory where it ends up.
+        rel: String,
+        /// Path below the object directory where it was.
+        from: String,
+        /// Its SHA-512 (hex), to recognize it after a crash.
+        sha512: String,
+    },
+    /// A file or directory (with everything in it) that leaves the object; directories left
+    /// empty above it go too, up to the object directory.
+    Remove {
+        /// Path below the object directory.
+        rel: String,
     },
 }
 
@@ -139,6 +160,16 @@ impl Record {
                                     w.str(&l.to_string_lossy());
                                 }
                             }
+                            RecordFile::Move { rel, from, sha512 } => {
+                                w.u8(FILE_MOVE);
+                                w.str(rel);
+                                w.str(from);
+                                w.str(sha512);
+                            }
+                            RecordFile::Remove { rel } => {
+                                w.u8(FILE_REMOVE);
+                                w.str(rel);
+                            }
                         }
                     }
                 }
@@ -189,6 +220,12 @@ impl Record {
                                     sha512,
                                 }
                             }
+                            FILE_MOVE => RecordFile::Move {
+                                rel: r.string()?,
+                                from: r.string()?,
+                                sha512: r.string()?,
+                            },
+                            FILE_REMOVE => RecordFile::Remove { rel: r.string()? },
                             other => {
                                 return Err(Error::Invalid(format!(
                                     "unknown file kind {other} in journal record"
@@ -263,13 +300,30 @@ impl OcflRoot {
             .iter()
             .map(|r| Record::decode(r))
             .collect::<Result<_>>()?;
-        let cancelled: std::collections::HashSet<&str> = decoded
+        let cancelled: HashSet<&str> = decoded
             .iter()
             .filter_map(|r| match r {
                 Record::Cancel(op) => Some(op.as_str()),
                 _ => None,
             })
             .collect();
+        // Where a later record moved a file (a mutable HEAD's content committed into a
+        // version): an earlier record's upload is found there, not at its first place.
+        let mut moved: HashMap<(&str, &str), &str> = HashMap::new();
+        for record in &decoded {
+            if let Record::Versions { op, objects } = record {
+                if cancelled.contains(op.as_str()) {
+                    continue;
+                }
+                for (id, files) in objects {
+                    for f in files {
+                        if let RecordFile::Move { rel, from, .. } = f {
+                            moved.insert((id.as_str(), from.as_str()), rel.as_str());
+                        }
+                    }
+                }
+            }
+        }
         let mut touched = Vec::new();
         for record in &decoded {
             match record {
@@ -289,7 +343,13 @@ impl OcflRoot {
                     for (id, files) in objects {
                         let dir = self.object_dir(id);
                         for f in files {
-                            self.replay_file(&dir, f.clone())?;
+                            let later = match f {
+                                RecordFile::External { rel, .. } => {
+                                    moved.get(&(id.as_str(), rel.as_str())).copied()
+                                }
+                                _ => None,
+                            };
+                            self.replay_file(&dir, f.clone(), later)?;
                         }
                         touched.push(id.clone());
                     }
@@ -299,15 +359,17 @@ impl OcflRoot {
         Ok(touched)
     }
 
-    fn replay_file(&self, dir: &Path, file: RecordFile) -> Result<()> {
+    /// Writes one recorded file again unless it is already there. `later` is where a later
+    /// record moves the file to.
+    fn replay_file(&self, dir: &Path, file: RecordFile, later: Option<&str>) -> Result<()> {
         match file {
             RecordFile::Inline { ref rel, ref bytes } => {
                 let target = dir.join(rel);
                 if fs::read(&target).ok().as_deref() == Some(&bytes[..]) {
                     return Ok(());
                 }
-                // A partial file from the crash goes; root inventories are replaced atomically.
-                if rel != "inventory.json" && rel != "inventory.json.sha512" {
+                // A partial file from the crash goes; inventories are replaced atomically.
+                if !is_replaced_in_place(rel) {
                     let _ = fs::remove_file(&target);
                 }
                 self.write_file(dir, &file, true)
@@ -329,10 +391,43 @@ impl OcflRoot {
                         return Ok(());
                     }
                 }
+                if let Some(later) = later {
+                    if sha512_of(&dir.join(later)).ok().as_deref() == Some(sha512.as_str()) {
+                        return Ok(());
+                    }
+                }
                 Err(Error::Invalid(format!(
                     "journal replay: content of {} (sha512 {sha512}) is nowhere to be found",
                     target.display()
                 )))
+            }
+            RecordFile::Move { rel, from, sha512 } => {
+                let target = dir.join(&rel);
+                if sha512_of(&target).ok().as_deref() == Some(sha512.as_str()) {
+                    return Ok(());
+                }
+                let source = dir.join(&from);
+                if sha512_of(&source).ok().as_deref() == Some(sha512.as_str()) {
+                    let parent = target.parent().expect("files have parents");
+                    fs::create_dir_all(parent).at(parent)?;
+                    return fs::rename(&source, &target).at(&source);
+                }
+                Err(Error::Invalid(format!(
+                    "journal replay: {} (sha512 {sha512}) is neither there nor at {}",
+                    target.display(),
+                    source.display()
+                )))
+            }
+            RecordFile::Remove { rel } => {
+                let target = dir.join(&rel);
+                match fs::symlink_metadata(&target) {
+                    Ok(m) if m.is_dir() => fs::remove_dir_all(&target).at(&target)?,
+                    Ok(_) => fs::remove_file(&target).at(&target)?,
+                    Err(e) if e.kind() == ErrorKind::NotFound => {}
+                    Err(e) => return Err(e).at(&target),
+                }
+                fsutil::remove_empty_parents(&target, dir);
+                Ok(())
             }
         }
     }
@@ -354,6 +449,14 @@ mod tests {
                         rel: "v1/content/big".into(),
                         locations: vec!["/a".into(), "/b".into()],
                         sha512: "00".into(),
+                    },
+                    RecordFile::Move {
+                        rel: "v2/content/r1/x".into(),
+                        from: "extensions/0005-mutable-head/head/content/r1/x".into(),
+                        sha512: "01".into(),
+                    },
+                    RecordFile::Remove {
+                        rel: "extensions/0005-mutable-head".into(),
                     },
                 ],
             )],

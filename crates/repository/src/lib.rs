@@ -32,7 +32,7 @@ use arca_model::{
     format_instant, now, DigestValue, FedoraId, InteractionModel, ResourceHeaders, Timestamp,
     HEADERS_VERSION, OCFL_USER_ADDRESS, OCFL_USER_NAME,
 };
-use arca_ocfl::{Change, Content, ObjectState, OcflRoot, Staged, VersionInfo};
+use arca_ocfl::{Change, Content, HeadMode, ObjectState, OcflRoot, Staged, VersionInfo};
 use arca_storage::{GroupCommit, Journal, JournalStats};
 use oxrdf::Triple;
 use sha2::{Digest, Sha512};
@@ -666,6 +666,7 @@ impl Repository {
                 plan.current.as_ref(),
                 plan.changes,
                 info.clone(),
+                HeadMode::NewVersion,
             ) {
                 Ok(s) => staged.push((s, plan.resources)),
                 Err(e) => {
