@@ -320,3 +320,7 @@ fn rewrite_fixity(inventory: &mut Inventory, head_prefix: &str, version: Version
         }
     }
 }
+
+#[cfg(test)]
+#[path = "head_tests.rs"]
+mod tests;

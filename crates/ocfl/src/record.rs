@@ -276,6 +276,23 @@ pub fn purge_record(object_ids: &[&str]) -> Vec<u8> {
     Record::Purge(object_ids.iter().map(|s| s.to_string()).collect()).encode()
 }
 
+/// Removes everything below `dir` (and `dir` itself once empty) except the files `keep`.
+fn remove_all_but(dir: &Path, keep: &[PathBuf]) -> Result<()> {
+    for entry in fs::read_dir(dir).at(dir)? {
+        let path = entry.at(dir)?.path();
+        if keep.contains(&path) {
+            continue;
+        }
+        if fs::symlink_metadata(&path).at(&path)?.is_dir() {
+            remove_all_but(&path, keep)?;
+        } else {
+            fs::remove_file(&path).at(&path)?;
+        }
+    }
+    let _ = fs::remove_dir(dir);
+    Ok(())
+}
+
 fn sha512_of(path: &Path) -> std::io::Result<String> {
     let mut f = fs::File::open(path)?;
     let mut h = Sha512::new();
@@ -288,6 +305,133 @@ fn sha512_of(path: &Path) -> std::io::Result<String> {
         h.update(&buf[..n]);
     }
     Ok(hex::encode(h.finalize()))
+}
+
+/// What the replayed records do to files after writing them, so that replaying an older
+/// record whose upload has since moved on (a mutable HEAD committed into a version) or gone
+/// (content a later revision pruned, a purged object) is not mistaken for lost content.
+struct Fates<'a> {
+    /// (object, path) → the records that move a file away from it, with its new path.
+    moved: HashMap<(&'a str, &'a str), Vec<(usize, &'a str)>>,
+    /// object → the records that remove a path (a file, or a directory with everything
+    /// in it).
+    removed: HashMap<&'a str, Vec<(usize, &'a str)>>,
+    /// object → the records that put content that only they can reproduce (an upload, a
+    /// moved file) at a path, with its digest: (record, path, sha512).
+    owned: HashMap<&'a str, Vec<(usize, &'a str, &'a str)>>,
+    /// object → the records that purge it.
+    purged: HashMap<&'a str, Vec<usize>>,
+}
+
+impl<'a> Fates<'a> {
+    fn of(records: &'a [Record], cancelled: &HashSet<&str>) -> Self {
+        let mut fates = Fates {
+            moved: HashMap::new(),
+            removed: HashMap::new(),
+            owned: HashMap::new(),
+            purged: HashMap::new(),
+        };
+        for (index, record) in records.iter().enumerate() {
+            match record {
+                Record::Versions { op, objects } if !cancelled.contains(op.as_str()) => {
+                    for (id, files) in objects {
+                        for f in files {
+                            match f {
+                                RecordFile::External { rel, sha512, .. } => fates
+                                    .owned
+                                    .entry(id.as_str())
+                                    .or_default()
+                                    .push((index, rel.as_str(), sha512.as_str())),
+                                RecordFile::Move { rel, from, sha512 } => {
+                                    fates
+                                        .moved
+                                        .entry((id.as_str(), from.as_str()))
+                                        .or_default()
+                                        .push((index, rel.as_str()));
+                                    fates.owned.entry(id.as_str()).or_default().push((
+                                        index,
+                                        rel.as_str(),
+                                        sha512.as_str(),
+                                    ));
+                                }
+                                RecordFile::Remove { rel } => fates
+                                    .removed
+                                    .entry(id.as_str())
+                                    .or_default()
+                                    .push((index, rel.as_str())),
+                                _ => {}
+                            }
+                        }
+                    }
+                }
+                Record::Purge(ids) => {
+                    for id in ids {
+                        fates.purged.entry(id.as_str()).or_default().push(index);
+                    }
+                }
+                _ => {}
+            }
+        }
+        fates
+    }
+}
+
+/// The fates of one record's files: those of the records after it.
+#[derive(Clone, Copy)]
+struct Later<'a> {
+    fates: &'a Fates<'a>,
+    record: usize,
+    object: &'a str,
+}
+
+impl Later<'_> {
+    /// The files at or below `rel` that a later record put there with content only it can
+    /// reproduce, and that hold that content now: replaying this older record must leave
+    /// them alone (a mutable HEAD started after a commit reuses `r1/…` paths).
+    fn protected(&self, dir: &Path, rel: &str) -> Vec<PathBuf> {
+        let Some(owned) = self.fates.owned.get(self.object) else {
+            return Vec::new();
+        };
+        owned
+            .iter()
+            .filter(|(i, path, _)| {
+                *i > self.record
+                    && (*path == rel || path.strip_prefix(rel).is_some_and(|r| r.starts_with('/')))
+            })
+            .filter(|(_, path, sha)| sha512_of(&dir.join(path)).ok().as_deref() == Some(*sha))
+            .map(|(_, path, _)| dir.join(path))
+            .collect()
+    }
+
+    /// Whether a later record purges the object, removes `rel`, or moves it to a place
+    /// that holds content with this digest.
+    fn accounts_for(&self, dir: &Path, rel: &str, sha512: &str) -> bool {
+        let after = |i: &usize| *i > self.record;
+        if self
+            .fates
+            .purged
+            .get(self.object)
+            .is_some_and(|p| p.iter().any(after))
+        {
+            return true;
+        }
+        let removed = self.fates.removed.get(self.object).is_some_and(|r| {
+            r.iter().any(|(i, path)| {
+                after(i)
+                    && (rel == *path
+                        || rel
+                            .strip_prefix(path)
+                            .is_some_and(|rest| rest.starts_with('/')))
+            })
+        });
+        if removed {
+            return true;
+        }
+        self.fates.moved.get(&(self.object, rel)).is_some_and(|m| {
+            m.iter()
+                .any(|(i, to)| after(i) && sha512_of(&dir.join(to)).ok().as_deref() == Some(sha512))
+        })
+    }
 }
 
 impl OcflRoot {
@@ -307,25 +451,9 @@ impl OcflRoot {
                 _ => None,
             })
             .collect();
-        // Where a later record moved a file (a mutable HEAD's content committed into a
-        // version): an earlier record's upload is found there, not at its first place.
-        let mut moved: HashMap<(&str, &str), &str> = HashMap::new();
-        for record in &decoded {
-            if let Record::Versions { op, objects } = record {
-                if cancelled.contains(op.as_str()) {
-                    continue;
-                }
-                for (id, files) in objects {
-                    for f in files {
-                        if let RecordFile::Move { rel, from, .. } = f {
-                            moved.insert((id.as_str(), from.as_str()), rel.as_str());
-                        }
-                    }
-                }
-            }
-        }
+        let fates = Fates::of(&decoded, &cancelled);
         let mut touched = Vec::new();
-        for record in &decoded {
+        for (index, record) in decoded.iter().enumerate() {
             match record {
                 Record::Cancel(_) => {}
                 Record::Purge(ids) => {
@@ -343,11 +471,10 @@ impl OcflRoot {
                     for (id, files) in objects {
                         let dir = self.object_dir(id);
                         for f in files {
-                            let later = match f {
-                                RecordFile::External { rel, .. } => {
-                                    moved.get(&(id.as_str(), rel.as_str())).copied()
-                                }
-                                _ => None,
+                            let later = Later {
+                                fates: &fates,
+                                record: index,
+                                object: id,
                             };
                             self.replay_file(&dir, f.clone(), later)?;
                         }
@@ -359,13 +486,15 @@ impl OcflRoot {
         Ok(touched)
     }
 
-    /// Writes one recorded file again unless it is already there. `later` is where a later
-    /// record moves the file to.
-    fn replay_file(&self, dir: &Path, file: RecordFile, later: Option<&str>) -> Result<()> {
+    /// Writes one recorded file again unless it is already there, or unless what later
+    /// records do to it (`later`) explains where its content went.
+    fn replay_file(&self, dir: &Path, file: RecordFile, later: Later<'_>) -> Result<()> {
         match file {
             RecordFile::Inline { ref rel, ref bytes } => {
                 let target = dir.join(rel);
-                if fs::read(&target).ok().as_deref() == Some(&bytes[..]) {
+                if fs::read(&target).ok().as_deref() == Some(&bytes[..])
+                    || !later.protected(dir, rel).is_empty()
+                {
                     return Ok(());
                 }
                 // A partial file from the crash goes; inventories are replaced atomically.
@@ -380,7 +509,9 @@ impl OcflRoot {
                 sha512,
             } => {
                 let target = dir.join(&rel);
-                if sha512_of(&target).ok().as_deref() == Some(sha512.as_str()) {
+                if sha512_of(&target).ok().as_deref() == Some(sha512.as_str())
+                    || !later.protected(dir, &rel).is_empty()
+                {
                     return Ok(());
                 }
                 for candidate in &locations {
@@ -391,10 +522,8 @@ impl OcflRoot {
                         return Ok(());
                     }
                 }
-                if let Some(later) = later {
-                    if sha512_of(&dir.join(later)).ok().as_deref() == Some(sha512.as_str()) {
-                        return Ok(());
-                    }
+                if later.accounts_for(dir, &rel, &sha512) {
+                    return Ok(());
                 }
                 Err(Error::Invalid(format!(
                     "journal replay: content of {} (sha512 {sha512}) is nowhere to be found",
@@ -403,7 +532,9 @@ impl OcflRoot {
             }
             RecordFile::Move { rel, from, sha512 } => {
                 let target = dir.join(&rel);
-                if sha512_of(&target).ok().as_deref() == Some(sha512.as_str()) {
+                if sha512_of(&target).ok().as_deref() == Some(sha512.as_str())
+                    || !later.protected(dir, &rel).is_empty()
+                {
                     return Ok(());
                 }
                 let source = dir.join(&from);
@@ -411,6 +542,9 @@ impl OcflRoot {
                     let parent = target.parent().expect("files have parents");
                     fs::create_dir_all(parent).at(parent)?;
                     return fs::rename(&source, &target).at(&source);
+                }
+                if later.accounts_for(dir, &rel, &sha512) {
+                    return Ok(());
                 }
                 Err(Error::Invalid(format!(
                     "journal replay: {} (sha512 {sha512}) is neither there nor at {}",
@@ -420,7 +554,10 @@ impl OcflRoot {
             }
             RecordFile::Remove { rel } => {
                 let target = dir.join(&rel);
+                let keep = later.protected(dir, &rel);
                 match fs::symlink_metadata(&target) {
+                    Ok(_) if keep.contains(&target) => return Ok(()),
+                    Ok(m) if m.is_dir() && !keep.is_empty() => remove_all_but(&target, &keep)?,
                     Ok(m) if m.is_dir() => fs::remove_dir_all(&target).at(&target)?,
                     Ok(_) => fs::remove_file(&target).at(&target)?,
                     Err(e) if e.kind() == ErrorKind::NotFound => {}

@@ -517,16 +517,28 @@ impl OcflRoot {
     /// On failure the partial change is removed again (see [`undo`](Self::undo)).
     pub fn publish(&self, staged: &Staged) -> Result<()> {
         self.check_publishable(staged)?;
-        let result = staged.files.iter().try_for_each(|f| match f {
+        let result = staged
+            .files
+            .iter()
+            .try_for_each(|f| self.publish_file(staged, f));
+        if result.is_err() {
+            self.undo(staged);
+        }
+        result
+    }
+
+    /// Writes (or moves, or removes) one file of a staged change.
+    pub(crate) fn publish_file(&self, staged: &Staged, file: &RecordFile) -> Result<()> {
+        match file {
             RecordFile::Inline { rel, .. } if rel == INVENTORY || rel == SIDECAR => {
-                self.install_root_copy(staged, rel, f)
+                self.install_root_copy(staged, rel, file)
             }
             RecordFile::Inline { rel, .. } if is_replaced_in_place(rel) => {
                 let target = staged.object_dir.join(rel);
                 if !staged.is_new_object() {
                     staged.save_copy(&target)?;
                 }
-                self.write_file(&staged.object_dir, f, true)
+                self.write_file(&staged.object_dir, file, true)
             }
             RecordFile::Move { rel, from, .. } => {
                 let (source, target) = (staged.object_dir.join(from), staged.object_dir.join(rel));
@@ -540,12 +552,8 @@ impl OcflRoot {
                 fsutil::remove_empty_parents(&target, &staged.object_dir);
                 Ok(())
             }
-            _ => self.write_file(&staged.object_dir, f, !staged.is_new_object()),
-        });
-        if result.is_err() {
-            self.undo(staged);
+            _ => self.write_file(&staged.object_dir, file, !staged.is_new_object()),
         }
-        result
     }
 
     /// Refuses to publish over something that is already there (nothing is written yet).
