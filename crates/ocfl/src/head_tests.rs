@@ -230,3 +230,46 @@ fn refuses_conflicting_revisions() {
     assert!(root.publish(&s).is_err());
     let _: PathBuf = dir;
 }
+
+/// A publish that fails half-way (an upload that vanished) leaves the previous object:
+/// for a revision of an existing head, and for a commit with changes.
+#[test]
+fn failed_publish_restores_the_mutable_head() {
+    let tmp = tempfile::tempdir().unwrap();
+    let root = OcflRoot::open_or_create(&tmp.path().join("root"), &tmp.path().join("s")).unwrap();
+    let id = "info:fedora/fail";
+    let s = root
+        .stage(
+            id,
+            None,
+            vec![put("a", b"1"), put("b", b"1b")],
+            info(0),
+            HeadMode::Mutable,
+        )
+        .unwrap();
+    root.publish(&s).unwrap();
+    let dir = root.object_dir(id);
+    let vanished = || Change {
+        logical_path: "gone".into(),
+        content: Some(Content::File {
+            path: tmp.path().join("missing"),
+            sha512: "ab".repeat(64),
+        }),
+    };
+    for mode in [HeadMode::Mutable, HeadMode::NewVersion] {
+        let before = tree(&dir);
+        let current = root.read_object(id).unwrap().unwrap();
+        // replaces a (pruning r1/a in a revision), then fails on the upload
+        let s = root
+            .stage(
+                id,
+                Some(&current),
+                vec![put("a", b"2"), vanished()],
+                info(1),
+                mode,
+            )
+            .unwrap();
+        assert!(root.publish(&s).is_err());
+        assert_eq!(tree(&dir), before, "{mode:?}");
+    }
+}
