@@ -54,6 +54,12 @@ pub struct Config {
     /// Fedora (`ARCA_EXTERNAL_CONTENT_ALLOWED`). Without it every external-content request
     /// is refused.
     pub external_content_allowed: Option<PathBuf>,
+    /// A new OCFL version per change (Fedora's default, `true`), or changes into the
+    /// object's mutable HEAD until `POST fcr:versions` (`false`) (`ARCA_AUTO_VERSIONING`).
+    pub auto_versioning: bool,
+    /// Seconds a transaction lives without use (`ARCA_TRANSACTION_TIMEOUT`; Fedora's
+    /// default, 180).
+    pub transaction_timeout: u64,
     /// Bounds on requests (`[limits]` table, `ARCA_LIMIT_<KEY>`); unset keys keep the
     /// server's defaults, listed in the README.
     pub limits: Limits,
@@ -138,6 +144,8 @@ impl Default for Config {
             default_user: "fedoraAdmin".into(),
             log: "info".into(),
             external_content_allowed: None,
+            auto_versioning: true,
+            transaction_timeout: 180,
             limits: Limits::default(),
         }
     }
@@ -195,6 +203,24 @@ impl Config {
         }
         if let Some(v) = get("ARCA_EXTERNAL_CONTENT_ALLOWED") {
             self.external_content_allowed = Some(PathBuf::from(v));
+        }
+        if let Some(v) = get("ARCA_AUTO_VERSIONING") {
+            self.auto_versioning = match v.trim() {
+                "true" | "1" => true,
+                "false" | "0" => false,
+                _ => {
+                    return Err(Error::Invalid(format!(
+                        "ARCA_AUTO_VERSIONING must be true or false (got {v:?})"
+                    )))
+                }
+            };
+        }
+        if let Some(v) = get("ARCA_TRANSACTION_TIMEOUT") {
+            self.transaction_timeout = v.trim().parse().map_err(|_| {
+                Error::Invalid(format!(
+                    "ARCA_TRANSACTION_TIMEOUT must be a whole number of seconds (got {v:?})"
+                ))
+            })?;
         }
         Ok(())
     }

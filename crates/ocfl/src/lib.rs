@@ -3,7 +3,9 @@
 //! * [`Inventory`]: `inventory.json` as ocfl-java writes it (compact JSON, sha512, `fixity:{}`).
 //! * [`layout`]: the storage layout extension 0004 (hashed n-tuple) and the root files.
 //! * [`OcflRoot`]: open or create a root, read objects, and commit versions:
-//!   [`OcflRoot::stage`] prepares the new version in memory; the caller makes
+//!   [`OcflRoot::stage`] prepares the change in memory (a new immutable version, or a
+//!   revision of the extension 0005 mutable HEAD, see [`HeadMode`];
+//!   [`OcflRoot::stage_commit_head`] commits a mutable HEAD); the caller makes
 //!   [`versions_record`] durable in its journal; [`OcflRoot::publish`] writes the version
 //!   into the root (undoing itself on failure; the caller then journals
 //!   [`cancel_record`]). After a crash, [`OcflRoot::replay_all`] writes every journaled
@@ -11,6 +13,7 @@
 #![warn(missing_docs)]
 
 mod error;
+mod head;
 mod history;
 mod inventory;
 pub mod layout;
@@ -19,8 +22,9 @@ mod record;
 mod root;
 
 pub use error::{Error, Result};
+pub use head::{AUTO_V1_MESSAGE, AUTO_V1_USER_ADDRESS, AUTO_V1_USER_NAME};
 pub use history::PathChange;
 pub use inventory::{Inventory, User, Version, VersionNum, INVENTORY_TYPE_1_1};
 pub use mapper::encode_logical_path;
 pub use record::{cancel_record, purge_record, versions_record};
-pub use root::{Change, Content, ObjectState, OcflRoot, Staged, VersionInfo};
+pub use root::{Change, Content, HeadMode, ObjectState, OcflRoot, Staged, VersionInfo};

@@ -2,13 +2,16 @@
 //! a crash between "durable in the journal" and "durable in the root" can be repaired by
 //! writing the same files again.
 
+use std::collections::{HashMap, HashSet};
 use std::fs;
-use std::io::Read;
+use std::io::{ErrorKind, Read};
 use std::path::{Path, PathBuf};
 
+use arca_storage::fsutil;
 use sha2::{Digest, Sha512};
 
 use crate::error::IoContext;
+use crate::root::is_replaced_in_place;
 use crate::{Error, OcflRoot, Result, Staged};
 
 const KIND_VERSIONS: u8 = 1;
@@ -16,6 +19,8 @@ const KIND_PURGE: u8 = 2;
 const KIND_CANCEL: u8 = 3;
 const FILE_INLINE: u8 = 1;
 const FILE_EXTERNAL: u8 = 2;
+const FILE_MOVE: u8 = 3;
+const FILE_REMOVE: u8 = 4;
 
 /// One file of a recorded version, relative to its object directory.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -36,6 +41,22 @@ pub(crate) enum RecordFile {
         locations: Vec<PathBuf>,
         /// Its SHA-512 (hex).
         sha512: String,
+    },
+    /// A file already in the object that moves to `rel` (a mutable HEAD's content going
+    /// into its new version directory).
+    Move {
+        /// Path below the object directory where it ends up.
+        rel: String,
+        /// Path below the object directory where it was.
+        from: String,
+        /// Its SHA-512 (hex), to recognize it after a crash.
+        sha512: String,
+    },
+    /// A file or directory (with everything in it) that leaves the object; directories left
+    /// empty above it go too, up to the object directory.
+    Remove {
+        /// Path below the object directory.
+        rel: String,
     },
 }
 
@@ -139,6 +160,16 @@ impl Record {
                                     w.str(&l.to_string_lossy());
                                 }
                             }
+                            RecordFile::Move { rel, from, sha512 } => {
+                                w.u8(FILE_MOVE);
+                                w.str(rel);
+                                w.str(from);
+                                w.str(sha512);
+                            }
+                            RecordFile::Remove { rel } => {
+                                w.u8(FILE_REMOVE);
+                                w.str(rel);
+                            }
                         }
                     }
                 }
@@ -189,6 +220,12 @@ impl Record {
                                     sha512,
                                 }
                             }
+                            FILE_MOVE => RecordFile::Move {
+                                rel: r.string()?,
+                                from: r.string()?,
+                                sha512: r.string()?,
+                            },
+                            FILE_REMOVE => RecordFile::Remove { rel: r.string()? },
                             other => {
                                 return Err(Error::Invalid(format!(
                                     "unknown file kind {other} in journal record"
@@ -239,6 +276,23 @@ pub fn purge_record(object_ids: &[&str]) -> Vec<u8> {
     Record::Purge(object_ids.iter().map(|s| s.to_string()).collect()).encode()
 }
 
+/// Removes everything below `dir` (and `dir` itself once empty) except the files `keep`.
+fn remove_all_but(dir: &Path, keep: &[PathBuf]) -> Result<()> {
+    for entry in fs::read_dir(dir).at(dir)? {
+        let path = entry.at(dir)?.path();
+        if keep.contains(&path) {
+            continue;
+        }
+        if fs::symlink_metadata(&path).at(&path)?.is_dir() {
+            remove_all_but(&path, keep)?;
+        } else {
+            fs::remove_file(&path).at(&path)?;
+        }
+    }
+    let _ = fs::remove_dir(dir);
+    Ok(())
+}
+
 fn sha512_of(path: &Path) -> std::io::Result<String> {
     let mut f = fs::File::open(path)?;
     let mut h = Sha512::new();
@@ -253,6 +307,133 @@ fn sha512_of(path: &Path) -> std::io::Result<String> {
     Ok(hex::encode(h.finalize()))
 }
 
+/// What the replayed records do to files after writing them, so that replaying an older
+/// record whose upload has since moved on (a mutable HEAD committed into a version) or gone
+/// (content a later revision pruned, a purged object) is not mistaken for lost content.
+struct Fates<'a> {
+    /// (object, path) → the records that move a file away from it, with its new path.
+    moved: HashMap<(&'a str, &'a str), Vec<(usize, &'a str)>>,
+    /// object → the records that remove a path (a file, or a directory with everything
+    /// in it).
+    removed: HashMap<&'a str, Vec<(usize, &'a str)>>,
+    /// object → the records that put content that only they can reproduce (an upload, a
+    /// moved file) at a path, with its digest: (record, path, sha512).
+    owned: HashMap<&'a str, Vec<(usize, &'a str, &'a str)>>,
+    /// object → the records that purge it.
+    purged: HashMap<&'a str, Vec<usize>>,
+}
+
+impl<'a> Fates<'a> {
+    fn of(records: &'a [Record], cancelled: &HashSet<&str>) -> Self {
+        let mut fates = Fates {
+            moved: HashMap::new(),
+            removed: HashMap::new(),
+            owned: HashMap::new(),
+            purged: HashMap::new(),
+        };
+        for (index, record) in records.iter().enumerate() {
+            match record {
+                Record::Versions { op, objects } if !cancelled.contains(op.as_str()) => {
+                    for (id, files) in objects {
+                        for f in files {
+                            match f {
+                                RecordFile::External { rel, sha512, .. } => fates
+                                    .owned
+                                    .entry(id.as_str())
+                                    .or_default()
+                                    .push((index, rel.as_str(), sha512.as_str())),
+                                RecordFile::Move { rel, from, sha512 } => {
+                                    fates
+                                        .moved
+                                        .entry((id.as_str(), from.as_str()))
+                                        .or_default()
+                                        .push((index, rel.as_str()));
+                                    fates.owned.entry(id.as_str()).or_default().push((
+                                        index,
+                                        rel.as_str(),
+                                        sha512.as_str(),
+                                    ));
+                                }
+                                RecordFile::Remove { rel } => fates
+                                    .removed
+                                    .entry(id.as_str())
+                                    .or_default()
+                                    .push((index, rel.as_str())),
+                                _ => {}
+                            }
+                        }
+                    }
+                }
+                Record::Purge(ids) => {
+                    for id in ids {
+                        fates.purged.entry(id.as_str()).or_default().push(index);
+                    }
+                }
+                _ => {}
+            }
+        }
+        fates
+    }
+}
+
+/// The fates of one record's files: those of the records after it.
+#[derive(Clone, Copy)]
+struct Later<'a> {
+    fates: &'a Fates<'a>,
+    record: usize,
+    object: &'a str,
+}
+
+impl Later<'_> {
+    /// The files at or below `rel` that a later record put there with content only it can
+    /// reproduce, and that hold that content now: replaying this older record must leave
+    /// them alone (a mutable HEAD started after a commit reuses `r1/…` paths).
+    fn protected(&self, dir: &Path, rel: &str) -> Vec<PathBuf> {
+        let Some(owned) = self.fates.owned.get(self.object) else {
+            return Vec::new();
+        };
+        owned
+            .iter()
+            .filter(|(i, path, _)| {
+                *i > self.record
+                    && (*path == rel || path.strip_prefix(rel).is_some_and(|r| r.starts_with('/')))
+            })
+            .filter(|(_, path, sha)| sha512_of(&dir.join(path)).ok().as_deref() == Some(*sha))
+            .map(|(_, path, _)| dir.join(path))
+            .collect()
+    }
+
+    /// Whether a later record purges the object, removes `rel`, or moves it to a place
+    /// that holds content with this digest.
+    fn accounts_for(&self, dir: &Path, rel: &str, sha512: &str) -> bool {
+        let after = |i: &usize| *i > self.record;
+        if self
+            .fates
+            .purged
+            .get(self.object)
+            .is_some_and(|p| p.iter().any(after))
+        {
+            return true;
+        }
+        let removed = self.fates.removed.get(self.object).is_some_and(|r| {
+            r.iter().any(|(i, path)| {
+                after(i)
+                    && (rel == *path
+                        || rel
+                            .strip_prefix(path)
+                            .is_some_and(|rest| rest.starts_with('/')))
+            })
+        });
+        if removed {
+            return true;
+        }
+        self.fates.moved.get(&(self.object, rel)).is_some_and(|m| {
+            m.iter()
+                .any(|(i, to)| after(i) && sha512_of(&dir.join(to)).ok().as_deref() == Some(sha512))
+        })
+    }
+}
+
 impl OcflRoot {
     /// Applies journal records again, in order: every version file they list is
     /// (re)written into its object unless already there with the same content, purges
@@ -263,15 +444,16 @@ impl OcflRoot {
             .iter()
             .map(|r| Record::decode(r))
             .collect::<Result<_>>()?;
-        let cancelled: std::collections::HashSet<&str> = decoded
+        let cancelled: HashSet<&str> = decoded
             .iter()
             .filter_map(|r| match r {
                 Record::Cancel(op) => Some(op.as_str()),
                 _ => None,
             })
             .collect();
+        let fates = Fates::of(&decoded, &cancelled);
         let mut touched = Vec::new();
-        for record in &decoded {
+        for (index, record) in decoded.iter().enumerate() {
             match record {
                 Record::Cancel(_) => {}
                 Record::Purge(ids) => {
@@ -289,7 +471,12 @@ impl OcflRoot {
                     for (id, files) in objects {
                         let dir = self.object_dir(id);
                         for f in files {
-                            self.replay_file(&dir, f.clone())?;
+                            let later = Later {
+                                fates: &fates,
+                                record: index,
+                                object: id,
+                            };
+                            self.replay_file(&dir, f.clone(), later)?;
                         }
                         touched.push(id.clone());
                     }
@@ -299,15 +486,19 @@ impl OcflRoot {
         Ok(touched)
     }
 
-    fn replay_file(&self, dir: &Path, file: RecordFile) -> Result<()> {
+    /// Writes one recorded file again unless it is already there, or unless what later
+    /// records do to it (`later`) explains where its content went.
+    fn replay_file(&self, dir: &Path, file: RecordFile, later: Later<'_>) -> Result<()> {
         match file {
             RecordFile::Inline { ref rel, ref bytes } => {
                 let target = dir.join(rel);
-                if fs::read(&target).ok().as_deref() == Some(&bytes[..]) {
+                if fs::read(&target).ok().as_deref() == Some(&bytes[..])
+                    || !later.protected(dir, rel).is_empty()
+                {
                     return Ok(());
                 }
-                // A partial file from the crash goes; root inventories are replaced atomically.
-                if rel != "inventory.json" && rel != "inventory.json.sha512" {
+                // A partial file from the crash goes; inventories are replaced atomically.
+                if !is_replaced_in_place(rel) {
                     let _ = fs::remove_file(&target);
                 }
                 self.write_file(dir, &file, true)
@@ -318,7 +509,9 @@ impl OcflRoot {
                 sha512,
             } => {
                 let target = dir.join(&rel);
-                if sha512_of(&target).ok().as_deref() == Some(sha512.as_str()) {
+                if sha512_of(&target).ok().as_deref() == Some(sha512.as_str())
+                    || !later.protected(dir, &rel).is_empty()
+                {
                     return Ok(());
                 }
                 for candidate in &locations {
@@ -329,10 +522,49 @@ impl OcflRoot {
                         return Ok(());
                     }
                 }
+                if later.accounts_for(dir, &rel, &sha512) {
+                    return Ok(());
+                }
                 Err(Error::Invalid(format!(
                     "journal replay: content of {} (sha512 {sha512}) is nowhere to be found",
                     target.display()
                 )))
+            }
+            RecordFile::Move { rel, from, sha512 } => {
+                let target = dir.join(&rel);
+                if sha512_of(&target).ok().as_deref() == Some(sha512.as_str())
+                    || !later.protected(dir, &rel).is_empty()
+                {
+                    return Ok(());
+                }
+                let source = dir.join(&from);
+                if sha512_of(&source).ok().as_deref() == Some(sha512.as_str()) {
+                    let parent = target.parent().expect("files have parents");
+                    fs::create_dir_all(parent).at(parent)?;
+                    return fs::rename(&source, &target).at(&source);
+                }
+                if later.accounts_for(dir, &rel, &sha512) {
+                    return Ok(());
+                }
+                Err(Error::Invalid(format!(
+                    "journal replay: {} (sha512 {sha512}) is neither there nor at {}",
+                    target.display(),
+                    source.display()
+                )))
+            }
+            RecordFile::Remove { rel } => {
+                let target = dir.join(&rel);
+                let keep = later.protected(dir, &rel);
+                match fs::symlink_metadata(&target) {
+                    Ok(_) if keep.contains(&target) => return Ok(()),
+                    Ok(m) if m.is_dir() && !keep.is_empty() => remove_all_but(&target, &keep)?,
+                    Ok(m) if m.is_dir() => fs::remove_dir_all(&target).at(&target)?,
+                    Ok(_) => fs::remove_file(&target).at(&target)?,
+                    Err(e) if e.kind() == ErrorKind::NotFound => {}
+                    Err(e) => return Err(e).at(&target),
+                }
+                fsutil::remove_empty_parents(&target, dir);
+                Ok(())
             }
         }
     }
@@ -354,6 +586,14 @@ mod tests {
                         rel: "v1/content/big".into(),
                         locations: vec!["/a".into(), "/b".into()],
                         sha512: "00".into(),
+                    },
+                    RecordFile::Move {
+                        rel: "v2/content/r1/x".into(),
+                        from: "extensions/0005-mutable-head/head/content/r1/x".into(),
+                        sha512: "01".into(),
+                    },
+                    RecordFile::Remove {
+                        rel: "extensions/0005-mutable-head".into(),
                     },
                 ],
             )],

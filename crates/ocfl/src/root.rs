@@ -2,6 +2,7 @@ use std::collections::BTreeMap;
 use std::fs;
 use std::io::ErrorKind;
 use std::path::{Path, PathBuf};
+use std::sync::Mutex;
 
 use arca_storage::fsutil;
 use sha2::{Digest, Sha512};
@@ -15,13 +16,45 @@ use crate::{Error, Inventory, Result, User, Version, VersionNum, INVENTORY_TYPE_
 
 const ROOT_NAMASTE: &str = "0=ocfl_1.1";
 const ROOT_NAMASTE_1_0: &str = "0=ocfl_1.0";
-const OBJECT_NAMASTE: &str = "0=ocfl_object_1.1";
+pub(crate) const OBJECT_NAMASTE: &str = "0=ocfl_object_1.1";
 /// The object declaration Fedora 6.1.0 (ocfl-java 1.x) writes.
 const OBJECT_NAMASTE_1_0: &str = "0=ocfl_object_1.0";
-const INVENTORY: &str = "inventory.json";
-const SIDECAR: &str = "inventory.json.sha512";
-const MUTABLE_HEAD: &str = "extensions/0005-mutable-head/head";
+pub(crate) const INVENTORY: &str = "inventory.json";
+pub(crate) const SIDECAR: &str = "inventory.json.sha512";
+/// The mutable HEAD extension's directory in an object (OCFL extension 0005).
+pub(crate) const MUTABLE_HEAD_EXT: &str = "extensions/0005-mutable-head";
+/// The mutable HEAD version directory; head content paths start with it.
+pub(crate) const MUTABLE_HEAD: &str = "extensions/0005-mutable-head/head";
+/// The revision markers' directory.
+pub(crate) const REVISIONS: &str = "extensions/0005-mutable-head/revisions";
+/// The copy of the root sidecar taken when the mutable HEAD was created.
+pub(crate) const ROOT_SIDECAR_COPY: &str =
+    "extensions/0005-mutable-head/root-inventory.json.sha512";
+const HEAD_INVENTORY: &str = "extensions/0005-mutable-head/head/inventory.json";
+const HEAD_SIDECAR: &str = "extensions/0005-mutable-head/head/inventory.json.sha512";
 const UPLOADS: &str = "uploads";
+
+/// Whether a file of an object is replaced by a new one at the same name (atomically, by
+/// a rename) when it changes: the root inventory and sidecar and the mutable HEAD's.
+pub(crate) fn is_replaced_in_place(rel: &str) -> bool {
+    matches!(
+        rel,
+        INVENTORY | SIDECAR | HEAD_INVENTORY | HEAD_SIDECAR | ROOT_SIDECAR_COPY
+    )
+}
+
+/// How a staged change lands in the object.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum HeadMode {
+    /// A new immutable version vN (Fedora's auto-versioning, NEW_VERSION). On an object that
+    /// has a mutable HEAD, the changes are staged into the head and the head is then
+    /// committed as vN in the same step (as ocfl-java does for a NEW_VERSION commit on such
+    /// an object).
+    NewVersion,
+    /// Into the 0005 mutable HEAD (Fedora's UNVERSIONED commit): a new revision rN of the
+    /// head; a new object first gets the auto-created empty v1, as ocfl-java does.
+    Mutable,
+}
 
 /// Who and when of a new version.
 #[derive(Debug, Clone)]
@@ -60,23 +93,145 @@ pub struct Change {
     pub content: Option<Content>,
 }
 
-/// A version prepared in memory, not yet written into the root.
+/// A change prepared in memory, not yet written into the root.
 #[derive(Debug)]
 pub struct Staged {
     pub(crate) object_id: String,
-    object_dir: PathBuf,
-    version: VersionNum,
-    is_new_object: bool,
-    /// Every file of the new version, for the redo journal.
+    pub(crate) object_dir: PathBuf,
+    pub(crate) kind: StagedKind,
+    /// Every file of the change, in the order publish writes them, for the redo journal.
     pub(crate) files: Vec<RecordFile>,
-    /// The inventory the object will have once published.
+    /// The inventory readers see once published (the mutable HEAD's for a revision).
     pub inventory: Inventory,
+    /// Where publish puts what it removes or replaces, so that undo can put it back:
+    /// `(original path, saved path)`, in publish order. The directory goes when the
+    /// `Staged` is dropped (or with `clear_staging` after a crash).
+    saved: Mutex<Vec<(PathBuf, PathBuf)>>,
+    trash: PathBuf,
+}
+
+/// What a staged change writes.
+#[derive(Debug, Clone, Copy)]
+pub(crate) enum StagedKind {
+    /// A new immutable version directory.
+    Version {
+        version: VersionNum,
+        is_new_object: bool,
+        /// The object's mutable HEAD becomes this version (its content moves into it and
+        /// the extension directory goes).
+        from_head: bool,
+    },
+    /// A new revision of the mutable HEAD.
+    Revision {
+        revision: u32,
+        /// A new object: the empty v1 comes first.
+        is_new_object: bool,
+        /// The object had no mutable HEAD yet.
+        new_head: bool,
+    },
 }
 
 impl Staged {
+    pub(crate) fn new(
+        staging: &Path,
+        object_id: &str,
+        object_dir: PathBuf,
+        kind: StagedKind,
+        files: Vec<RecordFile>,
+        inventory: Inventory,
+    ) -> Self {
+        Self {
+            object_id: object_id.to_string(),
+            object_dir,
+            kind,
+            files,
+            inventory,
+            saved: Mutex::new(Vec::new()),
+            trash: staging.join(format!("trash-{}", uuid::Uuid::new_v4().simple())),
+        }
+    }
+
     /// The object's directory in the root.
     pub fn object_dir(&self) -> &Path {
         &self.object_dir
+    }
+
+    /// The immutable version this creates, `None` when it only changes the mutable HEAD
+    /// (the empty `v1` that a new object gets before its first revision is not reported:
+    /// it holds no files).
+    pub fn new_version(&self) -> Option<VersionNum> {
+        match self.kind {
+            StagedKind::Version { version, .. } => Some(version),
+            StagedKind::Revision { .. } => None,
+        }
+    }
+
+    fn is_new_object(&self) -> bool {
+        match self.kind {
+            StagedKind::Version { is_new_object, .. } => is_new_object,
+            StagedKind::Revision { is_new_object, .. } => is_new_object,
+        }
+    }
+
+    /// The version directory whose inventory the root inventory is a copy of.
+    fn root_copy_version(&self) -> VersionNum {
+        match self.kind {
+            StagedKind::Version { version, .. } => version,
+            StagedKind::Revision { .. } => VersionNum::first(),
+        }
+    }
+
+    /// Moves `path` (a file or directory) into the trash, to be put back by undo.
+    fn save_away(&self, path: &Path) -> Result<()> {
+        let mut saved = self.saved.lock().unwrap_or_else(|e| e.into_inner());
+        fs::create_dir_all(&self.trash).at(&self.trash)?;
+        let to = self.trash.join(saved.len().to_string());
+        match fs::rename(path, &to) {
+            Ok(()) => {}
+            Err(e) if e.kind() == ErrorKind::NotFound => return Ok(()),
+            Err(e) => return Err(e).at(path),
+        }
+        saved.push((path.to_path_buf(), to));
+        Ok(())
+    }
+
+    /// Keeps a copy of the file at `path` (about to be replaced) for undo: a hard link,
+    /// or a copy where there are none.
+    fn save_copy(&self, path: &Path) -> Result<()> {
+        let mut saved = self.saved.lock().unwrap_or_else(|e| e.into_inner());
+        fs::create_dir_all(&self.trash).at(&self.trash)?;
+        let to = self.trash.join(saved.len().to_string());
+        if fs::hard_link(path, &to).is_err() {
+            match fs::copy(path, &to) {
+                Ok(_) => {}
+                Err(e) if e.kind() == ErrorKind::NotFound => return Ok(()),
+                Err(e) => return Err(e).at(path),
+            }
+        }
+        saved.push((path.to_path_buf(), to));
+        Ok(())
+    }
+
+    /// Puts back everything publish saved away, newest first.
+    fn restore_saved(&self) {
+        let mut saved = self.saved.lock().unwrap_or_else(|e| e.into_inner());
+        while let Some((original, from)) = saved.pop() {
+            if let Some(parent) = original.parent() {
+                let _ = fs::create_dir_all(parent);
+            }
+            if let Err(e) = fs::rename(&from, &original) {
+                tracing::error!(object = %self.object_id, path = %original.display(), error = %e, "could not restore a file");
+            }
+        }
+    }
+}
+
+impl Drop for Staged {
+    fn drop(&mut self) {
+        let saved = self.saved.get_mut().unwrap_or_else(|e| e.into_inner());
+        if !saved.is_empty() || self.trash.exists() {
+            let _ = fs::remove_dir_all(&self.trash);
+        }
     }
 }
 
@@ -87,9 +242,10 @@ pub struct ObjectState {
     pub dir: PathBuf,
     /// The head inventory (the mutable HEAD's, if the object has one).
     pub inventory: Inventory,
-    /// Whether the head is an OCFL 0005 mutable HEAD (written by Fedora with
-    /// auto-versioning off); arca reads such objects but does not write to them yet.
+    /// Whether the head is an OCFL 0005 mutable HEAD (written with auto-versioning off).
     pub mutable_head: bool,
+    /// The mutable HEAD's revision markers (`revisions/rN`), as numbers, ascending.
+    pub(crate) revision_markers: Vec<u32>,
 }
 
 impl ObjectState {
@@ -99,6 +255,11 @@ impl ObjectState {
             .resolve_head(logical)
             .map(|p| self.dir.join(p))
     }
+
+    /// The mutable HEAD's latest revision number (`None` without a mutable HEAD).
+    pub fn revision(&self) -> Option<u32> {
+        self.revision_markers.last().copied()
+    }
 }
 
 /// An OCFL storage root on the local filesystem plus its staging area (which must be on the
@@ -106,7 +267,7 @@ impl ObjectState {
 #[derive(Debug)]
 pub struct OcflRoot {
     root: PathBuf,
-    staging: PathBuf,
+    pub(crate) staging: PathBuf,
     layout: HashedNTuple,
 }
 
@@ -236,29 +397,71 @@ impl OcflRoot {
         };
         let inventory =
             Inventory::from_slice(&bytes).map_err(|source| Error::Json { path, source })?;
+        let revision_markers = if mutable_head {
+            crate::head::revision_markers(dir)?
+        } else {
+            Vec::new()
+        };
         Ok(Some(ObjectState {
             dir: dir.to_path_buf(),
             inventory,
             mutable_head,
+            revision_markers,
         }))
     }
 
-    /// Prepares a new version of `object_id` (the first one if `current` is `None`) in
-    /// memory: the new inventory and every file to write. Content already stored in the
-    /// object is not written again (dedup by digest). Nothing on disk changes until
-    /// [`publish`](Self::publish); the caller journals [`crate::versions_record`] first.
+    /// Prepares a change of `object_id` (a new object if `current` is `None`) in memory:
+    /// the new inventory and every file to write, the way `mode` says (see [`HeadMode`]).
+    /// Content already stored in the object is not written again (dedup by digest).
+    /// Nothing on disk changes until [`publish`](Self::publish); the caller journals
+    /// [`crate::versions_record`] first.
     pub fn stage(
         &self,
         object_id: &str,
         current: Option<&ObjectState>,
         changes: Vec<Change>,
         info: VersionInfo,
+        mode: HeadMode,
     ) -> Result<Staged> {
-        if current.is_some_and(|c| c.mutable_head) {
-            return Err(Error::Unsupported(format!(
-                "object {object_id} has a mutable HEAD (extension 0005); arca does not write to it yet"
-            )));
+        if let Some(c) = current {
+            check_digest_algorithm(object_id, &c.inventory)?;
         }
+        match (mode, current) {
+            (HeadMode::NewVersion, Some(c)) if c.mutable_head => {
+                self.stage_head_commit(object_id, c, changes, info)
+            }
+            (HeadMode::NewVersion, _) => self.stage_version(object_id, current, changes, info),
+            (HeadMode::Mutable, _) => self.stage_revision(object_id, current, changes, info),
+        }
+    }
+
+    /// Commits an object's mutable HEAD into a new immutable version (POST fcr:versions
+    /// with auto-versioning off): its content moves from
+    /// `extensions/0005-mutable-head/head/content/rN/…` to `vN/content/rN/…`, the version
+    /// gets `info`, and the extension directory goes. `Ok(None)` when the object has no
+    /// mutable HEAD.
+    pub fn stage_commit_head(
+        &self,
+        object_id: &str,
+        current: &ObjectState,
+        info: VersionInfo,
+    ) -> Result<Option<Staged>> {
+        if !current.mutable_head {
+            return Ok(None);
+        }
+        check_digest_algorithm(object_id, &current.inventory)?;
+        self.stage_head_commit(object_id, current, Vec::new(), info)
+            .map(Some)
+    }
+
+    /// A new immutable version of an object without a mutable HEAD.
+    fn stage_version(
+        &self,
+        object_id: &str,
+        current: Option<&ObjectState>,
+        changes: Vec<Change>,
+        info: VersionInfo,
+    ) -> Result<Staged> {
         let object_dir = self.object_dir(object_id);
         let (mut inventory, version) = match current {
             Some(c) => {
@@ -267,140 +470,137 @@ impl OcflRoot {
                 let v = inv.head;
                 (inv, v)
             }
-            None => (
-                Inventory {
-                    id: object_id.to_string(),
-                    inventory_type: INVENTORY_TYPE_1_1.to_string(),
-                    digest_algorithm: "sha512".to_string(),
-                    head: VersionNum::first(),
-                    content_directory: Some("content".to_string()),
-                    fixity: Default::default(),
-                    manifest: BTreeMap::new(),
-                    versions: BTreeMap::new(),
-                },
-                VersionNum::first(),
-            ),
+            None => (empty_inventory(object_id), VersionNum::first()),
         };
-        if inventory.digest_algorithm != "sha512" {
-            return Err(Error::Unsupported(format!(
-                "object {object_id} uses digest algorithm {}",
-                inventory.digest_algorithm
-            )));
-        }
         let is_new_object = current.is_none();
         let mut files = Vec::new();
         let mut state = current
             .map(|c| c.inventory.head_state())
             .unwrap_or_default();
-        for change in changes {
-            let Some(content) = change.content else {
-                state.remove(&change.logical_path);
-                continue;
-            };
-            let digest = match &content {
-                Content::Bytes(b) => hex::encode(Sha512::digest(b)),
-                Content::File { sha512, .. } => sha512.to_ascii_lowercase(),
-            };
-            let known = inventory
-                .manifest
-                .keys()
-                .find(|k| k.eq_ignore_ascii_case(&digest))
-                .cloned();
-            let digest = match known {
-                // Already stored (earlier version, or earlier in this one): reuse it,
-                // keeping the manifest's spelling of the digest.
-                Some(known) => {
-                    if let Content::File { path, .. } = &content {
-                        let _ = fs::remove_file(path);
-                    }
-                    known
-                }
-                None => {
-                    let encoded = encode_logical_path(&change.logical_path);
-                    let content_path = format!("{version}/{}/{encoded}", inventory.content_dir());
-                    files.push(match content {
-                        Content::Bytes(b) => RecordFile::inline(&content_path, b),
-                        Content::File { path, sha512 } => RecordFile::External {
-                            locations: vec![object_dir.join(&content_path), path],
-                            rel: content_path.clone(),
-                            sha512,
-                        },
-                    });
-                    inventory
-                        .manifest
-                        .insert(digest.clone(), vec![content_path]);
-                    digest
-                }
-            };
-            state.insert(change.logical_path, digest);
-        }
-        inventory.versions.insert(
-            version,
-            Version {
-                created: info.created,
-                message: Some(info.message),
-                user: Some(User {
-                    name: info.user_name,
-                    address: Some(info.user_address),
-                }),
-                state: group_state(&state),
-            },
+        let content_prefix = format!("{version}/{}", inventory.content_dir());
+        apply_changes(
+            &mut inventory,
+            &mut state,
+            changes,
+            &content_prefix,
+            &object_dir,
+            &mut files,
         );
-        let bytes = inventory.to_bytes();
-        let sidecar = sidecar_for(&bytes);
+        inventory
+            .versions
+            .insert(version, new_version_entry(info, &state));
         if is_new_object {
             files.push(RecordFile::inline(
                 OBJECT_NAMASTE,
                 b"ocfl_object_1.1\n".to_vec(),
             ));
         }
-        files.push(RecordFile::inline(
-            &format!("{version}/{INVENTORY}"),
-            bytes.clone(),
-        ));
-        files.push(RecordFile::inline(
-            &format!("{version}/{SIDECAR}"),
-            sidecar.clone().into_bytes(),
-        ));
-        // The root inventory goes last, inventory before sidecar: publish and replay write
-        // files in this order.
-        files.push(RecordFile::inline(INVENTORY, bytes));
-        files.push(RecordFile::inline(SIDECAR, sidecar.into_bytes()));
-        Ok(Staged {
-            object_id: object_id.to_string(),
+        push_version_inventories(&mut files, version, &inventory);
+        Ok(Staged::new(
+            &self.staging,
+            object_id,
             object_dir,
-            version,
-            is_new_object,
+            StagedKind::Version {
+                version,
+                is_new_object,
+                from_head: false,
+            },
             files,
             inventory,
-        })
+        ))
     }
 
-    /// Writes a staged version into the root. Call only once its journal record is
+    /// Writes a staged change into the root. Call only once its journal record is
     /// durable. A new object's files are written in place; an existing object gets its new
-    /// version directory, then its root inventory and sidecar are replaced atomically. On
-    /// failure the partial version is removed again (see [`undo`](Self::undo)).
+    /// version directory (or mutable HEAD revision), then its root (or mutable HEAD)
+    /// inventory and sidecar are replaced atomically, then what the change removes goes.
+    /// On failure the partial change is removed again (see [`undo`](Self::undo)).
     pub fn publish(&self, staged: &Staged) -> Result<()> {
-        if staged.is_new_object && staged.object_dir.exists() {
-            return Err(Error::AlreadyExists(staged.object_id.clone()));
-        }
-        let version_dir = staged.object_dir.join(staged.version.to_string());
-        if !staged.is_new_object && version_dir.exists() {
-            return Err(Error::AlreadyExists(format!(
-                "{} {}",
-                staged.object_id, staged.version
-            )));
-        }
-        let result = staged.files.iter().try_for_each(|f| match f {
-            RecordFile::Inline { rel, .. } if rel == INVENTORY || rel == SIDECAR => {
-                self.install_root_copy(staged, rel, f)
-            }
-            _ => self.write_file(&staged.object_dir, f, !staged.is_new_object),
-        });
+        self.check_publishable(staged)?;
+        let result = staged
+            .files
+            .iter()
+            .try_for_each(|f| self.publish_file(staged, f));
         if result.is_err() {
             self.undo(staged);
         }
         result
+    }
+
+    /// Writes (or moves, or removes) one file of a staged change.
+    pub(crate) fn publish_file(&self, staged: &Staged, file: &RecordFile) -> Result<()> {
+        match file {
+            RecordFile::Inline { rel, .. } if rel == INVENTORY || rel == SIDECAR => {
+                self.install_root_copy(staged, rel, file)
+            }
+            RecordFile::Inline { rel, .. } if is_replaced_in_place(rel) => {
+                let target = staged.object_dir.join(rel);
+                if !staged.is_new_object() {
+                    staged.save_copy(&target)?;
+                }
+                self.write_file(&staged.object_dir, file, true)
+            }
+            RecordFile::Move { rel, from, .. } => {
+                let (source, target) = (staged.object_dir.join(from), staged.object_dir.join(rel));
+                let parent = target.parent().expect("files have parents");
+                fs::create_dir_all(parent).at(parent)?;
+                fs::rename(&source, &target).at(&source)
+            }
+            RecordFile::Remove { rel } => {
+                let target = staged.object_dir.join(rel);
+                staged.save_away(&target)?;
+                fsutil::remove_empty_parents(&target, &staged.object_dir);
+                Ok(())
+            }
+            _ => self.write_file(&staged.object_dir, file, !staged.is_new_object()),
+        }
+    }
+
+    /// Refuses to publish over something that is already there (nothing is written yet).
+    fn check_publishable(&self, staged: &Staged) -> Result<()> {
+        let dir = &staged.object_dir;
+        if staged.is_new_object() {
+            if dir.exists() {
+                return Err(Error::AlreadyExists(staged.object_id.clone()));
+            }
+            return Ok(());
+        }
+        match staged.kind {
+            StagedKind::Version {
+                version, from_head, ..
+            } => {
+                if dir.join(version.to_string()).exists() {
+                    return Err(Error::AlreadyExists(format!(
+                        "{} {version}",
+                        staged.object_id
+                    )));
+                }
+                if from_head {
+                    crate::head::check_root_unchanged(dir, &staged.object_id)?;
+                }
+            }
+            StagedKind::Revision {
+                revision, new_head, ..
+            } => {
+                if new_head {
+                    if dir.join(MUTABLE_HEAD_EXT).exists() {
+                        return Err(Error::AlreadyExists(format!(
+                            "{} mutable HEAD",
+                            staged.object_id
+                        )));
+                    }
+                } else {
+                    if dir.join(REVISIONS).join(format!("r{revision}")).exists() {
+                        return Err(Error::AlreadyExists(format!(
+                            "{} mutable HEAD revision r{revision}",
+                            staged.object_id
+                        )));
+                    }
+                    crate::head::check_root_unchanged(dir, &staged.object_id)?;
+                }
+            }
+        }
+        Ok(())
     }
 
     /// Installs the root inventory or sidecar as a hard link to the new version's copy
@@ -411,9 +611,11 @@ impl OcflRoot {
     /// two names cannot drift apart. Falls back to writing the bytes where the file system
     /// has no hard links.
     fn install_root_copy(&self, staged: &Staged, rel: &str, file: &RecordFile) -> Result<()> {
-        let copy = staged.object_dir.join(format!("{}/{rel}", staged.version));
+        let copy = staged
+            .object_dir
+            .join(format!("{}/{rel}", staged.root_copy_version()));
         let target = staged.object_dir.join(rel);
-        if staged.is_new_object {
+        if staged.is_new_object() {
             if fs::hard_link(&copy, &target).is_ok() {
                 return Ok(());
             }
@@ -426,28 +628,32 @@ impl OcflRoot {
                 return fs::rename(&tmp, &target).at(&target);
             }
         }
-        self.write_file(&staged.object_dir, file, !staged.is_new_object)
+        self.write_file(&staged.object_dir, file, !staged.is_new_object())
     }
 
-    /// Writes one file of a version below `dir`. Root inventory files of an existing
-    /// object are replaced atomically (written in staging, then renamed over the old one).
-    pub(crate) fn write_file(
-        &self,
-        dir: &Path,
-        file: &RecordFile,
-        replace_root: bool,
-    ) -> Result<()> {
+    /// Writes one new file of a change below `dir`. With `replace`, the inventories and
+    /// sidecars that change in place are replaced atomically (written in staging, then
+    /// renamed over the old one). Moves and removals are not written by this.
+    pub(crate) fn write_file(&self, dir: &Path, file: &RecordFile, replace: bool) -> Result<()> {
         match file {
             RecordFile::Inline { rel, bytes } => {
                 let target = dir.join(rel);
                 let parent = target.parent().expect("files have parents");
-                let is_root_file = rel == INVENTORY || rel == SIDECAR;
-                if is_root_file && replace_root {
-                    let tmp = self
-                        .staging
-                        .join(format!("{}-{rel}", uuid::Uuid::new_v4().simple()));
+                if replace && is_replaced_in_place(rel) {
+                    let tmp = self.staging.join(format!(
+                        "{}-{}",
+                        uuid::Uuid::new_v4().simple(),
+                        target.file_name().expect("a file name").to_string_lossy()
+                    ));
                     fsutil::write_new(&tmp, bytes).at(&tmp)?;
-                    return fs::rename(&tmp, &target).at(&target);
+                    if let Err(e) = fs::rename(&tmp, &target) {
+                        if e.kind() != ErrorKind::NotFound {
+                            return Err(e).at(&target);
+                        }
+                        fs::create_dir_all(parent).at(parent)?;
+                        fs::rename(&tmp, &target).at(&target)?;
+                    }
+                    return Ok(());
                 }
                 match fsutil::write_new(&target, bytes) {
                     Err(e) if e.kind() == ErrorKind::NotFound => {
@@ -464,20 +670,63 @@ impl OcflRoot {
                 let source = locations.last().expect("an upload location");
                 fs::rename(source, &target).at(source)
             }
+            RecordFile::Move { .. } | RecordFile::Remove { .. } => {
+                unreachable!("moves and removals are not written as files")
+            }
         }
     }
 
-    /// Removes what a failed [`publish`](Self::publish) wrote: a new object entirely, or
-    /// an existing object's new version directory, with the root inventory set back to
-    /// the previous version's.
+    /// Removes what a failed [`publish`](Self::publish) wrote: a new object entirely; an
+    /// existing object's new version directory, with the root inventory set back to the
+    /// previous version's and a committed mutable HEAD put back; or a mutable HEAD's new
+    /// revision, with the previous revision's inventory and files put back.
     pub fn undo(&self, staged: &Staged) {
-        if staged.is_new_object {
-            let _ = fs::remove_dir_all(&staged.object_dir);
-            self.remove_empty_ancestors(&staged.object_dir);
-        } else {
-            let _ = fs::remove_dir_all(staged.object_dir.join(staged.version.to_string()));
-            if let Err(e) = self.roll_forward(&staged.object_dir) {
-                tracing::error!(object = %staged.object_id, error = %e, "could not restore the root inventory");
+        let dir = &staged.object_dir;
+        if staged.is_new_object() {
+            let _ = fs::remove_dir_all(dir);
+            self.remove_empty_ancestors(dir);
+            return;
+        }
+        match staged.kind {
+            StagedKind::Version {
+                version, from_head, ..
+            } => {
+                if from_head {
+                    staged.restore_saved();
+                    for f in staged.files.iter().rev() {
+                        if let RecordFile::Move { rel, from, .. } = f {
+                            let (moved, back) = (dir.join(rel), dir.join(from));
+                            if moved.exists() && !back.exists() {
+                                if let Some(parent) = back.parent() {
+                                    let _ = fs::create_dir_all(parent);
+                                }
+                                let _ = fs::rename(&moved, &back);
+                            }
+                        }
+                    }
+                }
+                let _ = fs::remove_dir_all(dir.join(version.to_string()));
+                if let Err(e) = self.roll_forward(dir) {
+                    tracing::error!(object = %staged.object_id, error = %e, "could not restore the root inventory");
+                }
+            }
+            StagedKind::Revision {
+                revision, new_head, ..
+            } => {
+                if new_head {
+                    let ext = dir.join(MUTABLE_HEAD_EXT);
+                    let _ = fs::remove_dir_all(&ext);
+                    fsutil::remove_empty_parents(&ext, dir);
+                } else {
+                    staged.restore_saved();
+                    let content = dir.join(crate::head::revision_content_dir(
+                        &staged.inventory,
+                        revision,
+                    ));
+                    let _ = fs::remove_dir_all(&content);
+                    fsutil::remove_empty_parents(&content, dir);
+                    let _ = fs::remove_file(dir.join(REVISIONS).join(format!("r{revision}")));
+                }
             }
         }
     }
@@ -625,4 +874,118 @@ impl OcflRoot {
         let sidecar = fs::read_to_string(object_dir.join(SIDECAR)).at(object_dir)?;
         Ok(sidecar.split_whitespace().next() == Some(&hex::encode(Sha512::digest(&inv))[..]))
     }
+}
+
+/// arca writes sha512 objects only (as Fedora does).
+fn check_digest_algorithm(object_id: &str, inventory: &Inventory) -> Result<()> {
+    if inventory.digest_algorithm != "sha512" {
+        return Err(Error::Unsupported(format!(
+            "object {object_id} uses digest algorithm {}",
+            inventory.digest_algorithm
+        )));
+    }
+    Ok(())
+}
+
+/// The inventory of a new object before its first version.
+pub(crate) fn empty_inventory(object_id: &str) -> Inventory {
+    Inventory {
+        id: object_id.to_string(),
+        inventory_type: INVENTORY_TYPE_1_1.to_string(),
+        digest_algorithm: "sha512".to_string(),
+        head: VersionNum::first(),
+        content_directory: Some("content".to_string()),
+        fixity: Default::default(),
+        manifest: BTreeMap::new(),
+        versions: BTreeMap::new(),
+    }
+}
+
+/// A `versions` entry with `info` and the state `state` (logical path → digest).
+pub(crate) fn new_version_entry(info: VersionInfo, state: &BTreeMap<String, String>) -> Version {
+    Version {
+        created: info.created,
+        message: Some(info.message),
+        user: Some(User {
+            name: info.user_name,
+            address: Some(info.user_address),
+        }),
+        state: group_state(state),
+    }
+}
+
+/// Applies `changes` to `state` (logical path → digest): content whose digest the
+/// manifest already holds is reused (keeping the manifest's spelling of the digest and
+/// dropping an upload), new content goes to `content_prefix/<encoded logical path>` and
+/// into `files`.
+pub(crate) fn apply_changes(
+    inventory: &mut Inventory,
+    state: &mut BTreeMap<String, String>,
+    changes: Vec<Change>,
+    content_prefix: &str,
+    object_dir: &Path,
+    files: &mut Vec<RecordFile>,
+) {
+    for change in changes {
+        let Some(content) = change.content else {
+            state.remove(&change.logical_path);
+            continue;
+        };
+        let digest = match &content {
+            Content::Bytes(b) => hex::encode(Sha512::digest(b)),
+            Content::File { sha512, .. } => sha512.to_ascii_lowercase(),
+        };
+        let known = inventory
+            .manifest
+            .keys()
+            .find(|k| k.eq_ignore_ascii_case(&digest))
+            .cloned();
+        let digest = match known {
+            // Already stored (earlier version, or earlier in this one): reuse it.
+            Some(known) => {
+                if let Content::File { path, .. } = &content {
+                    let _ = fs::remove_file(path);
+                }
+                known
+            }
+            None => {
+                let encoded = encode_logical_path(&change.logical_path);
+                let content_path = format!("{content_prefix}/{encoded}");
+                files.push(match content {
+                    Content::Bytes(b) => RecordFile::inline(&content_path, b),
+                    Content::File { path, sha512 } => RecordFile::External {
+                        locations: vec![object_dir.join(&content_path), path],
+                        rel: content_path.clone(),
+                        sha512,
+                    },
+                });
+                inventory
+                    .manifest
+                    .insert(digest.clone(), vec![content_path]);
+                digest
+            }
+        };
+        state.insert(change.logical_path, digest);
+    }
+}
+
+/// A version's inventory and sidecar, then the root copies (inventory before sidecar):
+/// publish and replay write files in this order.
+pub(crate) fn push_version_inventories(
+    files: &mut Vec<RecordFile>,
+    version: VersionNum,
+    inventory: &Inventory,
+) {
+    let bytes = inventory.to_bytes();
+    let sidecar = sidecar_for(&bytes);
+    files.push(RecordFile::inline(
+        &format!("{version}/{INVENTORY}"),
+        bytes.clone(),
+    ));
+    files.push(RecordFile::inline(
+        &format!("{version}/{SIDECAR}"),
+        sidecar.clone().into_bytes(),
+    ));
+    files.push(RecordFile::inline(INVENTORY, bytes));
+    files.push(RecordFile::inline(SIDECAR, sidecar.into_bytes()));
 }

@@ -3,7 +3,7 @@
 use std::fs;
 use std::path::Path;
 
-use arca_ocfl::{Change, Content, OcflRoot, VersionInfo};
+use arca_ocfl::{Change, Content, HeadMode, OcflRoot, VersionInfo};
 
 fn info() -> VersionInfo {
     VersionInfo {
@@ -71,6 +71,7 @@ fn commits_versions_with_dedup_and_sidecars() {
                 put(".fcrepo/fcr-root.json", b"{}"),
             ],
             info(),
+            HeadMode::NewVersion,
         )
         .unwrap();
     root.publish(&staged).unwrap();
@@ -94,6 +95,7 @@ fn commits_versions_with_dedup_and_sidecars() {
                 put("other", b""),
             ],
             info(),
+            HeadMode::NewVersion,
         )
         .unwrap();
     root.publish(&staged).unwrap();
@@ -117,6 +119,7 @@ fn commits_versions_with_dedup_and_sidecars() {
                 content: None,
             }],
             info(),
+            HeadMode::NewVersion,
         )
         .unwrap();
     root.publish(&staged).unwrap();
@@ -142,6 +145,7 @@ fn percent_encodes_content_paths() {
             None,
             vec![put("sub/data file.bin", b"BBBB")],
             info(),
+            HeadMode::NewVersion,
         )
         .unwrap();
     root.publish(&staged).unwrap();
@@ -158,7 +162,13 @@ fn purge_removes_object_and_empty_parents() {
     let tmp = tempfile::tempdir().unwrap();
     let root = open(tmp.path());
     let staged = root
-        .stage("info:fedora/x", None, vec![put("a", b"1")], info())
+        .stage(
+            "info:fedora/x",
+            None,
+            vec![put("a", b"1")],
+            info(),
+            HeadMode::NewVersion,
+        )
         .unwrap();
     root.publish(&staged).unwrap();
     let trash = root.purge("info:fedora/x").unwrap().unwrap();
@@ -178,7 +188,9 @@ fn replay_completes_journaled_versions_and_skips_cancelled_ones() {
     let root = open(tmp.path());
     let id = "info:fedora/r";
     // crash 1: v1 journaled, never published
-    let staged = root.stage(id, None, vec![put("a", b"1")], info()).unwrap();
+    let staged = root
+        .stage(id, None, vec![put("a", b"1")], info(), HeadMode::NewVersion)
+        .unwrap();
     let record_v1 = arca_ocfl::versions_record("op1", &[&staged]);
     assert!(root.read_object(id).unwrap().is_none());
     assert_eq!(
@@ -209,6 +221,7 @@ fn replay_completes_journaled_versions_and_skips_cancelled_ones() {
                 }),
             }],
             info(),
+            HeadMode::NewVersion,
         )
         .unwrap();
     let record_v2 = arca_ocfl::versions_record("op2", &[&staged]);
@@ -233,7 +246,13 @@ fn replay_completes_journaled_versions_and_skips_cancelled_ones() {
 
     // a cancelled operation is not replayed
     let staged = root
-        .stage(id, Some(&obj), vec![put("a", b"3")], info())
+        .stage(
+            id,
+            Some(&obj),
+            vec![put("a", b"3")],
+            info(),
+            HeadMode::NewVersion,
+        )
         .unwrap();
     let record_v3 = arca_ocfl::versions_record("op3", &[&staged]);
     root.replay_all(&[record_v3, arca_ocfl::cancel_record("op3")])
@@ -258,7 +277,9 @@ fn failed_publish_leaves_the_previous_version() {
     let tmp = tempfile::tempdir().unwrap();
     let root = open(tmp.path());
     let id = "info:fedora/f";
-    let staged = root.stage(id, None, vec![put("a", b"1")], info()).unwrap();
+    let staged = root
+        .stage(id, None, vec![put("a", b"1")], info(), HeadMode::NewVersion)
+        .unwrap();
     root.publish(&staged).unwrap();
     let obj = root.read_object(id).unwrap().unwrap();
     let before = fs::read(obj.dir.join("inventory.json")).unwrap();
@@ -278,6 +299,7 @@ fn failed_publish_leaves_the_previous_version() {
                 },
             ],
             info(),
+            HeadMode::NewVersion,
         )
         .unwrap();
     assert!(root.publish(&staged).is_err());

@@ -34,7 +34,7 @@ use arca_model::{
     format_instant, now, DigestValue, FedoraId, InteractionModel, ResourceHeaders, Timestamp,
     HEADERS_VERSION, OCFL_USER_ADDRESS, OCFL_USER_NAME,
 };
-use arca_ocfl::{Change, Content, ObjectState, OcflRoot, Staged, VersionInfo};
+use arca_ocfl::{Change, Content, HeadMode, ObjectState, OcflRoot, Staged, VersionInfo};
 use arca_storage::{GroupCommit, Journal, JournalStats};
 use oxrdf::Triple;
 use sha2::{Digest, Sha512};
@@ -91,6 +91,7 @@ pub struct Repository {
     locks: ObjectLocks,
     version_message: String,
     stop_checkpoints: Arc<AtomicBool>,
+    auto_versioning: AtomicBool,
     txs: transactions::Transactions,
     /// Where write time goes.
     pub phases: PhaseTimes,
@@ -125,6 +126,9 @@ struct ResourcePlan {
 /// All changes to one OCFL object in a planned change.
 struct ObjectPlan {
     ocfl_id: String,
+    /// The change must become an immutable version even with auto-versioning off
+    /// (deletes, as in Fedora 6, and `POST fcr:versions`).
+    new_version: bool,
     current: Option<ObjectState>,
     changes: Vec<Change>,
     resources: Vec<ResourcePlan>,
@@ -152,6 +156,7 @@ impl Repository {
             locks: ObjectLocks::new(),
             version_message,
             stop_checkpoints: Arc::new(AtomicBool::new(false)),
+            auto_versioning: AtomicBool::new(true),
             txs: transactions::Transactions::default(),
             phases: PhaseTimes::default(),
         };
@@ -195,6 +200,12 @@ impl Repository {
         }
         repo.ensure_root().await?;
         Ok(repo)
+    }
+
+    /// Whether every change makes a new OCFL version (`true`, the default, as Fedora's
+    /// auto-versioning) or goes into the object's mutable HEAD until a version is asked for.
+    pub fn set_auto_versioning(&self, on: bool) {
+        self.auto_versioning.store(on, Ordering::Relaxed);
     }
 
     /// The OCFL root.
@@ -385,6 +396,7 @@ impl Repository {
                 headers.archival_group = archival_group;
                 ObjectPlan {
                     ocfl_id: id.to_string(),
+                    new_version: false,
                     current: None,
                     changes: Vec::new(),
                     resources: Vec::new(),
@@ -604,6 +616,10 @@ impl Repository {
         let mut extra = Vec::new();
         for (ocfl_id, resources) in by_object {
             let mut plan = self.plan_for_object(&ocfl_id).await?;
+            // As Fedora 6: a delete is a new version, except inside an Archival Group.
+            plan.new_version = !resources
+                .iter()
+                .any(|r| r.headers.archival_group_id.is_some());
             for r in &resources {
                 plan.tombstone(r, at, user);
                 if !r.id.is_description() && !r.id.is_acl() {
@@ -752,12 +768,26 @@ impl Repository {
             return self.add_to_transaction(&tx, plans, extra);
         }
         let mut staged: Vec<(Staged, Vec<ResourcePlan>)> = Vec::with_capacity(plans.len());
+        let auto_versioning = self.auto_versioning.load(Ordering::Relaxed);
+        let mut head_commits = Vec::new();
         for plan in plans {
+            let mode = if auto_versioning || plan.new_version {
+                HeadMode::NewVersion
+            } else {
+                HeadMode::Mutable
+            };
+            if mode == HeadMode::NewVersion && plan.current.as_ref().is_some_and(|c| c.mutable_head)
+            {
+                // Its mutable HEAD becomes an immutable version: every resource changed
+                // there gets a memento and new content paths.
+                head_commits.push(plan.ocfl_id.clone());
+            }
             match self.ocfl.stage(
                 &plan.ocfl_id,
                 plan.current.as_ref(),
                 plan.changes,
                 info.clone(),
+                mode,
             ) {
                 Ok(s) => staged.push((s, plan.resources)),
                 Err(e) => {
@@ -824,7 +854,7 @@ impl Repository {
                 .strip_prefix(self.ocfl.path())
                 .expect("objects live under the root")
                 .to_path_buf();
-            let version = new_version(s);
+            let version = s.new_version();
             for r in resources {
                 let record = r.to_record(&s.inventory, &dir);
                 // Every header written in an immutable version makes a memento (Fedora 6's
@@ -847,6 +877,9 @@ impl Repository {
         ops.extend(extra);
         if let Err(e) = self.catalog.apply(ops).await {
             return Err(self.repair_catalog(staged, e.into()).await);
+        }
+        for ocfl_id in head_commits {
+            self.reindex_object(&ocfl_id).await?;
         }
         lap(&self.phases.catalog, &mut since);
         self.phases.writes.fetch_add(1, Ordering::Relaxed);
@@ -914,6 +947,7 @@ impl Repository {
         if let Some(current) = self.pending_object(ocfl_id) {
             return Ok(ObjectPlan {
                 ocfl_id: ocfl_id.to_string(),
+                new_version: false,
                 current,
                 changes: Vec::new(),
                 resources: Vec::new(),
@@ -926,6 +960,7 @@ impl Repository {
         })?;
         Ok(ObjectPlan {
             ocfl_id: ocfl_id.to_string(),
+            new_version: false,
             current: Some(current),
             changes: Vec::new(),
             resources: Vec::new(),
@@ -951,6 +986,7 @@ impl Repository {
         );
         let mut plan = ObjectPlan {
             ocfl_id: root.to_string(),
+            new_version: false,
             current: None,
             changes: Vec::new(),
             resources: Vec::new(),
@@ -1322,11 +1358,6 @@ fn checked_triples(triples: Vec<Triple>, lenient: bool) -> Result<Vec<Triple>> {
         return Err(Error::ServerManaged(rejected));
     }
     Ok(kept)
-}
-
-/// The immutable version a staged change creates.
-fn new_version(staged: &Staged) -> Option<arca_ocfl::VersionNum> {
-    Some(staged.inventory.head)
 }
 
 fn nanos(at: Timestamp) -> i64 {

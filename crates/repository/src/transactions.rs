@@ -81,6 +81,7 @@ struct TxWork {
 /// One object's changes in a transaction.
 struct PendingObject {
     current: Option<ObjectState>,
+    new_version: bool,
     changes: Vec<Change>,
     resources: Vec<ResourcePlan>,
 }
@@ -223,6 +224,7 @@ impl Repository {
             }
             plans.push(ObjectPlan {
                 ocfl_id,
+                new_version: pending.new_version,
                 current,
                 changes: last_change_per_path(pending.changes),
                 resources: last_record_per_resource(pending.resources),
@@ -379,18 +381,26 @@ impl Repository {
                     children_changed: None,
                 });
             }
-            staged.push((plan.ocfl_id, plan.current, changes, plan.resources));
+            staged.push((
+                plan.ocfl_id,
+                plan.current,
+                plan.new_version,
+                changes,
+                plan.resources,
+            ));
         }
         let mut work = tx.work.lock();
-        for (ocfl_id, current, changes, resources) in staged {
+        for (ocfl_id, current, new_version, changes, resources) in staged {
             let pending = work
                 .objects
                 .entry(ocfl_id)
                 .or_insert_with(|| PendingObject {
                     current,
+                    new_version: false,
                     changes: Vec::new(),
                     resources: Vec::new(),
                 });
+            pending.new_version |= new_version;
             pending.changes.extend(changes);
             pending.resources.extend(resources);
         }

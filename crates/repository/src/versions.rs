@@ -82,6 +82,7 @@ impl Repository {
         }
         let at = now();
         let mut plan = self.plan_for(&record).await?;
+        plan.new_version = true;
         let mut headers = record.headers.clone();
         headers.memento_created_date = Some(format_instant(at));
         plan.rewrite_headers(&record, headers);

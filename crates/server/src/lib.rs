@@ -51,6 +51,8 @@ pub async fn open_repository(
     )
     .await
     .context("cannot open the repository")?;
+    repo.set_auto_versioning(config.auto_versioning);
+    repo.set_transaction_timeout(std::time::Duration::from_secs(config.transaction_timeout));
     Ok((Arc::new(repo), catalog))
 }
 
