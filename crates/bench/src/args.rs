@@ -45,6 +45,9 @@ pub enum Scenario {
     /// Containers referring to one target: adding a referrer at 10 and at --objects (default
     /// 100,000), and GETs of the target with and without its inbound references.
     References,
+    /// Updates of resources with 1 and with --objects (default 1,000) versions, GETs of the
+    /// long TimeMap, and a transaction of --objects resources committed.
+    Versions,
 }
 
 impl Scenario {
@@ -64,6 +67,7 @@ impl Scenario {
             Scenario::Search => "search",
             Scenario::Membership => "membership",
             Scenario::References => "references",
+            Scenario::Versions => "versions",
         }
     }
 
@@ -238,6 +242,8 @@ pub enum Work {
     Search,
     /// Many resources naming one: additions at both ends and GETs of the one.
     FanIn(crate::fanout::FanIn),
+    /// Versions and transactions.
+    Versions,
 }
 
 /// A raw baseline a phase is compared with.
@@ -329,7 +335,8 @@ impl BenchArgs {
                 | Scenario::BurnIn
                 | Scenario::Search
                 | Scenario::Membership
-                | Scenario::References => 0,
+                | Scenario::References
+                | Scenario::Versions => 0,
                 Scenario::IngestSmall
                 | Scenario::AccessSmall
                 | Scenario::AccessMetadata
@@ -364,6 +371,8 @@ impl BenchArgs {
                 // Fan-in: additions measured per window.
                 (Scenario::Membership | Scenario::References, false) => Some(5000),
                 (Scenario::Membership | Scenario::References, true) => Some(200),
+                (Scenario::Versions, false) => Some(200),
+                (Scenario::Versions, true) => Some(20),
                 _ => None,
             };
             let count = self.count.or(default_count);
@@ -372,12 +381,16 @@ impl BenchArgs {
                 (Scenario::AccessMedium, true) => 10,
                 (Scenario::Membership | Scenario::References, false) => 100_000,
                 (Scenario::Membership | Scenario::References, true) => 2_000,
+                (Scenario::Versions, false) => 1_000,
+                (Scenario::Versions, true) => 50,
                 (_, false) => 1000,
                 (_, true) => 50,
             };
             let objects = match self.objects {
                 Some(n) => n,
-                None if crate::fanout::kind_of(s).is_some() => default_objects,
+                None if crate::fanout::kind_of(s).is_some() || s == Scenario::Versions => {
+                    default_objects
+                }
                 None => default_objects.min(self.count.unwrap_or(u64::MAX)),
             };
             let interval = secs(self.interval.unwrap_or(if q { 1.0 } else { 60.0 }));
@@ -399,6 +412,7 @@ impl BenchArgs {
                 Scenario::Membership | Scenario::References => {
                     Work::FanIn(crate::fanout::kind_of(s).expect("a fan-in scenario"))
                 }
+                Scenario::Versions => Work::Versions,
             };
             let phase = |name: String, clients: usize| {
                 let raw = match work {
@@ -433,7 +447,10 @@ impl BenchArgs {
                         count,
                         objects,
                     }),
-                    Work::Access { metadata: true } | Work::Search | Work::FanIn(_) => None,
+                    Work::Access { metadata: true }
+                    | Work::Search
+                    | Work::FanIn(_)
+                    | Work::Versions => None,
                 };
                 Phase {
                     scenario: s,

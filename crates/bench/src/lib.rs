@@ -38,6 +38,7 @@ pub mod report;
 pub mod scenarios;
 pub mod spawn;
 pub mod svg;
+pub mod versions;
 
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -84,7 +85,11 @@ fn needs_server(phases: &[Phase]) -> bool {
     phases.iter().any(|p| {
         matches!(
             p.work,
-            Work::Ingest { .. } | Work::Access { .. } | Work::BurnIn | Work::FanIn(_)
+            Work::Ingest { .. }
+                | Work::Access { .. }
+                | Work::BurnIn
+                | Work::FanIn(_)
+                | Work::Versions
         )
     })
 }

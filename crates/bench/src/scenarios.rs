@@ -79,7 +79,7 @@ fn kind(work: Work) -> Kind {
         Work::BurnIn => Kind::BurnIn,
         Work::Raw => Kind::Raw,
         Work::Search => Kind::Search,
-        Work::FanIn(_) => Kind::Access,
+        Work::FanIn(_) | Work::Versions => Kind::Access,
     }
 }
 
@@ -374,6 +374,14 @@ pub async fn run_phases(
         }
         tokio::task::spawn_blocking(procfs::sync_all).await.ok();
         eprintln!("==> {}: {}", phase.name, describe(phase));
+        if let (Work::Versions, Some(t)) = (phase.work, &ctx.target) {
+            for row in crate::versions::versions(ctx, phase, t.clone()).await {
+                report_line(&row);
+                push(report, row);
+                saved(report);
+            }
+            continue;
+        }
         if let (Work::FanIn(kind), Some(t)) = (phase.work, &ctx.target) {
             for row in crate::fanout::fan_in(ctx, phase, t.clone(), kind).await {
                 report_line(&row);
@@ -395,7 +403,7 @@ pub async fn run_phases(
             }
             (Work::BurnIn, Some(t)) => burn_in(ctx, phase, t.clone()).await,
             (Work::Access { metadata }, Some(t)) => access(ctx, phase, t.clone(), metadata).await,
-            (Work::Raw | Work::FanIn(_), _) | (_, None) => continue,
+            (Work::Raw | Work::FanIn(_) | Work::Versions, _) | (_, None) => continue,
         };
         if let Some(plan) = &phase.raw {
             if let Some(idx) = baselines.get(&plan.key) {
