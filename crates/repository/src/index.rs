@@ -178,19 +178,7 @@ impl Repository {
     /// Replaces the catalog rows of one object by what storage holds now (none if the
     /// object is gone).
     pub async fn reindex_object(&self, ocfl_id: &str) -> Result<()> {
-        let mut ops: Vec<CatalogOp> = self
-            .catalog
-            .in_object(ocfl_id)
-            .await?
-            .into_iter()
-            .flat_map(|r| {
-                [
-                    CatalogOp::Remove(r.id.clone()),
-                    CatalogOp::ForgetMementos(r.id.clone()),
-                    CatalogOp::ForgetDerived(r.id),
-                ]
-            })
-            .collect();
+        let mut ops = crate::forget(self.catalog.in_object(ocfl_id).await?.iter().map(|r| &r.id));
         let rows = match self.ocfl.read_object(ocfl_id)? {
             Some(object) => rows_from_object(self.ocfl.path(), &object)?,
             None => ObjectRows::default(),

@@ -680,16 +680,7 @@ impl Repository {
             }
         }
         let at = now();
-        let mut ops: Vec<CatalogOp> = affected
-            .iter()
-            .flat_map(|r| {
-                [
-                    CatalogOp::Remove(r.id.clone()),
-                    CatalogOp::ForgetMementos(r.id.clone()),
-                    CatalogOp::ForgetDerived(r.id.clone()),
-                ]
-            })
-            .collect();
+        let mut ops = forget(affected.iter().map(|r| &r.id));
         ops.push(log(id, ChangeKind::Purge, at, user));
         self.catalog.apply(ops).await?;
         drop(ticket);
@@ -725,16 +716,7 @@ impl Repository {
             }
         }
         let at = now();
-        let mut extra: Vec<CatalogOp> = affected
-            .iter()
-            .flat_map(|r| {
-                [
-                    CatalogOp::Remove(r.id.clone()),
-                    CatalogOp::ForgetMementos(r.id.clone()),
-                    CatalogOp::ForgetDerived(r.id.clone()),
-                ]
-            })
-            .collect();
+        let mut extra = forget(affected.iter().map(|r| &r.id));
         extra.push(log(id, ChangeKind::Purge, at, user));
         self.execute(vec![plan], extra).await?;
         Ok(())
@@ -1358,6 +1340,19 @@ fn checked_triples(triples: Vec<Triple>, lenient: bool) -> Result<Vec<Triple>> {
         return Err(Error::ServerManaged(rejected));
     }
     Ok(kept)
+}
+
+/// The catalog operations that forget resources entirely: their rows, mementos and derived
+/// rows (a purge, or before an object's rows are derived again).
+fn forget<'a>(ids: impl Iterator<Item = &'a FedoraId>) -> Vec<CatalogOp> {
+    ids.flat_map(|id| {
+        [
+            CatalogOp::Remove(id.clone()),
+            CatalogOp::ForgetMementos(id.clone()),
+            CatalogOp::ForgetDerived(id.clone()),
+        ]
+    })
+    .collect()
 }
 
 fn nanos(at: Timestamp) -> i64 {
