@@ -239,9 +239,8 @@ fn link_format_body(ctx: &Ctx, id: &FedoraId, mementos: &[i64]) -> String {
     }
     own.push_str(&format!("; type=\"{LINK_FORMAT}\""));
     lines.push(own);
-    let mut body = lines.join(",\n");
-    body.push('\n');
-    body
+    // As Fedora 6 writes it: every line ends with a comma, the last one too.
+    lines.iter().map(|l| format!("{l},\n")).collect()
 }
 
 /// The RDF TimeMap: the mementos as `ldp:contains`, `memento:original`, the resource's
