@@ -511,9 +511,8 @@ async fn mementos_are_rebuilt_from_storage() {
     create_versions(&arca).await;
     let before = versions_snapshot(&arca).await;
     // The snapshot saw the versions: two mementos of /v (the first lists the binary, the
-    // last the child too), two of
-    // the binary with their own bytes, one of the child (more if the writes of the second
-    // second straddled a second boundary).
+    // last the child too), two of the binary with their own bytes, one of the child (more
+    // if the writes of the second second straddled a second boundary).
     let v: Vec<&String> = before
         .keys()
         .filter(|k| k.starts_with("BASE/v/fcr:versions/"))

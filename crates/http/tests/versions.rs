@@ -173,7 +173,8 @@ async fn original_resources_are_their_own_timegates() {
 
 /// 4.1.1-A-2: `Accept-Datetime` on a resource → 302 to the memento in force then, with
 /// `Location` and `Vary: Accept-Datetime`: after the last → the last; exactly at one → that
-/// one; between two → the earlier; before the first → the first (as Fedora 6). HEAD too.
+/// one; between two → the earlier; before the first → the first (as Fedora 6). HEAD too;
+/// the 302 carries the original's type links and Allow, as Fedora 6's does.
 /// A malformed date → 400. (4.1.1-A-1, 406 without any memento, cannot happen here: every
 /// write of a resource is a version of it; `fedora_sample.rs` checks it on a Fedora
 /// mutable-head object.)
@@ -226,6 +227,17 @@ async fn timegate_redirects_to_the_memento_in_force() {
             assert!(vary_has_accept_datetime(&r), "{method} {what}");
             assert_memento_links(&s, &r, "c");
             assert!(r.body.is_empty(), "{method} {what}: a 302 has no body");
+            // The original's headers, as Fedora 6 sends them, but not its validators.
+            let types = links(&r, "type");
+            for t in [
+                memento("OriginalResource"),
+                memento("TimeGate"),
+                LDP_BASIC_CONTAINER.to_string(),
+            ] {
+                assert!(types.contains(&t), "{method} {what}: no type {t}");
+            }
+            assert!(allow(&r).contains(&"PUT".to_string()), "{method} {what}");
+            assert!(r.header("etag").is_none(), "{method} {what}");
         }
     }
     // The Location is a memento that answers.
@@ -382,6 +394,13 @@ async fn timemap_in_link_format() {
         );
         assert!(r.header("accept-post").is_some(), "{method}: Accept-Post");
         assert!(r.header("accept-patch").is_none(), "{method}: Accept-Patch");
+        if method != Method::OPTIONS {
+            let etag = r.header("etag").unwrap_or_default();
+            assert!(
+                etag.starts_with("W/\""),
+                "{method}: a weak ETag, not {etag:?}"
+            );
+        }
         if method == Method::HEAD {
             assert!(r.body.is_empty());
         }
