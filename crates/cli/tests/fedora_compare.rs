@@ -8,9 +8,12 @@
 //!    goes to Fedora and to a fresh arca; every answer's status and `Location` must agree.
 //!    Then every resource Fedora lists (descriptions, tombstones and missing paths too) is
 //!    read from both with GET and HEAD, with and without `Prefer`, and the answers compared
-//!    field by field ([`Answer`]), dates and state tokens aside.
+//!    field by field ([`Answer`]), dates and state tokens aside. Versions (§4) have a
+//!    sequence of their own ([`versions`]: writes in two seconds, two `POST fcr:versions`
+//!    in one, then TimeMap, memento, TimeGate and refusals), memento names masked.
 //! 2. **Same root**: Fedora is stopped, its OCFL root copied into a fresh arca data
-//!    directory, and arca serving it must give the same answers, now dates included.
+//!    directory, and arca serving it must give the same answers, now dates included (the
+//!    versioning reads too, of the same mementos).
 //!
 //! Known deliberate differences are listed in [`KNOWN`], each with its reason; an entry
 //! that no longer matches anything fails the test too, so the list stays honest.
