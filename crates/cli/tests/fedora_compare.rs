@@ -8,9 +8,12 @@
 //!    goes to Fedora and to a fresh arca; every answer's status and `Location` must agree.
 //!    Then every resource Fedora lists (descriptions, tombstones and missing paths too) is
 //!    read from both with GET and HEAD, with and without `Prefer`, and the answers compared
-//!    field by field ([`Answer`]), dates and state tokens aside.
+//!    field by field ([`Answer`]), dates and state tokens aside. Versions (§4) have a
+//!    sequence of their own ([`versions`]: writes in two seconds, two `POST fcr:versions`
+//!    in one, then TimeMap, memento, TimeGate and refusals), memento names masked.
 //! 2. **Same root**: Fedora is stopped, its OCFL root copied into a fresh arca data
-//!    directory, and arca serving it must give the same answers, now dates included.
+//!    directory, and arca serving it must give the same answers, now dates included (the
+//!    versioning reads too, of the same mementos).
 //!
 //! Known deliberate differences are listed in [`KNOWN`], each with its reason; an entry
 //! that no longer matches anything fails the test too, so the list stays honest.
@@ -163,6 +166,10 @@ const KNOWN: &[(&str, &str, &str, &str, &str)] = &[
     ("same root", "*", "*", "last-modified", "arca's Last-Modified (and ETag) of a container changes with its children, whose ldp:contains are part of its representation; Fedora's does not"),
     ("*", "*", "GET minimal", "*", "Fedora 6.1 ignores Prefer: return=minimal on GET (lists containment and membership, still says Preference-Applied: return=minimal); arca leaves them out, as LDP's PreferMinimalContainer"),
     ("write", "/dc4", "*", "status", "two ldp:membershipResource: Fedora says 400, arca 409 with constrainedBy, as issue 7 asks (a constraint of the model, not a malformed request)"),
+    ("*", "/v/fcr:versions/<ts>", "DELETE memento", "status", "Fedora 409 'Path cannot contain a fcr: prefixed segment'; arca 405, as the memento's Allow (GET, HEAD, OPTIONS) says"),
+    ("*", "/v/fcr:versions/abc", "*", "status", "a malformed memento name: Fedora 500 (InvalidMementoPathException), arca 400"),
+    ("*", "/v/fcr:versions", "*", "duplicate mementos", "two POST fcr:versions in one second: Fedora lists the same memento twice in link-format; arca one memento per second"),
+    ("*", "/vb", "GET Accept-Datetime", "*", "Fedora 6.1 answers GET with Accept-Datetime on a binary 500 (the 302 keeps the binary's Content-Length; HEAD gives the 302); arca 302"),
 ];
 
 /// A server under comparison.
@@ -580,6 +587,13 @@ async fn same_answers_as_fedora_6() {
         }
     }
 
+    // Versions (§4): the same writes, then the same reads.
+    let (fedora_versions, fedora_memento) = versions(&f, Mode::SideBySide, true, None).await;
+    let (fedora_versions_same_root, _) =
+        versions(&f, Mode::SameRoot, false, Some(&fedora_memento)).await;
+    let (ours, _) = versions(&a, Mode::SideBySide, true, None).await;
+    compare_versions("versions", &fedora_versions, &ours, &mut diffs, &mut used);
+
     // Every resource, read from both.
     let mut resources = walk(&f).await;
     for p in EXTRA_PATHS {
@@ -619,6 +633,14 @@ async fn same_answers_as_fedora_6() {
         auth: false,
         http,
     };
+    let (ours, _) = versions(&a, Mode::SameRoot, false, Some(&fedora_memento)).await;
+    compare_versions(
+        "versions same root",
+        &fedora_versions_same_root,
+        &ours,
+        &mut diffs,
+        &mut used,
+    );
     for (path, binary) in &resources {
         let ours = read_all(&a, path, *binary, Mode::SameRoot).await;
         compare_all(
@@ -653,6 +675,267 @@ async fn same_answers_as_fedora_6() {
         diffs.join("\n"),
         unused.join("\n")
     );
+}
+
+/// `fcr:versions/YYYYMMDDHHMMSS` replaced by `fcr:versions/<ts>`: two servers writing side
+/// by side record their versions in different seconds.
+fn mask(s: &str) -> String {
+    const MARKER: &str = "fcr:versions/";
+    let (mut out, mut rest) = (String::new(), s);
+    while let Some(i) = rest.find(MARKER) {
+        let end = i + MARKER.len();
+        out.push_str(&rest[..end]);
+        rest = &rest[end..];
+        if rest.len() >= 14 && rest.as_bytes()[..14].iter().all(u8::is_ascii_digit) {
+            out.push_str("<ts>");
+            rest = &rest[14..];
+        }
+    }
+    out.push_str(rest);
+    out
+}
+
+/// The answer about a link-format TimeMap: [`answer`] without the body's digest, plus its
+/// structure: the relations in order (runs of mementos as one), how many distinct mementos,
+/// whether one is listed twice, the targets of original, timegate and self, whether self
+/// has from and until, and whether every line ends with a comma (as Fedora writes it).
+fn link_format_answer(r: &common::Reply, srv: &Server, mode: Mode) -> Answer {
+    let mut a = answer(r, srv, mode, false);
+    a.remove("body");
+    if !r.status.is_success() {
+        return a;
+    }
+    let text = r.text();
+    let (mut rels, mut mementos) = (Vec::<String>::new(), Vec::<String>::new());
+    for line in text.lines() {
+        let l = line.trim().trim_end_matches(',');
+        let Some(end) = l.find('>') else { continue };
+        let target = srv.norm(&l[1..end]);
+        let params = &l[end + 1..];
+        let rel = params
+            .split(';')
+            .find_map(|p| p.trim().strip_prefix("rel="))
+            .unwrap_or("")
+            .trim_matches('"')
+            .to_string();
+        if rels.last() != Some(&rel) {
+            rels.push(rel.clone());
+        }
+        match rel.as_str() {
+            "memento" => mementos.push(target),
+            "self" => {
+                let range = params.contains("from=") && params.contains("until=");
+                a.insert(
+                    "timemap self".into(),
+                    format!("{target} from/until {range}"),
+                );
+            }
+            other => {
+                a.insert(format!("timemap {other}"), target);
+            }
+        }
+    }
+    let distinct: BTreeSet<&String> = mementos.iter().collect();
+    a.insert("timemap rels".into(), rels.join(","));
+    a.insert("mementos".into(), distinct.len().to_string());
+    a.insert(
+        "duplicate mementos".into(),
+        (distinct.len() != mementos.len()).to_string(),
+    );
+    a.insert(
+        "lines end with a comma".into(),
+        text.lines().all(|l| l.ends_with(',')).to_string(),
+    );
+    a
+}
+
+/// One answer of the versioning sequence: (path, label, answer).
+type Versioned = (String, String, Answer);
+
+/// The versioning sequence (§4). With `write`, first the writes: a container updated in two
+/// seconds, a binary, a deleted container, then two `POST fcr:versions` in one second (the
+/// first with a body, ignored). Then the reads of the TimeMap (link-format, Turtle,
+/// N-Triples, OPTIONS), of the memento `memento` (or the one the first POST created), the
+/// TimeGate, and the refusals. Memento names are masked side by side ([`mask`]).
+async fn versions(
+    srv: &Server,
+    mode: Mode,
+    write: bool,
+    memento: Option<&str>,
+) -> (Vec<Versioned>, String) {
+    use Method as M;
+    let mut out: Vec<Versioned> = Vec::new();
+    let masked = |a: Answer| -> Answer {
+        match mode {
+            Mode::SideBySide => a.into_iter().map(|(k, v)| (k, mask(&v))).collect(),
+            Mode::SameRoot => a,
+        }
+    };
+    let ttl = [("content-type", "text/turtle".to_string())];
+    let title = |t: &str| format!("<> <http://purl.org/dc/terms/title> \"{t}\" .");
+    let mut memento = memento.map(str::to_string);
+    if write {
+        let mut status = |path: &str, label: &str, r: &common::Reply| {
+            let mut a = Answer::new();
+            a.insert("status".into(), r.status.as_u16().to_string());
+            if let Some(l) = r.header("location") {
+                a.insert("location".into(), srv.norm(l));
+            }
+            out.push((path.into(), label.into(), masked(a)));
+        };
+        let r = srv.send(M::PUT, "/v", &ttl, &title("one")).await;
+        status("/v", "PUT", &r);
+        let r = srv
+            .send(
+                M::PUT,
+                "/vb",
+                &[("content-type", "text/plain".into())],
+                "v1",
+            )
+            .await;
+        status("/vb", "PUT", &r);
+        let r = srv.send(M::PUT, "/vd", &ttl, "").await;
+        status("/vd", "PUT", &r);
+        let r = srv.send(M::DELETE, "/vd", &[], "").await;
+        status("/vd", "DELETE", &r);
+        tokio::time::sleep(std::time::Duration::from_millis(1050)).await;
+        let r = srv.send(M::PUT, "/v", &ttl, &title("two")).await;
+        status("/v", "PUT again", &r);
+        // Both POSTs at the start of a later second: one second, two versions.
+        let since = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .unwrap();
+        let to_next = 1_000 - since.subsec_millis() as u64 + 20;
+        tokio::time::sleep(std::time::Duration::from_millis(to_next)).await;
+        let r = srv
+            .send(M::POST, "/v/fcr:versions", &ttl, &title("ignored"))
+            .await;
+        status("/v/fcr:versions", "POST", &r);
+        memento = r
+            .header("location")
+            .map(|l| l.strip_prefix(&srv.base).unwrap_or(l).to_string());
+        let r = srv.send(M::POST, "/v/fcr:versions", &[], "").await;
+        status("/v/fcr:versions", "POST again", &r);
+    }
+    let memento = memento.expect("POST fcr:versions gave a Location");
+    let m = memento.as_str();
+    let tm = "/v/fcr:versions";
+    let accept = |t: &str| vec![("accept", t.to_string())];
+    let r = srv
+        .send(M::GET, tm, &accept("application/link-format"), "")
+        .await;
+    out.push((
+        tm.into(),
+        "GET link-format".into(),
+        masked(link_format_answer(&r, srv, mode)),
+    ));
+    let r = srv.send(M::GET, tm, &accept("text/turtle"), "").await;
+    let mut a = answer(&r, srv, mode, false);
+    a.remove("body");
+    out.push((tm.into(), "GET turtle".into(), masked(a)));
+    for (label, method, path, headers, rdf) in [
+        ("GET n-triples", M::GET, tm, accept(NT), true),
+        ("OPTIONS", M::OPTIONS, tm, vec![], false),
+        ("GET memento", M::GET, m, accept(NT), true),
+        ("HEAD memento", M::HEAD, m, accept(NT), false),
+        ("OPTIONS memento", M::OPTIONS, m, vec![], false),
+        (
+            "GET Accept-Datetime",
+            M::GET,
+            "/v",
+            vec![(
+                "accept-datetime",
+                "Fri, 01 Jan 2100 00:00:00 GMT".to_string(),
+            )],
+            false,
+        ),
+        (
+            "HEAD Accept-Datetime",
+            M::HEAD,
+            "/v",
+            vec![(
+                "accept-datetime",
+                "Sat, 01 Jan 2000 00:00:00 GMT".to_string(),
+            )],
+            false,
+        ),
+        (
+            "GET Accept-Datetime malformed",
+            M::GET,
+            "/v",
+            vec![("accept-datetime", "garbage".to_string())],
+            false,
+        ),
+        (
+            "GET Accept-Datetime",
+            M::GET,
+            "/vb",
+            vec![(
+                "accept-datetime",
+                "Fri, 01 Jan 2100 00:00:00 GMT".to_string(),
+            )],
+            false,
+        ),
+        (
+            "HEAD Accept-Datetime",
+            M::HEAD,
+            "/vb",
+            vec![(
+                "accept-datetime",
+                "Fri, 01 Jan 2100 00:00:00 GMT".to_string(),
+            )],
+            false,
+        ),
+        (
+            "GET link-format",
+            M::GET,
+            "/vd/fcr:versions",
+            accept("application/link-format"),
+            false,
+        ),
+        ("GET", M::GET, "/v/fcr:versions/abc", vec![], false),
+        (
+            "GET",
+            M::GET,
+            "/v/fcr:versions/20000101000000",
+            vec![],
+            false,
+        ),
+    ] {
+        let r = srv.send(method, path, &headers, "").await;
+        let mut a = answer(&r, srv, mode, rdf);
+        if !rdf {
+            a.remove("body");
+        }
+        let path = match mode {
+            Mode::SideBySide => mask(path),
+            Mode::SameRoot => path.to_string(),
+        };
+        out.push((path, label.into(), masked(a)));
+    }
+    if write {
+        for (label, method) in [("PUT memento", M::PUT), ("DELETE memento", M::DELETE)] {
+            let r = srv.send(method, m, &ttl, &title("changed")).await;
+            let mut a = Answer::new();
+            a.insert("status".into(), r.status.as_u16().to_string());
+            out.push((mask(m), label.into(), a));
+        }
+    }
+    (out, memento)
+}
+
+/// Compares the versioning answers of Fedora and arca, read for read.
+fn compare_versions(
+    what: &str,
+    fedora: &[Versioned],
+    ours: &[Versioned],
+    diffs: &mut Vec<String>,
+    used: &mut BTreeSet<usize>,
+) {
+    assert_eq!(fedora.len(), ours.len());
+    for ((path, label, f), (_, _, a)) in fedora.iter().zip(ours) {
+        compare(what, path, label, f, a, diffs, used);
+    }
 }
 
 fn excerpt(s: &str) -> String {

@@ -366,3 +366,180 @@ async fn writes_into_a_fedora_written_object_keep_it_valid() {
         assert_eq!(n, 1);
     }
 }
+
+/// The mementos the sample's storage holds, computed from the root inventories alone:
+/// resource id → memento names (`YYYYMMDDHHMMSS`, UTC), oldest first, each with the
+/// version that is the memento. A memento is an immutable version in which the resource's
+/// `.fcrepo/*.json` header was written (new or changed digest) and is not a tombstone; the
+/// name is the version's `created` in whole seconds, and a later version in the same second
+/// is the memento of that second (the mutable HEAD, outside the root inventory, is none).
+fn expected_mementos(root: &Path) -> BTreeMap<String, Vec<(String, String)>> {
+    let mut out: BTreeMap<String, BTreeMap<String, String>> = BTreeMap::new();
+    for dir in common::object_dirs(root) {
+        let inv = json(&dir.join("inventory.json"));
+        let manifest = inv["manifest"].as_object().unwrap();
+        let mut versions: Vec<(&String, &Value)> =
+            inv["versions"].as_object().unwrap().iter().collect();
+        versions.sort_by_key(|(v, _)| v[1..].parse::<u32>().unwrap());
+        let mut previous: BTreeMap<String, String> = BTreeMap::new();
+        for (v, version) in versions {
+            let mut state = BTreeMap::new();
+            for (digest, paths) in version["state"].as_object().unwrap() {
+                for p in paths.as_array().unwrap() {
+                    state.insert(p.as_str().unwrap().to_string(), digest.clone());
+                }
+            }
+            let created = version["created"].as_str().unwrap();
+            let name: String = created[..19].chars().filter(char::is_ascii_digit).collect();
+            for (path, digest) in &state {
+                let header = path.starts_with(".fcrepo/") && path.ends_with(".json");
+                if !header || previous.get(path) == Some(digest) {
+                    continue;
+                }
+                let file = manifest[digest.as_str()][0].as_str().unwrap();
+                let h = json(&dir.join(file));
+                if h["deleted"].as_bool() == Some(true) {
+                    continue;
+                }
+                out.entry(h["id"].as_str().unwrap().to_string())
+                    .or_default()
+                    .insert(name.clone(), v.clone());
+            }
+            previous = state;
+        }
+    }
+    out.into_iter()
+        .map(|(id, m)| (id, m.into_iter().collect()))
+        .collect()
+}
+
+/// The memento URLs a link-format TimeMap lists, in its order.
+fn timemap(text: &str) -> Vec<String> {
+    text.lines()
+        .filter(|l| l.contains("rel=\"memento\""))
+        .map(|l| l[1..l.find('>').unwrap()].to_string())
+        .collect()
+}
+
+/// §4 on a root Fedora wrote: every resource's TimeMap lists exactly the versions in which
+/// its header changed (none for the mutable HEAD of mh1, v2 for mh2, c1 not for the version
+/// that only added its ACL), a deleted resource's versions are gone (410), a resource
+/// without a memento has no TimeGate answer (406, 4.1.1-A-1), and a memento of the AG's
+/// binary serves the bytes of its version.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn serves_the_mementos_of_the_fedora_written_root() {
+    let data = tempfile::tempdir().unwrap();
+    let root = data.path().join("ocfl-root");
+    common::copy_tree(&sample_root(), &root);
+    // The sample's two versions of ag1 fall in one second, so one memento stands for both;
+    // moving v1 a second earlier (root inventory and its sidecar) makes v1 a memento too.
+    let ag1 = object_dir(&root, "info:fedora/ag1");
+    let mut inv = json(&ag1.join("inventory.json"));
+    let v1_created = inv["versions"]["v1"]["created"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    assert_eq!(
+        &v1_created[..19],
+        "2026-11-21T20:23:50",
+        "the sample changed"
+    );
+    inv["versions"]["v1"]["created"] = Value::from(v1_created.replace(":50.", ":49."));
+    let text = serde_json::to_string_pretty(&inv).unwrap();
+    fs::write(ag1.join("inventory.json"), &text).unwrap();
+    fs::write(
+        ag1.join("inventory.json.sha512"),
+        format!("{}  inventory.json\n", common::sha512_hex(text.as_bytes())),
+    )
+    .unwrap();
+
+    let expected = expected_mementos(&root);
+    // What the sample holds, by its README.
+    let names = |id: &str| -> Vec<&str> {
+        expected
+            .get(id)
+            .map(|m| m.iter().map(|(_, v)| v.as_str()).collect())
+            .unwrap_or_default()
+    };
+    assert_eq!(names("info:fedora/c1"), ["v1"]);
+    assert_eq!(names("info:fedora/ag1"), ["v1", "v2"]);
+    assert_eq!(names("info:fedora/ag1/sub/data file.bin"), ["v1", "v2"]);
+    assert_eq!(names("info:fedora/mh1"), Vec::<&str>::new());
+    assert_eq!(names("info:fedora/mh2"), ["v2"]);
+    assert_eq!(names("info:fedora/c1/file.txt"), ["v1"]);
+
+    let s = TestServer::start_at(data.path()).await;
+    let lf = [("accept", "application/link-format")];
+    let mut checked = 0;
+    for (id, mementos) in &expected {
+        if id.ends_with("/fcr:acl") {
+            continue; // arca serves no ACLs yet.
+        }
+        // (A description's `fcr:metadata` is a path segment, its colon not escaped.)
+        let path = common::url_path(id).replace("%3A", ":");
+        let r = s.get(&format!("{path}/fcr:versions"), &lf).await;
+        if id.starts_with("info:fedora/c1/file.txt") {
+            assert_eq!(r.status, StatusCode::GONE, "{id} was deleted");
+            continue;
+        }
+        assert_eq!(r.status, StatusCode::OK, "TimeMap of {id}: {}", r.text());
+        let want: Vec<String> = mementos
+            .iter()
+            .map(|(name, _)| format!("{}{path}/fcr:versions/{name}", s.base))
+            .collect();
+        assert_eq!(timemap(&r.text()), want, "TimeMap of {id}");
+        for url in &want {
+            let r = s.request(Method::HEAD, url, &[], "").await;
+            assert_eq!(r.status, StatusCode::OK, "{url}");
+        }
+        checked += 1;
+    }
+    assert!(checked >= 6, "only {checked} TimeMaps checked");
+
+    // mh1 (mutable HEAD, never versioned): no memento, so no TimeGate answer.
+    let r = s.get("mh1/fcr:versions", &lf).await;
+    assert_eq!(timemap(&r.text()), Vec::<String>::new());
+    let r = s
+        .get(
+            "mh1",
+            &[("accept-datetime", "Sat, 21 Nov 2026 20:23:50 GMT")],
+        )
+        .await;
+    assert_eq!(r.status, StatusCode::NOT_ACCEPTABLE, "{}", r.text());
+    let r = s
+        .get(
+            "mh2",
+            &[("accept-datetime", "Sat, 21 Nov 2026 20:23:50 GMT")],
+        )
+        .await;
+    assert_eq!(r.status, StatusCode::FOUND, "{}", r.text());
+
+    // The AG binary's mementos serve the bytes of their versions.
+    let bin = "ag1/sub/data%20file.bin";
+    let bin_mementos = &expected["info:fedora/ag1/sub/data file.bin"];
+    let state_bytes = |v: &str| -> Vec<u8> {
+        let inv = json(&ag1.join("inventory.json"));
+        let digest = inv["versions"][v]["state"]
+            .as_object()
+            .unwrap()
+            .iter()
+            .find(|(_, p)| {
+                p.as_array()
+                    .unwrap()
+                    .iter()
+                    .any(|p| p == "sub/data file.bin")
+            })
+            .map(|(d, _)| d.clone())
+            .unwrap();
+        fs::read(ag1.join(inv["manifest"][&digest][0].as_str().unwrap())).unwrap()
+    };
+    let (v1_bytes, v2_bytes) = (state_bytes("v1"), state_bytes("v2"));
+    assert_ne!(v1_bytes, v2_bytes);
+    assert_eq!(v2_bytes, b"BBBB");
+    for ((name, v), bytes) in bin_mementos.iter().zip([&v1_bytes, &v2_bytes]) {
+        let r = s.get(&format!("{bin}/fcr:versions/{name}"), &[]).await;
+        assert_eq!(r.status, StatusCode::OK, "{v}: {}", r.text());
+        assert_eq!(&r.body[..], &bytes[..], "the {v} bytes of the AG binary");
+    }
+    s.stop().await;
+}

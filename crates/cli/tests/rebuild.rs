@@ -399,3 +399,167 @@ async fn the_catalog_is_rebuilt_from_storage() {
     arca.stop();
     common::assert_staging_clean(data.path());
 }
+
+/// Resources whose versions are compared across a rebuild.
+const VERSIONED: &[&str] = &["/v", "/v/child", "/v/bin", "/v/bin/fcr:metadata"];
+
+/// Writes versions: two seconds of updates of a container, a binary and its description, an
+/// explicit version (`POST fcr:versions`) after a child was added.
+async fn create_versions(arca: &Arca) {
+    let http = Http::new();
+    let (created, done) = (StatusCode::CREATED, StatusCode::NO_CONTENT);
+    let ttl = Some("text/turtle");
+    let title = |t: &str| format!("<> <http://purl.org/dc/terms/title> \"{t}\" .");
+    call(&http, arca, Method::PUT, "/v", ttl, title("one"), created).await;
+    call(
+        &http,
+        arca,
+        Method::PUT,
+        "/v/bin",
+        Some("text/plain"),
+        "v1",
+        created,
+    )
+    .await;
+    tokio::time::sleep(std::time::Duration::from_millis(1050)).await;
+    call(&http, arca, Method::PUT, "/v", ttl, title("two"), done).await;
+    call(
+        &http,
+        arca,
+        Method::PUT,
+        "/v/bin",
+        Some("text/csv"),
+        "version two",
+        done,
+    )
+    .await;
+    call(
+        &http,
+        arca,
+        Method::PATCH,
+        "/v/bin/fcr:metadata",
+        Some("application/sparql-update"),
+        "INSERT DATA { <> <http://purl.org/dc/terms/title> \"described\" }",
+        done,
+    )
+    .await;
+    call(&http, arca, Method::PUT, "/v/child", ttl, "", created).await;
+    call(
+        &http,
+        arca,
+        Method::POST,
+        "/v/fcr:versions",
+        None,
+        "",
+        created,
+    )
+    .await;
+}
+
+/// What a client sees of the versions of [`VERSIONED`]: each TimeMap (link-format and
+/// N-Triples) and every memento it lists (status, Memento-Datetime, Content-Type, body).
+async fn versions_snapshot(arca: &Arca) -> BTreeMap<String, Vec<String>> {
+    let http = Http::new();
+    let norm = |s: &str| s.replace(&arca.base, "BASE");
+    let sorted_lines = |s: &str| {
+        let mut lines: Vec<String> = s.lines().map(norm).collect();
+        lines.sort();
+        lines
+    };
+    let mut out = BTreeMap::new();
+    for path in VERSIONED {
+        let tm = arca.url(&format!("{path}/fcr:versions"));
+        let r = http
+            .get(&tm, &[("accept", "application/link-format")])
+            .await;
+        assert_eq!(r.status, StatusCode::OK, "TimeMap of {path}: {}", r.text());
+        let link_format = r.text();
+        out.insert(format!("timemap {path}"), vec![norm(&link_format)]);
+        let r = http.get(&tm, &[("accept", "application/n-triples")]).await;
+        out.insert(format!("timemap rdf {path}"), sorted_lines(&r.text()));
+        let mementos: Vec<String> = link_format
+            .lines()
+            .filter(|l| l.contains("rel=\"memento\""))
+            .map(|l| l[1..l.find('>').unwrap()].to_string())
+            .collect();
+        for m in mementos {
+            let r = http.get(&m, &[("accept", "application/n-triples")]).await;
+            let ct = r.header("content-type").unwrap_or_default().to_string();
+            let mut seen = vec![
+                format!("status {}", r.status),
+                format!(
+                    "memento-datetime {}",
+                    r.header("memento-datetime").unwrap_or_default()
+                ),
+                format!("content-type {ct}"),
+            ];
+            if ct.starts_with("application/n-triples") {
+                seen.extend(sorted_lines(&r.text()));
+            } else {
+                seen.push(format!("sha512 {}", sha512_hex(&r.body)));
+            }
+            out.insert(norm(&m), seen);
+        }
+    }
+    out
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn mementos_are_rebuilt_from_storage() {
+    let data = tempfile::tempdir().unwrap();
+    let arca = Arca::serve(data.path());
+    create_versions(&arca).await;
+    let before = versions_snapshot(&arca).await;
+    // The snapshot saw the versions: two mementos of /v (the first lists the binary, the
+    // last the child too), two of the binary with their own bytes, one of the child (more
+    // if the writes of the second second straddled a second boundary).
+    let v: Vec<&String> = before
+        .keys()
+        .filter(|k| k.starts_with("BASE/v/fcr:versions/"))
+        .collect();
+    assert!(v.len() >= 2, "{before:#?}");
+    assert!(before[v[v.len() - 1]]
+        .iter()
+        .any(|l| l.contains("<http://www.w3.org/ns/ldp#contains> <BASE/v/child>")));
+    assert!(!before[v[0]].iter().any(|l| l.contains("<BASE/v/child>")));
+    assert!(before[v[0]]
+        .iter()
+        .any(|l| l.contains("<http://www.w3.org/ns/ldp#contains> <BASE/v/bin>")));
+    let bins: Vec<&Vec<String>> = before
+        .iter()
+        .filter(|(k, _)| k.starts_with("BASE/v/bin/fcr:versions/"))
+        .map(|(_, s)| s)
+        .collect();
+    assert!(bins.len() >= 2, "{before:#?}");
+    assert!(bins[0].contains(&format!("sha512 {}", sha512_hex(b"v1"))));
+    assert!(bins[bins.len() - 1].contains(&format!("sha512 {}", sha512_hex(b"version two"))));
+    assert!(before
+        .keys()
+        .any(|k| k.starts_with("BASE/v/child/fcr:versions/")));
+    arca.stop();
+
+    // (a) `arca rebuild`.
+    delete_catalog(data.path());
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_arca"));
+    cmd.arg("rebuild").arg("--data").arg(data.path());
+    common::scrub_env(&mut cmd);
+    let out = cmd.output().expect("arca rebuild runs");
+    assert!(
+        out.status.success(),
+        "arca rebuild failed: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let arca = Arca::serve(data.path());
+    assert_eq!(versions_snapshot(&arca).await, before, "after arca rebuild");
+    arca.stop();
+
+    // (b) `arca serve` without a catalog.
+    delete_catalog(data.path());
+    let arca = Arca::serve(data.path());
+    assert_eq!(
+        versions_snapshot(&arca).await,
+        before,
+        "after arca serve rebuilt"
+    );
+    arca.stop();
+}

@@ -751,8 +751,14 @@ async fn server_managed_triples(
 pub(crate) async fn options(ctx: &Ctx, id: FedoraId) -> HandlerResult {
     let record = ctx.record(&id).await.map_err(|e| ctx.err(e))?;
     let mut out = response(StatusCode::OK, Body::empty());
-    resource_headers(ctx, &record, out.headers_mut());
-    crate::external::advertise(ctx, out.headers_mut());
+    let h = out.headers_mut();
+    resource_headers(ctx, &record, h);
+    // As Fedora 6: OPTIONS carries no validators (it has no representation to validate).
+    for name in [header::ETAG, header::LAST_MODIFIED] {
+        h.remove(name);
+    }
+    h.remove("x-state-token");
+    crate::external::advertise(ctx, h);
     Ok(out)
 }
 

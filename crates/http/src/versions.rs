@@ -8,7 +8,8 @@ use arca_rdf::{vocab, RdfFormat};
 use axum::body::Body;
 use axum::extract::Request;
 use axum::response::Response;
-use http::{header, HeaderMap, StatusCode};
+use http::{header, HeaderMap, Method, StatusCode};
+use md5::{Digest, Md5};
 use oxrdf::{NamedNode, Triple};
 use time::macros::format_description;
 use time::OffsetDateTime;
@@ -99,6 +100,9 @@ pub(crate) fn accept_datetime(h: &HeaderMap) -> Result<Option<i64>, ApiError> {
 
 /// GET or HEAD with `Accept-Datetime` on a resource: 302 to the memento in force then (the
 /// first one for an earlier datetime, as Fedora 6), 406 when the resource has none yet.
+/// The 302 carries the original's headers as a HEAD of it gives them (as Fedora 6 sends
+/// them), without its validators and content type, which describe the original, not the
+/// redirect.
 pub(crate) async fn timegate(ctx: &Ctx, id: FedoraId, datetime: i64) -> Result<Response, ApiError> {
     let chosen = ctx
         .repo
@@ -114,16 +118,43 @@ pub(crate) async fn timegate(ctx: &Ctx, id: FedoraId, datetime: i64) -> Result<R
             .push(format!("<{}>; rel=\"timemap\"", timemap_url(ctx, &id)));
         return Err(e);
     };
-    let mut out = handlers::response(StatusCode::FOUND, Body::empty());
+    let mut head = Request::new(Body::empty());
+    *head.method_mut() = Method::HEAD;
+    let mut out = handlers::read(ctx, id.clone(), true, head).await?;
+    *out.status_mut() = StatusCode::FOUND;
+    *out.body_mut() = Body::empty();
     let h = out.headers_mut();
-    add_memento_links(ctx, &id, h);
-    add_link(
-        h,
-        format!("<{}OriginalResource>; rel=\"type\"", vocab::MEMENTO_NS),
-    );
-    add_link(h, format!("<{}TimeGate>; rel=\"type\"", vocab::MEMENTO_NS));
+    for name in [
+        header::ETAG,
+        header::LAST_MODIFIED,
+        header::CONTENT_TYPE,
+        header::CONTENT_RANGE,
+        header::HeaderName::from_static("x-state-token"),
+    ] {
+        h.remove(name);
+    }
+    let vary = h
+        .get(header::VARY)
+        .and_then(|v| v.to_str().ok())
+        .unwrap_or_default()
+        .to_string();
+    if !vary
+        .split(',')
+        .any(|v| v.trim().eq_ignore_ascii_case("accept-datetime"))
+    {
+        let vary = if vary.is_empty() {
+            "Accept-Datetime".to_string()
+        } else {
+            format!("{vary}, Accept-Datetime")
+        };
+        set(h, header::VARY, &vary);
+    }
+    // Fedora 6 says so on a binary's redirect too.
+    let applied = header::HeaderName::from_static("preference-applied");
+    if !h.contains_key(&applied) {
+        set(h, applied, "return=representation");
+    }
     set(h, header::LOCATION, &memento_url(ctx, &id, chosen));
-    set(h, header::VARY, "Accept-Datetime");
     set(h, header::CONTENT_LENGTH, "0");
     Ok(out)
 }
@@ -202,10 +233,13 @@ pub(crate) async fn timemap(
         arca_rdf::serialize(&triples, format, &ctx.mapper())
             .map_err(|e| ctx.err(arca_repository::Error::Rdf(e)))?
     };
+    let h = out.headers_mut();
+    set(h, header::CONTENT_LENGTH, &body.len().to_string());
+    // A weak validator of this representation, as Fedora 6 gives one.
     set(
-        out.headers_mut(),
-        header::CONTENT_LENGTH,
-        &body.len().to_string(),
+        h,
+        header::ETAG,
+        &format!("W/\"{}\"", hex::encode_upper(Md5::digest(&body))),
     );
     if !head {
         *out.body_mut() = Body::from(body);
@@ -239,9 +273,8 @@ fn link_format_body(ctx: &Ctx, id: &FedoraId, mementos: &[i64]) -> String {
     }
     own.push_str(&format!("; type=\"{LINK_FORMAT}\""));
     lines.push(own);
-    let mut body = lines.join(",\n");
-    body.push('\n');
-    body
+    // As Fedora 6 writes it: every line ends with a comma, the last one too.
+    lines.iter().map(|l| format!("{l},\n")).collect()
 }
 
 /// The RDF TimeMap: the mementos as `ldp:contains`, `memento:original`, the resource's

@@ -164,9 +164,14 @@ fn assert_binary_headers(s: &TestServer, r: &arca_testkit::Reply, path: &str) {
         links(r, "describedby"),
         vec![s.url(&format!("{path}/fcr:metadata"))]
     );
-    let etag = r.header("etag").expect("ETag");
-    assert!(!etag.starts_with("W/"), "a binary's ETag is strong: {etag}");
-    assert!(httpdate::parse_http_date(r.header("last-modified").expect("Last-Modified")).is_ok());
+    // OPTIONS has no representation, so no validators (as Fedora 6).
+    if r.header("content-length") != Some("0") || r.header("accept-ranges").is_some() {
+        let etag = r.header("etag").expect("ETag");
+        assert!(!etag.starts_with("W/"), "a binary's ETag is strong: {etag}");
+        assert!(
+            httpdate::parse_http_date(r.header("last-modified").expect("Last-Modified")).is_ok()
+        );
+    }
     let allow = header_items(r, "allow");
     for m in ["GET", "HEAD", "OPTIONS", "PUT", "DELETE"] {
         assert!(allow.iter().any(|a| a == m), "Allow lacks {m}: {allow:?}");
@@ -188,8 +193,6 @@ fn assert_description_headers(s: &TestServer, r: &arca_testkit::Reply, path: &st
     assert!(!r.has_link(LDP_NON_RDF_SOURCE, "type"));
     assert!(!r.has_link(LDP_CONTAINER, "type"));
     assert_eq!(links(r, "describes"), vec![s.url(path)]);
-    assert!(r.header("etag").is_some());
-    assert!(r.header("last-modified").is_some());
     let allow = header_items(r, "allow");
     for m in ["GET", "HEAD", "OPTIONS", "PUT", "PATCH"] {
         assert!(allow.iter().any(|a| a == m), "Allow lacks {m}: {allow:?}");
@@ -224,10 +227,12 @@ async fn get_head_and_options_on_binaries_and_descriptions() {
     let o = options(&s, "bin").await;
     assert_eq!(o.status, 200);
     assert_binary_headers(&s, &o, "bin");
+    assert!(o.header("etag").is_none() && o.header("last-modified").is_none());
 
     let d = s.get("bin/fcr:metadata", &[]).await;
     assert_eq!(d.status, 200);
     assert_description_headers(&s, &d, "bin");
+    assert!(d.header("etag").is_some() && d.header("last-modified").is_some());
     let dh = head(&s, "bin/fcr:metadata", &[]).await;
     assert_eq!(dh.status, 200);
     assert!(dh.body.is_empty());
@@ -236,6 +241,7 @@ async fn get_head_and_options_on_binaries_and_descriptions() {
     let dopt = options(&s, "bin/fcr:metadata").await;
     assert_eq!(dopt.status, 200);
     assert_description_headers(&s, &dopt, "bin");
+    assert!(dopt.header("etag").is_none() && dopt.header("last-modified").is_none());
     s.stop().await;
 }
 
