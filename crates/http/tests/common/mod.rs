@@ -331,3 +331,235 @@ pub async fn children(s: &TestServer, path: &str) -> Vec<String> {
     c.sort();
     c
 }
+
+pub const ARCHIVAL_GROUP: &str = "http://fedora.info/definitions/v4/repository#ArchivalGroup";
+pub const LINK_AG: (&str, &str) = (
+    "link",
+    "<http://fedora.info/definitions/v4/repository#ArchivalGroup>; rel=\"type\"",
+);
+
+/// Where layout 0004 (sha256, 3 tuples of 3) puts object `ocfl_id`, computed here
+/// independently of arca's code.
+pub fn object_dir(root: &std::path::Path, ocfl_id: &str) -> std::path::PathBuf {
+    use sha2::Digest;
+    let hex = hex::encode(sha2::Sha256::digest(ocfl_id.as_bytes()));
+    root.join(&hex[0..3])
+        .join(&hex[3..6])
+        .join(&hex[6..9])
+        .join(&hex)
+}
+
+/// An object's root inventory.
+pub fn inventory(object_dir: &std::path::Path) -> serde_json::Value {
+    let bytes = std::fs::read(object_dir.join("inventory.json"))
+        .unwrap_or_else(|e| panic!("{}: no inventory: {e}", object_dir.display()));
+    serde_json::from_slice(&bytes).expect("an inventory is JSON")
+}
+
+/// The logical paths of every version's state, v1 first.
+pub fn version_states(object_dir: &std::path::Path) -> Vec<std::collections::BTreeSet<String>> {
+    let inv = inventory(object_dir);
+    let head: usize = inv["head"].as_str().unwrap()[1..].parse().unwrap();
+    (1..=head)
+        .map(|v| {
+            inv["versions"][format!("v{v}")]["state"]
+                .as_object()
+                .unwrap()
+                .values()
+                .flat_map(|paths| paths.as_array().unwrap().iter())
+                .map(|p| p.as_str().unwrap().to_string())
+                .collect()
+        })
+        .collect()
+}
+
+/// The bytes of logical path `logical` in the head version of an object.
+pub fn head_file(object_dir: &std::path::Path, logical: &str) -> Vec<u8> {
+    let inv = inventory(object_dir);
+    let head = inv["head"].as_str().unwrap();
+    let digest = inv["versions"][head]["state"]
+        .as_object()
+        .unwrap()
+        .iter()
+        .find(|(_, paths)| paths.as_array().unwrap().iter().any(|p| p == logical))
+        .map(|(d, _)| d.clone())
+        .unwrap_or_else(|| panic!("{logical} is not in the head state"));
+    let content = inv["manifest"][&digest][0].as_str().unwrap();
+    std::fs::read(object_dir.join(content)).unwrap()
+}
+
+/// The `.fcrepo` header at `logical` in an object's head version, parsed.
+pub fn head_header(object_dir: &std::path::Path, logical: &str) -> serde_json::Value {
+    serde_json::from_slice(&head_file(object_dir, logical)).expect("a header is JSON")
+}
+
+/// ocfl-py's `ocfl-validate.py`: `$OCFL_VALIDATE`, `PATH`, or the venv in
+/// `~/.cache/arca-venv`. `None` (after saying so) if there is none, unless
+/// `ARCA_REQUIRE_VALIDATOR=1`.
+pub fn ocfl_validator() -> Option<std::path::PathBuf> {
+    use std::path::PathBuf;
+    if let Some(v) = std::env::var_os("OCFL_VALIDATE").filter(|v| !v.is_empty()) {
+        return Some(PathBuf::from(v));
+    }
+    let on_path = std::env::var_os("PATH").and_then(|paths| {
+        std::env::split_paths(&paths)
+            .map(|p| p.join("ocfl-validate.py"))
+            .find(|p| p.is_file())
+    });
+    let venv = std::env::var_os("HOME")
+        .map(|h| PathBuf::from(h).join(".cache/arca-venv/bin/ocfl-validate.py"))
+        .filter(|p| p.is_file());
+    let found = on_path.or(venv);
+    if found.is_none() {
+        let msg = "ocfl-py's ocfl-validate.py is neither in $OCFL_VALIDATE, on PATH nor in \
+                   ~/.cache/arca-venv (python3 -m venv ~/.cache/arca-venv && \
+                   ~/.cache/arca-venv/bin/pip install ocfl-py)";
+        if std::env::var("ARCA_REQUIRE_VALIDATOR").as_deref() == Ok("1") {
+            panic!("ARCA_REQUIRE_VALIDATOR=1 but {msg}");
+        }
+        eprintln!("SKIPPED: independent OCFL validation: {msg}");
+    }
+    found
+}
+
+/// Validates one object with ocfl-py: VALID, with no error and no warning except W013 for
+/// a mutable HEAD's extension directory (ocfl-py does not know that 0005 is registered).
+pub fn validate_object(object_dir: &std::path::Path) {
+    validate_objects(std::slice::from_ref(&object_dir.to_path_buf()));
+}
+
+/// [`validate_object`] for many objects, with one run of ocfl-py per 200.
+pub fn validate_objects(objects: &[std::path::PathBuf]) {
+    for chunk in objects.chunks(200) {
+        validate_chunk(chunk);
+    }
+}
+
+fn validate_chunk(objects: &[std::path::PathBuf]) {
+    let Some(validator) = ocfl_validator() else {
+        return;
+    };
+    let out = std::process::Command::new(&validator)
+        .args(objects)
+        .output()
+        .unwrap_or_else(|e| panic!("cannot run {}: {e}", validator.display()));
+    let report = format!(
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(
+        out.status.success(),
+        "ocfl-py finds invalid objects:\n{report}"
+    );
+    for dir in objects {
+        assert!(
+            report.contains(&format!("Object at {} is VALID", dir.display())),
+            "ocfl-py does not find {} valid:\n{report}",
+            dir.display()
+        );
+    }
+    for line in report.lines().filter(|l| l.starts_with('[')) {
+        assert!(
+            line.starts_with("[W013]") && line.contains("extensions/0005-mutable-head"),
+            "ocfl-py complains:\n{report}"
+        );
+    }
+}
+
+/// Every object directory (one holding `0=ocfl_object_1.1`) below `root`, sorted.
+pub fn object_dirs(root: &std::path::Path) -> Vec<std::path::PathBuf> {
+    fn walk(dir: &std::path::Path, out: &mut Vec<std::path::PathBuf>) {
+        if dir.join("0=ocfl_object_1.1").is_file() {
+            out.push(dir.to_path_buf());
+            return;
+        }
+        for e in std::fs::read_dir(dir).unwrap() {
+            let e = e.unwrap();
+            if e.file_type().unwrap().is_dir() && e.file_name() != "extensions" {
+                walk(&e.path(), out);
+            }
+        }
+    }
+    let mut out = Vec::new();
+    walk(root, &mut out);
+    out.sort();
+    out
+}
+
+/// Files in `staging/` other than the (empty) `uploads/` directory.
+pub fn staging_leftovers(data: &std::path::Path) -> Vec<std::path::PathBuf> {
+    fn walk(dir: &std::path::Path, out: &mut Vec<std::path::PathBuf>) {
+        let Ok(entries) = std::fs::read_dir(dir) else {
+            return;
+        };
+        for e in entries {
+            let e = e.unwrap();
+            if e.file_type().unwrap().is_dir() {
+                walk(&e.path(), out);
+            } else {
+                out.push(e.path());
+            }
+        }
+    }
+    let mut out = Vec::new();
+    walk(&data.join("staging"), &mut out);
+    out
+}
+
+/// A copy of a stopped server's data directory without its catalog, so that a server
+/// started on it rebuilds the catalog from storage. (A copy rather than deleting the
+/// catalog in place: the in-process server of the test may still hold SQLite handles for a
+/// moment after it stopped, and a late close would remove the new catalog's WAL.)
+pub fn copy_without_catalog(data: &std::path::Path) -> tempfile::TempDir {
+    fn copy(from: &std::path::Path, to: &std::path::Path) {
+        std::fs::create_dir_all(to).unwrap();
+        for e in std::fs::read_dir(from).unwrap() {
+            let e = e.unwrap();
+            let name = e.file_name();
+            if name.to_string_lossy().starts_with("catalog.sqlite") {
+                continue;
+            }
+            let target = to.join(&name);
+            if e.file_type().unwrap().is_dir() {
+                copy(&e.path(), &target);
+            } else {
+                std::fs::copy(e.path(), &target).unwrap();
+            }
+        }
+    }
+    let dir = tempfile::tempdir().unwrap();
+    copy(data, dir.path());
+    dir
+}
+
+/// Waits until the wall clock is in a new second, so that the next version gets a memento
+/// of its own (memento datetimes have second precision, as Fedora's).
+pub async fn next_second() {
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap();
+    let left = 1_000_000_000 - u64::from(now.subsec_nanos());
+    tokio::time::sleep(std::time::Duration::from_nanos(left + 5_000_000)).await;
+}
+
+/// The memento URLs a link-format TimeMap lists, in order.
+pub async fn timemap(s: &TestServer, path: &str) -> Vec<String> {
+    let r = s
+        .get(
+            &format!("{path}/fcr:versions"),
+            &[("accept", "application/link-format")],
+        )
+        .await;
+    assert_eq!(r.status, 200, "TimeMap of {path}: {}", r.text());
+    r.text()
+        .lines()
+        .filter(|l| l.contains("rel=\"memento\""))
+        .filter_map(|l| {
+            l.trim()
+                .strip_prefix('<')
+                .and_then(|l| l.split_once('>'))
+                .map(|(t, _)| t.to_string())
+        })
+        .collect()
+}

@@ -1,0 +1,304 @@
+//! Transactions survive a crash all or nothing: clients run transactions that each create
+//! several resources (containers, a binary, an Archival Group with a part) and commit them,
+//! while the real `arca serve` is SIGKILLed at varied moments. After each restart, every
+//! transaction's resources are either all there or all absent; every acknowledged commit
+//! is complete, bytes included; an uncommitted one left nothing; the objects are valid
+//! (ocfl-py) and nothing is left in staging.
+
+mod common;
+
+use std::path::Path;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use hyper::{Method, StatusCode};
+use rand::{Rng, RngCore, SeedableRng};
+
+use common::{object_dir, sha512_hex, Arca, Http};
+
+const WRITERS: u64 = 8;
+const AG_LINK: &str = "<http://fedora.info/definitions/v4/repository#ArchivalGroup>; rel=\"type\"";
+const BINARY_LINK: &str = "<http://www.w3.org/ns/ldp#NonRDFSource>; rel=\"type\"";
+
+/// How far a transaction got when the server died.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Outcome {
+    /// Never committed (the server died before the commit was sent): nothing may exist.
+    NotCommitted,
+    /// The commit was sent but not answered: all or nothing.
+    CommitSent,
+    /// The commit was answered 204: everything must exist.
+    Committed,
+}
+
+#[derive(Debug, Clone)]
+struct Tx {
+    /// The container every resource of the transaction lives in (`/t<writer>-<n>`).
+    top: String,
+    /// SHA-512 of the binary's bytes.
+    sha512: String,
+    outcome: Outcome,
+}
+
+impl Tx {
+    /// The resources the transaction creates, below the REST root.
+    fn paths(&self) -> Vec<String> {
+        let t = &self.top;
+        vec![
+            t.clone(),
+            format!("{t}/a"),
+            format!("{t}/a/b"),
+            format!("{t}/bin"),
+            format!("{t}/g"),
+            format!("{t}/g/part"),
+        ]
+    }
+
+    /// The OCFL objects it creates (the part lives in the group's).
+    fn objects(&self) -> Vec<String> {
+        let t = &self.top;
+        ["", "/a", "/a/b", "/bin", "/g"]
+            .iter()
+            .map(|s| format!("info:fedora{t}{s}"))
+            .collect()
+    }
+}
+
+/// A PUT inside a transaction: path, headers, body.
+type Put<'a> = (String, Vec<(&'a str, &'a str)>, Vec<u8>);
+
+#[derive(Default)]
+struct Log {
+    txs: Vec<Tx>,
+    /// Answers that were neither the expected success nor a transport error.
+    bad: Vec<String>,
+}
+
+/// Until `stop` or the server goes away: begin a transaction, create its resources inside
+/// it, commit.
+async fn writer(
+    http: Http,
+    base: String,
+    round: u64,
+    seed: u64,
+    stop: Arc<AtomicBool>,
+    log: Arc<Mutex<Log>>,
+) {
+    let mut rng = rand::rngs::StdRng::seed_from_u64(round * 1000 + seed);
+    let mut n = 0;
+    let bad = |m: String| log.lock().unwrap().bad.push(m);
+    while !stop.load(Ordering::Relaxed) {
+        n += 1;
+        let mut bytes = vec![0u8; rng.random_range(1..=256 * 1024)];
+        rng.fill_bytes(&mut bytes);
+        let top = format!("/r{round}-w{seed}-{n}");
+        let index = {
+            let mut l = log.lock().unwrap();
+            l.txs.push(Tx {
+                top: top.clone(),
+                sha512: sha512_hex(&bytes),
+                outcome: Outcome::NotCommitted,
+            });
+            l.txs.len() - 1
+        };
+        let Ok(r) = http
+            .try_request(Method::POST, &format!("{base}/fcr:tx"), &[], "")
+            .await
+        else {
+            return;
+        };
+        if r.status != StatusCode::CREATED {
+            return bad(format!("begin: {} {}", r.status, r.text()));
+        }
+        let tx = r.header("location").unwrap_or_default().to_string();
+        let turtle = ("content-type", "text/turtle");
+        let atomic = ("atomic-id", tx.as_str());
+        let title = "<> <http://purl.org/dc/terms/title> \"tx crash\" .";
+        let requests: Vec<Put> = vec![
+            (top.clone(), vec![turtle, atomic], title.into()),
+            (format!("{top}/a"), vec![turtle, atomic], title.into()),
+            (format!("{top}/a/b"), vec![turtle, atomic], Vec::new()),
+            (
+                format!("{top}/bin"),
+                vec![
+                    ("content-type", "application/octet-stream"),
+                    ("link", BINARY_LINK),
+                    atomic,
+                ],
+                bytes,
+            ),
+            (
+                format!("{top}/g"),
+                vec![turtle, ("link", AG_LINK), atomic],
+                title.into(),
+            ),
+            (format!("{top}/g/part"), vec![turtle, atomic], title.into()),
+        ];
+        for (path, headers, body) in requests {
+            let Ok(r) = http
+                .try_request(Method::PUT, &format!("{base}{path}"), &headers, body)
+                .await
+            else {
+                return;
+            };
+            if r.status != StatusCode::CREATED {
+                return bad(format!("PUT {path} in {tx}: {} {}", r.status, r.text()));
+            }
+        }
+        log.lock().unwrap().txs[index].outcome = Outcome::CommitSent;
+        let Ok(r) = http.try_request(Method::PUT, &tx, &[], "").await else {
+            return;
+        };
+        if r.status != StatusCode::NO_CONTENT {
+            return bad(format!("commit {tx}: {} {}", r.status, r.text()));
+        }
+        log.lock().unwrap().txs[index].outcome = Outcome::Committed;
+    }
+}
+
+/// Runs the writers against `arca` and SIGKILLs it `kill_after` after the first commits.
+async fn run_then_kill(arca: Arca, round: u64, kill_after: Duration) -> Log {
+    let http = Http::new();
+    let stop = Arc::new(AtomicBool::new(false));
+    let log = Arc::new(Mutex::new(Log::default()));
+    let tasks: Vec<_> = (0..WRITERS)
+        .map(|i| {
+            tokio::spawn(writer(
+                http.clone(),
+                arca.base.clone(),
+                round,
+                i,
+                stop.clone(),
+                log.clone(),
+            ))
+        })
+        .collect();
+    for _ in 0..600 {
+        let committed = log
+            .lock()
+            .unwrap()
+            .txs
+            .iter()
+            .filter(|t| t.outcome == Outcome::Committed)
+            .count();
+        if committed >= 2 {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    tokio::time::sleep(kill_after).await;
+    let server_log = arca.log();
+    arca.kill();
+    stop.store(true, Ordering::Relaxed);
+    for t in tasks {
+        tokio::time::timeout(Duration::from_secs(30), t)
+            .await
+            .expect("writers end once the server is gone")
+            .expect("writer task");
+    }
+    let out = std::mem::take(&mut *log.lock().unwrap());
+    assert!(
+        out.bad.is_empty(),
+        "arca answered with errors: {:?}\nserver log:\n{server_log}",
+        out.bad
+    );
+    out
+}
+
+/// Every transaction is all or nothing, as its outcome allows.
+async fn check(arca: &Arca, data: &Path, txs: &[Tx]) -> (usize, usize) {
+    let root = data.join("ocfl-root");
+    common::assert_staging_clean(data);
+    common::check_storage(&root);
+    let http = Http::new();
+    let (mut all, mut none) = (0, 0);
+    for tx in txs {
+        let mut present = Vec::new();
+        for p in tx.paths() {
+            let r = http.get(&arca.url(&p), &[]).await;
+            match r.status {
+                StatusCode::OK => {
+                    if p.ends_with("/bin") {
+                        assert_eq!(sha512_hex(&r.body), tx.sha512, "{p}: other bytes");
+                    }
+                    present.push(true);
+                }
+                StatusCode::NOT_FOUND => present.push(false),
+                other => panic!("{p}: {other} {}", r.text()),
+            }
+        }
+        let objects: Vec<bool> = tx
+            .objects()
+            .iter()
+            .map(|o| object_dir(&root, o).exists())
+            .collect();
+        let everything = present.iter().all(|p| *p) && objects.iter().all(|o| *o);
+        let nothing = !present.iter().any(|p| *p) && !objects.iter().any(|o| *o);
+        assert!(
+            everything || nothing,
+            "transaction {} is half there: resources {present:?}, objects {objects:?} ({:?})",
+            tx.top,
+            tx.outcome
+        );
+        match tx.outcome {
+            Outcome::Committed => assert!(everything, "acknowledged {} is lost", tx.top),
+            Outcome::NotCommitted => assert!(nothing, "uncommitted {} exists", tx.top),
+            Outcome::CommitSent => {}
+        }
+        if everything {
+            all += 1;
+            // The part lives in the group's object, Fedora's paths.
+            let r = http
+                .get(&arca.url(&format!("{}/g/part", tx.top)), &[])
+                .await;
+            let group = arca.url(&format!("{}/g", tx.top));
+            assert!(
+                r.header_all("link")
+                    .contains(&format!("<{group}>;rel=\"archival-group\"")),
+                "{}",
+                r.header_all("link")
+            );
+        } else {
+            none += 1;
+        }
+    }
+    common::validate_with_ocfl_py(&root);
+    (all, none)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn transactions_are_all_or_nothing_across_sigkill() {
+    let dir = tempfile::tempdir().unwrap();
+    let data = dir.path();
+    let mut txs: Vec<Tx> = Vec::new();
+    let mut committed = 0;
+    let mut in_doubt = 0;
+    for (round, kill_after) in [(1, 0), (2, 150), (3, 400), (4, 900)].into_iter() {
+        let arca = Arca::serve(data);
+        let log = run_then_kill(arca, round, Duration::from_millis(kill_after)).await;
+        committed += log
+            .txs
+            .iter()
+            .filter(|t| t.outcome == Outcome::Committed)
+            .count();
+        in_doubt += log
+            .txs
+            .iter()
+            .filter(|t| t.outcome == Outcome::CommitSent)
+            .count();
+        txs.extend(log.txs);
+        let arca = Arca::serve(data);
+        let (all, none) = check(&arca, data, &txs).await;
+        eprintln!(
+            "round {round}: {} transactions so far, {all} complete, {none} absent",
+            txs.len()
+        );
+        arca.stop();
+    }
+    assert!(
+        committed >= 8,
+        "too few commits to mean anything: {committed}"
+    );
+    eprintln!("{committed} acknowledged commits, {in_doubt} in doubt at a kill");
+}
