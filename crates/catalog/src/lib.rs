@@ -151,8 +151,8 @@ pub struct MementoRow {
     pub datetime: i64,
     /// The OCFL version (`v3`).
     pub version: String,
-    /// The resource's header in that version.
-    pub headers: ResourceHeaders,
+    /// Its header file in that version, relative to the storage root.
+    pub header_file: String,
     /// Its content file in that version, relative to the storage root.
     pub content_file: Option<String>,
 }

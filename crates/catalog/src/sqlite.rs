@@ -55,7 +55,7 @@ CREATE TABLE IF NOT EXISTS mementos (
     id TEXT NOT NULL,
     datetime INTEGER NOT NULL,
     version TEXT NOT NULL,
-    headers BLOB NOT NULL,
+    header_file TEXT NOT NULL,
     content_file TEXT,
     PRIMARY KEY (id, datetime)
 ) WITHOUT ROWID;
@@ -64,7 +64,7 @@ CREATE TABLE IF NOT EXISTS mementos (
 /// Version of the schema above (`PRAGMA user_version`). A catalog written by an older
 /// version lacks derived rows; it is emptied on open so that the kernel rebuilds it from
 /// storage.
-const SCHEMA_VERSION: i64 = 3;
+const SCHEMA_VERSION: i64 = 4;
 
 const COLUMNS: &str = "id, parent, ocfl_id, headers, content_file, rdf, children_changed";
 
@@ -347,14 +347,14 @@ impl SqliteCatalog {
                 }
                 CatalogOp::PutMemento(m) => {
                     tx.prepare_cached(
-                        "INSERT OR REPLACE INTO mementos (id, datetime, version, headers, content_file)
+                        "INSERT OR REPLACE INTO mementos (id, datetime, version, header_file, content_file)
                          VALUES (?1, ?2, ?3, ?4, ?5)",
                     )?
                     .execute(params![
                         m.id.as_str(),
                         m.datetime,
                         m.version,
-                        m.headers.to_json(),
+                        m.header_file,
                         m.content_file
                     ])?;
                 }
@@ -707,32 +707,27 @@ impl Catalog for SqliteCatalog {
         self.with_reader(|c| {
             let row = c
                 .prepare_cached(
-                    "SELECT datetime, version, headers, content_file FROM mementos
+                    "SELECT datetime, version, header_file, content_file FROM mementos
                      WHERE id = ?1 AND datetime <= ?2 ORDER BY datetime DESC LIMIT 1",
                 )?
                 .query_row(params![id.as_str(), datetime], |r| {
                     Ok((
                         r.get::<_, i64>(0)?,
                         r.get::<_, String>(1)?,
-                        r.get::<_, Vec<u8>>(2)?,
+                        r.get::<_, String>(2)?,
                         r.get::<_, Option<String>>(3)?,
                     ))
                 })
                 .optional()?;
-            let Some((datetime, version, headers, content_file)) = row else {
-                return Ok(None);
-            };
-            let headers = ResourceHeaders::from_json(&headers).map_err(|e| Error::Corrupt {
-                id: id.to_string(),
-                message: format!("memento {version}: {e}"),
-            })?;
-            Ok(Some(MementoRow {
-                id: id.clone(),
-                datetime,
-                version,
-                headers,
-                content_file,
-            }))
+            Ok(row.map(
+                |(datetime, version, header_file, content_file)| MementoRow {
+                    id: id.clone(),
+                    datetime,
+                    version,
+                    header_file,
+                    content_file,
+                },
+            ))
         })
     }
 

@@ -647,7 +647,6 @@ async fn two_hundred_resources_commit_together() {
 /// Inside a transaction its own changes are what reads see; Fedora 6 keeps its containment
 /// index per transaction (`ContainmentIndexImpl`), so the parent lists the new child there.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-#[ignore = "bug: listings inside a tx come from the catalog alone (Repository::children, membership, references), so a child created in the tx is missing from its parent's ldp:contains inside the tx"]
 async fn a_container_lists_children_created_in_the_tx_inside_it() {
     let s = TestServer::start().await;
     container(&s, "p").await;

@@ -88,11 +88,15 @@ pub fn rows_from_object(root: &Path, object: &ObjectState) -> Result<ObjectRows>
             .as_deref()
             .and_then(|p| inventory.resolve_in(change.version, p))
             .map(|p| rel_dir.join(p).to_string_lossy().into_owned());
+        let header_file = inventory
+            .content_path_for(&change.digest)
+            .map(|p| rel_dir.join(p).to_string_lossy().into_owned())
+            .unwrap_or_default();
         rows.mementos.push(MementoRow {
             id: FedoraId::from_internal(&headers.id)?,
             datetime,
             version: change.version.to_string(),
-            headers,
+            header_file,
             content_file,
         });
     }

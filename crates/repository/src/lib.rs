@@ -306,14 +306,19 @@ impl Repository {
         Ok(self.record(id).await?.is_some() || self.catalog.has_descendants(id).await?)
     }
 
-    /// Live children of a container, in id order, paged by key.
+    /// Live children of a container, in id order, paged by key (inside a transaction, as
+    /// the transaction sees them).
     pub async fn children(
         &self,
         id: &FedoraId,
         after: Option<&FedoraId>,
         limit: usize,
     ) -> Result<Vec<FedoraId>> {
-        Ok(self.catalog.children(id, after, limit).await?)
+        let committed = self.catalog.children(id, after, limit).await?;
+        match transactions::current() {
+            Some(tx) => Ok(tx.children(id, after, limit, committed)),
+            None => Ok(committed),
+        }
     }
 
     /// The stored triples (internal ids) of an RDF source.
@@ -352,8 +357,9 @@ impl Repository {
     ) -> Result<ResourceRecord> {
         check_creatable(&id, model, archival_group)?;
         let content = prepare_content(&id, content, model)?;
-        let parent = self.find_parent(&id).await?;
-        let group = self.archival_group_of(&parent).await?;
+        let parent_record = self.find_parent(&id).await?;
+        let group = archival_group_of(&parent_record)?;
+        let parent = parent_record.id;
         if archival_group {
             if let Some(ag) = &group {
                 return Err(Error::constraint(
@@ -440,16 +446,6 @@ impl Repository {
             .into_iter()
             .find(|r| r.id == id)
             .ok_or_else(|| Error::Internal(format!("the write of {id} returned no record for it")))
-    }
-
-    /// The Archival Group a resource is or belongs to, if any.
-    async fn archival_group_of(&self, id: &FedoraId) -> Result<Option<FedoraId>> {
-        let record = self.get(id).await?;
-        Ok(match record.headers.archival_group_id.as_deref() {
-            Some(ag) => Some(FedoraId::from_internal(ag)?),
-            None if record.headers.archival_group => Some(id.clone()),
-            None => None,
-        })
     }
 
     /// Replaces the content of an existing resource (PUT). `model` is the interaction model
@@ -842,13 +838,16 @@ impl Repository {
                 // Every header written in an immutable version makes a memento (Fedora 6's
                 // rule); a tombstone is not one.
                 if let Some(version) = version.filter(|_| !record.is_deleted()) {
-                    mementos.push(CatalogOp::PutMemento(MementoRow {
-                        id: record.id.clone(),
-                        datetime: created.unix_timestamp(),
-                        version: version.to_string(),
-                        headers: record.headers.clone(),
-                        content_file: record.content_file.clone(),
-                    }));
+                    let (header, _) = logical_paths(&s.inventory.id, &record.id, false);
+                    if let Some(file) = s.inventory.resolve_head(&header) {
+                        mementos.push(CatalogOp::PutMemento(MementoRow {
+                            id: record.id.clone(),
+                            datetime: created.unix_timestamp(),
+                            version: version.to_string(),
+                            header_file: dir.join(file).to_string_lossy().into_owned(),
+                            content_file: record.content_file.clone(),
+                        }));
+                    }
                 }
                 records.push(record);
             }
@@ -894,8 +893,9 @@ impl Repository {
         error
     }
 
-    /// Nearest existing ancestor of a new resource, which must be a live container.
-    async fn find_parent(&self, id: &FedoraId) -> Result<FedoraId> {
+    /// The record of the nearest existing ancestor of a new resource, which must be a live
+    /// container.
+    async fn find_parent(&self, id: &FedoraId) -> Result<ResourceRecord> {
         let mut cur = id.path_parent();
         while let Some(candidate) = cur {
             if let Some(r) = self.record(&candidate).await? {
@@ -911,7 +911,7 @@ impl Repository {
                         ),
                     ));
                 }
-                return Ok(candidate);
+                return Ok(r);
             }
             cur = candidate.path_parent();
         }
@@ -984,35 +984,9 @@ impl Repository {
 }
 
 impl ObjectPlan {
-    /// The header and content logical paths of resource `id` in this object (§2.4 of
-    /// OCFL-FEDORA.md): `fcr-root` names for the object's root (a binary's content named
-    /// after its last segment, a container's `fcr-container.nt`), paths relative to the
-    /// root for an Archival Group's parts.
+    /// The header and content logical paths of resource `id` in this object.
     fn paths(&self, id: &FedoraId, binary: bool) -> (String, String) {
-        let base = id.base();
-        let rel = base
-            .as_str()
-            .strip_prefix(self.ocfl_id.as_str())
-            .and_then(|r| r.strip_prefix('/'));
-        let (header, stem) = match rel {
-            Some(rel) if !rel.is_empty() => (format!(".fcrepo/{rel}"), rel.to_string()),
-            _ => (
-                ".fcrepo/fcr-root".to_string(),
-                base.last_segment().to_string(),
-            ),
-        };
-        if id.is_description() {
-            return (
-                format!("{header}~fcr-desc.json"),
-                format!("{stem}~fcr-desc.nt"),
-            );
-        }
-        let content = match (binary, rel.is_some_and(|r| !r.is_empty())) {
-            (true, _) => stem,
-            (false, true) => format!("{stem}/{CONTAINER_CONTENT}"),
-            (false, false) => CONTAINER_CONTENT.to_string(),
-        };
-        (format!("{header}.json"), content)
+        logical_paths(&self.ocfl_id, id, binary)
     }
 
     /// The header logical path of a resource of this object.
@@ -1353,6 +1327,46 @@ fn forget<'a>(ids: impl Iterator<Item = &'a FedoraId>) -> Vec<CatalogOp> {
         ]
     })
     .collect()
+}
+
+/// The header and content logical paths of resource `id` in object `ocfl_id` (§2.4 of
+/// OCFL-FEDORA.md): `fcr-root` names for the object's root (a binary's content named
+/// after its last segment, a container's `fcr-container.nt`), paths relative to the
+/// root for an Archival Group's parts.
+fn logical_paths(ocfl_id: &str, id: &FedoraId, binary: bool) -> (String, String) {
+    let base = id.base();
+    let rel = base
+        .as_str()
+        .strip_prefix(ocfl_id)
+        .and_then(|r| r.strip_prefix('/'));
+    let (header, stem) = match rel {
+        Some(rel) if !rel.is_empty() => (format!(".fcrepo/{rel}"), rel.to_string()),
+        _ => (
+            ".fcrepo/fcr-root".to_string(),
+            base.last_segment().to_string(),
+        ),
+    };
+    if id.is_description() {
+        return (
+            format!("{header}~fcr-desc.json"),
+            format!("{stem}~fcr-desc.nt"),
+        );
+    }
+    let content = match (binary, rel.is_some_and(|r| !r.is_empty())) {
+        (true, _) => stem,
+        (false, true) => format!("{stem}/{CONTAINER_CONTENT}"),
+        (false, false) => CONTAINER_CONTENT.to_string(),
+    };
+    (format!("{header}.json"), content)
+}
+
+/// The Archival Group a resource is or belongs to, if any.
+fn archival_group_of(record: &ResourceRecord) -> Result<Option<FedoraId>> {
+    Ok(match record.headers.archival_group_id.as_deref() {
+        Some(ag) => Some(FedoraId::from_internal(ag)?),
+        None if record.headers.archival_group => Some(record.id.clone()),
+        None => None,
+    })
 }
 
 fn nanos(at: Timestamp) -> i64 {

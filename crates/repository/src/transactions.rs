@@ -434,6 +434,40 @@ impl Repository {
 }
 
 impl Transaction {
+    /// A page of `parent`'s live children as this transaction sees them: the committed
+    /// page, without those it deleted, with those it created (in id order, after `after`,
+    /// at most `limit`).
+    pub(crate) fn children(
+        &self,
+        parent: &FedoraId,
+        after: Option<&FedoraId>,
+        limit: usize,
+        committed: Vec<FedoraId>,
+    ) -> Vec<FedoraId> {
+        // A full committed page ends where the page may end; created children beyond it
+        // belong to a later page.
+        let bound = (committed.len() >= limit)
+            .then(|| committed.last().cloned())
+            .flatten();
+        let work = self.work.lock();
+        let mut ids: Vec<FedoraId> = committed
+            .into_iter()
+            .filter(|c| work.records.get(c).is_none_or(|r| !r.is_deleted()))
+            .collect();
+        ids.extend(
+            work.records
+                .values()
+                .filter(|r| r.parent.as_ref() == Some(parent) && !r.is_deleted())
+                .filter(|r| after.is_none_or(|a| r.id > *a))
+                .filter(|r| bound.as_ref().is_none_or(|b| r.id < *b))
+                .map(|r| r.id.clone()),
+        );
+        ids.sort();
+        ids.dedup();
+        ids.truncate(limit);
+        ids
+    }
+
     /// Deletes the staged upload files of a transaction that will not commit.
     fn discard(&self) {
         let work = std::mem::take(&mut *self.work.lock());

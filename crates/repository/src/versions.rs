@@ -24,7 +24,20 @@ impl Repository {
             Some(row) if row.datetime == datetime => row,
             _ => return Err(Error::NoMemento(id.clone(), datetime)),
         };
-        let rdf = match (&row.content_file, row.headers.model()) {
+        let header_path = self.ocfl().path().join(&row.header_file);
+        let bytes = tokio::fs::read(&header_path).await.map_err(|e| {
+            Error::Io(std::io::Error::new(
+                e.kind(),
+                format!("{}: {e}", header_path.display()),
+            ))
+        })?;
+        let headers = arca_model::ResourceHeaders::from_json(&bytes).map_err(|e| {
+            Error::Storage(arca_ocfl::Error::Invalid(format!(
+                "{}: bad resource header: {e}",
+                header_path.display()
+            )))
+        })?;
+        let rdf = match (&row.content_file, headers.model()) {
             (Some(file), Some(model)) if model.is_rdf_source() => {
                 let path = self.ocfl().path().join(file);
                 let bytes = tokio::fs::read(&path).await.map_err(|e| {
@@ -41,7 +54,7 @@ impl Repository {
             id: id.clone(),
             parent: current.parent,
             ocfl_id: current.ocfl_id,
-            headers: row.headers,
+            headers,
             content_file: row.content_file,
             rdf,
             children_changed: None,
