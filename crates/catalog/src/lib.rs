@@ -190,6 +190,12 @@ pub enum CatalogOp {
     ForgetDerived(FedoraId),
     /// Records a memento (replacing one of the same resource and second).
     PutMemento(MementoRow),
+    /// Records that the resource's current state (the `Put` before it in the same list) is
+    /// a memento. It is kept with the resource's own row and moves to the resource's
+    /// earlier mementos when a later `Put` replaces that state, so that creating a resource
+    /// costs no row of its own (a `Put` without it, e.g. of a change in a mutable HEAD,
+    /// makes the current state no memento).
+    CurrentMemento(MementoRow),
     /// Forgets every memento of a resource (purge, or before re-deriving them).
     ForgetMementos(FedoraId),
     /// Append to the change log.

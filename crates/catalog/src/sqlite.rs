@@ -19,7 +19,10 @@ CREATE TABLE IF NOT EXISTS resources (
     headers BLOB NOT NULL,
     content_file TEXT,
     rdf BLOB,
-    children_changed INTEGER
+    children_changed INTEGER,
+    memento_datetime INTEGER,
+    memento_version TEXT,
+    memento_header TEXT
 ) WITHOUT ROWID;
 CREATE INDEX IF NOT EXISTS resources_by_parent ON resources(parent, id) WHERE deleted = 0;
 CREATE INDEX IF NOT EXISTS resources_by_object ON resources(ocfl_id);
@@ -64,7 +67,7 @@ CREATE TABLE IF NOT EXISTS mementos (
 /// Version of the schema above (`PRAGMA user_version`). A catalog written by an older
 /// version lacks derived rows; it is emptied on open so that the kernel rebuilds it from
 /// storage.
-const SCHEMA_VERSION: i64 = 4;
+const SCHEMA_VERSION: i64 = 5;
 
 const COLUMNS: &str = "id, parent, ocfl_id, headers, content_file, rdf, children_changed";
 
@@ -258,6 +261,13 @@ impl SqliteCatalog {
         for op in ops {
             match op {
                 CatalogOp::Put(r) => {
+                    // The state being replaced stays a memento, among the earlier ones.
+                    tx.prepare_cached(
+                        "INSERT OR REPLACE INTO mementos (id, datetime, version, header_file, content_file)
+                         SELECT id, memento_datetime, memento_version, memento_header, content_file
+                         FROM resources WHERE id = ?1 AND memento_datetime IS NOT NULL",
+                    )?
+                    .execute(params![r.id.as_str()])?;
                     let headers = r.headers_json();
                     tx.prepare_cached(
                         "INSERT OR REPLACE INTO resources (id, parent, ocfl_id, deleted, headers, content_file, rdf, children_changed)
@@ -356,6 +366,18 @@ impl SqliteCatalog {
                         m.version,
                         m.header_file,
                         m.content_file
+                    ])?;
+                }
+                CatalogOp::CurrentMemento(m) => {
+                    tx.prepare_cached(
+                        "UPDATE resources SET memento_datetime = ?2, memento_version = ?3,
+                         memento_header = ?4 WHERE id = ?1",
+                    )?
+                    .execute(params![
+                        m.id.as_str(),
+                        m.datetime,
+                        m.version,
+                        m.header_file
                     ])?;
                 }
                 CatalogOp::ForgetMementos(id) => {
@@ -692,8 +714,12 @@ impl Catalog for SqliteCatalog {
 
     async fn mementos(&self, id: &FedoraId) -> Result<Vec<i64>> {
         self.with_reader(|c| {
-            let mut stmt =
-                c.prepare_cached("SELECT datetime FROM mementos WHERE id = ?1 ORDER BY datetime")?;
+            let mut stmt = c.prepare_cached(
+                "SELECT datetime FROM mementos WHERE id = ?1
+                 UNION SELECT memento_datetime FROM resources
+                 WHERE id = ?1 AND memento_datetime IS NOT NULL
+                 ORDER BY 1",
+            )?;
             let rows = stmt.query_map(params![id.as_str()], |r| r.get(0))?;
             Ok(rows.collect::<rusqlite::Result<Vec<i64>>>()?)
         })
@@ -707,8 +733,15 @@ impl Catalog for SqliteCatalog {
         self.with_reader(|c| {
             let row = c
                 .prepare_cached(
-                    "SELECT datetime, version, header_file, content_file FROM mementos
-                     WHERE id = ?1 AND datetime <= ?2 ORDER BY datetime DESC LIMIT 1",
+                    // The current state first when it is the memento asked for.
+                    "SELECT datetime, version, header_file, content_file FROM (
+                         SELECT memento_datetime AS datetime, memento_version AS version,
+                                memento_header AS header_file, content_file, 0 AS rank
+                         FROM resources WHERE id = ?1 AND memento_datetime <= ?2
+                         UNION ALL
+                         SELECT datetime, version, header_file, content_file, 1 AS rank
+                         FROM mementos WHERE id = ?1 AND datetime <= ?2)
+                     ORDER BY datetime DESC, rank LIMIT 1",
                 )?
                 .query_row(params![id.as_str(), datetime], |r| {
                     Ok((

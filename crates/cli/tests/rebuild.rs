@@ -410,6 +410,13 @@ async fn create_versions(arca: &Arca) {
     let (created, done) = (StatusCode::CREATED, StatusCode::NO_CONTENT);
     let ttl = Some("text/turtle");
     let title = |t: &str| format!("<> <http://purl.org/dc/terms/title> \"{t}\" .");
+    // Start at the beginning of a second, so that the first writes share one (a memento is
+    // named by its second).
+    let into_second = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .subsec_millis() as u64;
+    tokio::time::sleep(std::time::Duration::from_millis(1010 - into_second)).await;
     call(&http, arca, Method::PUT, "/v", ttl, title("one"), created).await;
     call(
         &http,

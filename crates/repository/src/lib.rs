@@ -840,7 +840,7 @@ impl Repository {
                 if let Some(version) = version.filter(|_| !record.is_deleted()) {
                     let (header, _) = logical_paths(&s.inventory.id, &record.id, false);
                     if let Some(file) = s.inventory.resolve_head(&header) {
-                        mementos.push(CatalogOp::PutMemento(MementoRow {
+                        mementos.push(CatalogOp::CurrentMemento(MementoRow {
                             id: record.id.clone(),
                             datetime: created.unix_timestamp(),
                             version: version.to_string(),
