@@ -723,7 +723,7 @@ impl Repository {
     /// them (group commit), write them into the root, update the catalog.
     async fn execute(
         &self,
-        plans: Vec<ObjectPlan>,
+        mut plans: Vec<ObjectPlan>,
         extra: Vec<CatalogOp>,
     ) -> Result<Vec<ResourceRecord>> {
         let created = now();
@@ -738,7 +738,6 @@ impl Repository {
             counter.fetch_add(since.elapsed().as_nanos() as u64, Ordering::Relaxed);
             *since = std::time::Instant::now();
         };
-        let mut plans = plans;
         for plan in &mut plans {
             plan.touch_group_root(self, created).await?;
         }

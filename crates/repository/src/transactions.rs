@@ -76,6 +76,8 @@ struct TxWork {
     records: HashMap<FedoraId, ResourceRecord>,
     /// Catalog operations to apply at commit (change log, listing clocks).
     extra: Vec<CatalogOp>,
+    /// Committed or rolled back: a request still running inside it may add nothing more.
+    ended: bool,
 }
 
 /// One object's changes in a transaction.
@@ -192,7 +194,7 @@ impl Repository {
             .txs
             .close(id, TxEnd::Committed)
             .ok_or_else(|| Error::TransactionEnded(format!("transaction {id} ended meanwhile")))?;
-        let work = std::mem::take(&mut *tx.work.lock());
+        let work = tx.end();
         if work.objects.is_empty() {
             return Ok(());
         }
@@ -390,6 +392,18 @@ impl Repository {
             ));
         }
         let mut work = tx.work.lock();
+        if work.ended {
+            // Committed or rolled back while this request ran: its changes are not part of
+            // it, and the client hears so.
+            drop(work);
+            for (_, _, _, changes, _) in staged {
+                discard(changes);
+            }
+            return Err(Error::TransactionEnded(format!(
+                "transaction {} ended while this request ran; its changes were not kept",
+                tx.id
+            )));
+        }
         for (ocfl_id, current, new_version, changes, resources) in staged {
             let pending = work
                 .objects
@@ -434,6 +448,15 @@ impl Repository {
 }
 
 impl Transaction {
+    /// Marks the transaction ended and takes what it holds: no request still running in it
+    /// can add anything afterwards.
+    fn end(&self) -> TxWork {
+        let mut work = self.work.lock();
+        let taken = std::mem::take(&mut *work);
+        work.ended = true;
+        taken
+    }
+
     /// A page of `parent`'s live children as this transaction sees them: the committed
     /// page, without those it deleted, with those it created (in id order, after `after`,
     /// at most `limit`).
@@ -470,8 +493,7 @@ impl Transaction {
 
     /// Deletes the staged upload files of a transaction that will not commit.
     fn discard(&self) {
-        let work = std::mem::take(&mut *self.work.lock());
-        for (_, pending) in work.objects {
+        for (_, pending) in self.end().objects {
             discard(pending.changes);
         }
     }
