@@ -327,15 +327,7 @@ async fn ingest_then_kill(arca: Arca, kill_after: Duration, round: u64) -> Inges
         tokio::time::sleep(Duration::from_millis(50)).await;
     }
     tokio::time::sleep(kill_after).await;
-    let log = arca.log();
-    arca.kill();
-    stop.store(true, Ordering::Relaxed);
-    for t in tasks {
-        tokio::time::timeout(Duration::from_secs(30), t)
-            .await
-            .expect("writers end once the server is gone")
-            .expect("writer task");
-    }
+    let log = arca.kill_and_join(&stop, tasks).await;
     let ingest = std::mem::take(&mut *out.lock().unwrap());
     assert!(
         ingest.bad.is_empty(),

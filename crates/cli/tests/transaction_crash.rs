@@ -188,15 +188,7 @@ async fn run_then_kill(arca: Arca, round: u64, kill_after: Duration) -> Log {
         tokio::time::sleep(Duration::from_millis(20)).await;
     }
     tokio::time::sleep(kill_after).await;
-    let server_log = arca.log();
-    arca.kill();
-    stop.store(true, Ordering::Relaxed);
-    for t in tasks {
-        tokio::time::timeout(Duration::from_secs(30), t)
-            .await
-            .expect("writers end once the server is gone")
-            .expect("writer task");
-    }
+    let server_log = arca.kill_and_join(&stop, tasks).await;
     let out = std::mem::take(&mut *log.lock().unwrap());
     assert!(
         out.bad.is_empty(),

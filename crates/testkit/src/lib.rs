@@ -305,6 +305,35 @@ impl Drop for TestServer {
     }
 }
 
+/// ocfl-py's `ocfl-validate.py`, the independent validator the tests run: `$OCFL_VALIDATE`,
+/// else the first on `PATH`, else the venv `scripts/test` makes in `~/.cache/arca-venv`.
+/// `None` (after printing why) if there is none and `ARCA_REQUIRE_VALIDATOR` is not `1`; a
+/// panic if it is.
+pub fn ocfl_validator() -> Option<PathBuf> {
+    if let Some(v) = std::env::var_os("OCFL_VALIDATE").filter(|v| !v.is_empty()) {
+        return Some(PathBuf::from(v));
+    }
+    let on_path = std::env::var_os("PATH").and_then(|paths| {
+        std::env::split_paths(&paths)
+            .map(|p| p.join("ocfl-validate.py"))
+            .find(|p| p.is_file())
+    });
+    let venv = std::env::var_os("HOME")
+        .map(|h| PathBuf::from(h).join(".cache/arca-venv/bin/ocfl-validate.py"))
+        .filter(|p| p.is_file());
+    let found = on_path.or(venv);
+    if found.is_none() {
+        let msg = "ocfl-py's ocfl-validate.py is neither in $OCFL_VALIDATE, on PATH nor in \
+                   ~/.cache/arca-venv (python3 -m venv ~/.cache/arca-venv && \
+                   ~/.cache/arca-venv/bin/pip install ocfl-py)";
+        if std::env::var("ARCA_REQUIRE_VALIDATOR").as_deref() == Ok("1") {
+            panic!("ARCA_REQUIRE_VALIDATOR=1 but {msg}");
+        }
+        eprintln!("SKIPPED: independent OCFL validation: {msg}");
+    }
+    found
+}
+
 /// The shared fixtures directory (`../shared` beside the checkout). Panics with a clear
 /// message if it is missing: the fixtures are part of the test suite.
 pub fn shared() -> PathBuf {

@@ -248,30 +248,7 @@ fn assert_sidecar(dir: &Path, inventory: &[u8]) {
     );
 }
 
-/// How to run ocfl-py's `ocfl-validate.py`: `$OCFL_VALIDATE`, else the first
-/// `ocfl-validate.py` on `PATH`. `None` (after printing why) if there is none and
-/// `ARCA_REQUIRE_VALIDATOR` is not `1`; a panic if it is.
-pub fn ocfl_validator() -> Option<PathBuf> {
-    if let Some(v) = std::env::var_os("OCFL_VALIDATE").filter(|v| !v.is_empty()) {
-        return Some(PathBuf::from(v));
-    }
-    let found = std::env::var_os("PATH").and_then(|paths| {
-        std::env::split_paths(&paths)
-            .map(|p| p.join("ocfl-validate.py"))
-            .find(|p| p.is_file())
-    });
-    if found.is_none() {
-        let msg = "ocfl-py's ocfl-validate.py is neither in $OCFL_VALIDATE nor on PATH \
-                   (install: python3 -m venv $HOME/.cache/arca-venv && \
-                   $HOME/.cache/arca-venv/bin/pip install ocfl-py; then \
-                   OCFL_VALIDATE=$HOME/.cache/arca-venv/bin/ocfl-validate.py)";
-        if std::env::var("ARCA_REQUIRE_VALIDATOR").as_deref() == Ok("1") {
-            panic!("ARCA_REQUIRE_VALIDATOR=1 but {msg}");
-        }
-        eprintln!("SKIPPED: independent OCFL validation: {msg}");
-    }
-    found
-}
+pub use arca_testkit::ocfl_validator;
 
 /// Validates every object below `root` with ocfl-py (objects one by one: it does not know
 /// layout 0004), requiring each to be VALID without errors or warnings. Returns how many
@@ -429,6 +406,25 @@ impl Arca {
     pub fn kill(mut self) {
         self.child.kill().expect("SIGKILL");
         self.child.wait().expect("reaped");
+    }
+
+    /// Reads the server's log, SIGKILLs it, tells the writers to `stop` and waits (30 s at
+    /// most) until every writer task has seen the server go; returns the log.
+    pub async fn kill_and_join(
+        self,
+        stop: &std::sync::atomic::AtomicBool,
+        writers: Vec<tokio::task::JoinHandle<()>>,
+    ) -> String {
+        let log = self.log();
+        self.kill();
+        stop.store(true, std::sync::atomic::Ordering::Relaxed);
+        for w in writers {
+            tokio::time::timeout(Duration::from_secs(30), w)
+                .await
+                .expect("writers end once the server is gone")
+                .expect("writer task");
+        }
+        log
     }
 
     /// SIGTERM, then waits for a clean exit.

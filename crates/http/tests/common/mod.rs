@@ -393,34 +393,7 @@ pub fn head_header(object_dir: &std::path::Path, logical: &str) -> serde_json::V
     serde_json::from_slice(&head_file(object_dir, logical)).expect("a header is JSON")
 }
 
-/// ocfl-py's `ocfl-validate.py`: `$OCFL_VALIDATE`, `PATH`, or the venv in
-/// `~/.cache/arca-venv`. `None` (after saying so) if there is none, unless
-/// `ARCA_REQUIRE_VALIDATOR=1`.
-pub fn ocfl_validator() -> Option<std::path::PathBuf> {
-    use std::path::PathBuf;
-    if let Some(v) = std::env::var_os("OCFL_VALIDATE").filter(|v| !v.is_empty()) {
-        return Some(PathBuf::from(v));
-    }
-    let on_path = std::env::var_os("PATH").and_then(|paths| {
-        std::env::split_paths(&paths)
-            .map(|p| p.join("ocfl-validate.py"))
-            .find(|p| p.is_file())
-    });
-    let venv = std::env::var_os("HOME")
-        .map(|h| PathBuf::from(h).join(".cache/arca-venv/bin/ocfl-validate.py"))
-        .filter(|p| p.is_file());
-    let found = on_path.or(venv);
-    if found.is_none() {
-        let msg = "ocfl-py's ocfl-validate.py is neither in $OCFL_VALIDATE, on PATH nor in \
-                   ~/.cache/arca-venv (python3 -m venv ~/.cache/arca-venv && \
-                   ~/.cache/arca-venv/bin/pip install ocfl-py)";
-        if std::env::var("ARCA_REQUIRE_VALIDATOR").as_deref() == Ok("1") {
-            panic!("ARCA_REQUIRE_VALIDATOR=1 but {msg}");
-        }
-        eprintln!("SKIPPED: independent OCFL validation: {msg}");
-    }
-    found
-}
+pub use arca_testkit::ocfl_validator;
 
 /// Validates one object with ocfl-py: VALID, with no error and no warning except W013 for
 /// a mutable HEAD's extension directory (ocfl-py does not know that 0005 is registered).
