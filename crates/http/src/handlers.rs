@@ -36,6 +36,10 @@ type HandlerResult = Result<Response, ApiError>;
 const ACCEPT_POST: &str =
     "text/turtle, application/n-triples, application/ld+json, application/rdf+xml, */*";
 const ACCEPT_PATCH: &str = "application/sparql-update";
+/// `Vary` of an RDF source's representation.
+const RDF_VARY: &str = "Accept, Prefer, Range, Accept-Encoding, Accept-Datetime";
+/// `Vary` of a binary's representation.
+const BINARY_VARY: &str = "Range, Accept-Datetime";
 /// RDF bodies up to this size are parsed on the request's own task.
 const INLINE_PARSE: usize = 64 << 10;
 
@@ -405,6 +409,22 @@ async fn read_binary(
     Ok(out)
 }
 
+/// A 200 answer with the headers every read of `record` carries whatever its content and
+/// the request: the resource headers, and a binary's Content-Type, Accept-Ranges and
+/// Content-Disposition (the TimeGate's redirect repeats them).
+pub(crate) fn read_headers(ctx: &Ctx, record: &ResourceRecord) -> Response {
+    let mut out = if model_of(record).is_binary() {
+        binary_response(ctx, record)
+    } else {
+        let mut out = response(StatusCode::OK, Body::empty());
+        resource_headers(ctx, record, out.headers_mut());
+        set(out.headers_mut(), header::VARY, RDF_VARY);
+        out
+    };
+    crate::external::advertise(ctx, out.headers_mut());
+    out
+}
+
 /// A 200 answer about a binary with the headers every read of it carries: resource headers,
 /// Content-Type, Accept-Ranges and Content-Disposition.
 fn binary_response(ctx: &Ctx, record: &ResourceRecord) -> Response {
@@ -426,7 +446,7 @@ fn binary_response(ctx: &Ctx, record: &ResourceRecord) -> Response {
         header::CONTENT_DISPOSITION,
         &content_disposition(record),
     );
-    set(oh, header::VARY, "Range, Accept-Datetime");
+    set(oh, header::VARY, BINARY_VARY);
     out
 }
 
@@ -519,11 +539,7 @@ async fn read_rdf(ctx: &Ctx, record: &ResourceRecord, head: bool, req: Request) 
     let oh = out.headers_mut();
     resource_headers(ctx, record, oh);
     set(oh, header::CONTENT_TYPE, &rdf_content_type(format));
-    set(
-        oh,
-        header::VARY,
-        "Accept, Prefer, Range, Accept-Encoding, Accept-Datetime",
-    );
+    set(oh, header::VARY, RDF_VARY);
     let container = model_of(record).is_container();
     let embed = container
         && prefer
@@ -654,6 +670,40 @@ async fn contained_descriptions(
     Ok(())
 }
 
+/// The statements of when a resource was created and last modified, and by whom when
+/// `users`, about `subject` (in Fedora 6's order).
+pub(crate) fn audit_triples(
+    subject: &NamedOrBlankNode,
+    h: &arca_model::ResourceHeaders,
+    users: bool,
+    out: &mut Vec<Triple>,
+) {
+    let date = |d: &str| -> Term {
+        Literal::new_typed_literal(d, NamedNode::new_unchecked(vocab::XSD_DATETIME)).into()
+    };
+    let plain = |u: &str| -> Term { Literal::new_simple_literal(u).into() };
+    let dates = [
+        (vocab::FEDORA_CREATED, h.created_date.as_deref().map(date)),
+        (
+            vocab::FEDORA_LAST_MODIFIED,
+            h.last_modified_date.as_deref().map(date),
+        ),
+    ];
+    let by = [
+        (vocab::FEDORA_CREATED_BY, h.created_by.as_deref().map(plain)),
+        (
+            vocab::FEDORA_LAST_MODIFIED_BY,
+            h.last_modified_by.as_deref().map(plain),
+        ),
+    ];
+    let by = by.into_iter().filter(|_| users);
+    for (p, o) in dates.into_iter().chain(by) {
+        if let Some(o) = o {
+            out.push(Triple::new(subject.clone(), NamedNode::new_unchecked(p), o));
+        }
+    }
+}
+
 async fn server_managed_triples(
     ctx: &Ctx,
     record: &ResourceRecord,
@@ -693,32 +743,14 @@ async fn server_managed_triples(
         );
     }
     let h = &subject_record.headers;
-    let date = |v: &Option<String>| -> Option<Term> {
-        v.as_ref().map(|d| {
-            Literal::new_typed_literal(d, NamedNode::new_unchecked(vocab::XSD_DATETIME)).into()
-        })
-    };
+    // As Fedora 6.1: the repository root names no user (nobody created it).
+    audit_triples(&s, h, !subject_record.id.is_root(), out);
     let plain = |v: &Option<String>| -> Option<Term> {
         v.as_ref().map(|d| Literal::new_simple_literal(d).into())
     };
-    // As Fedora 6.1: the repository root names no user (nobody created it).
-    let users = !subject_record.id.is_root();
-    for (p, v) in [
-        (vocab::FEDORA_CREATED, date(&h.created_date)),
-        (
-            vocab::FEDORA_CREATED_BY,
-            plain(&h.created_by).filter(|_| users),
-        ),
-        (vocab::FEDORA_LAST_MODIFIED, date(&h.last_modified_date)),
-        (
-            vocab::FEDORA_LAST_MODIFIED_BY,
-            plain(&h.last_modified_by).filter(|_| users),
-        ),
-    ] {
-        if let Some(v) = v {
-            add(p, v);
-        }
-    }
+    let mut add = |p: &str, o: Term| {
+        out.push(Triple::new(s.clone(), NamedNode::new_unchecked(p), o));
+    };
     // No fedora:hasParent: Fedora 6.1 states none (containment says it).
     if model == InteractionModel::NonRdfSourceDescription {
         let fixity = format!("{}/fcr:fixity", subject_record.id.iri());

@@ -8,7 +8,7 @@ use arca_rdf::{vocab, RdfFormat};
 use axum::body::Body;
 use axum::extract::Request;
 use axum::response::Response;
-use http::{header, HeaderMap, Method, StatusCode};
+use http::{header, HeaderMap, StatusCode};
 use md5::{Digest, Md5};
 use oxrdf::{NamedNode, Triple};
 use time::macros::format_description;
@@ -118,42 +118,25 @@ pub(crate) async fn timegate(ctx: &Ctx, id: FedoraId, datetime: i64) -> Result<R
             .push(format!("<{}>; rel=\"timemap\"", timemap_url(ctx, &id)));
         return Err(e);
     };
-    let mut head = Request::new(Body::empty());
-    *head.method_mut() = Method::HEAD;
-    let mut out = handlers::read(ctx, id.clone(), true, head).await?;
+    // The original's headers, as Fedora 6 sends them on the redirect, without its
+    // validators and content type.
+    let record = ctx.repo.get(&id).await.map_err(|e| ctx.err(e))?;
+    let mut out = handlers::read_headers(ctx, &record);
     *out.status_mut() = StatusCode::FOUND;
-    *out.body_mut() = Body::empty();
     let h = out.headers_mut();
     for name in [
         header::ETAG,
         header::LAST_MODIFIED,
         header::CONTENT_TYPE,
-        header::CONTENT_RANGE,
         header::HeaderName::from_static("x-state-token"),
     ] {
         h.remove(name);
     }
-    let vary = h
-        .get(header::VARY)
-        .and_then(|v| v.to_str().ok())
-        .unwrap_or_default()
-        .to_string();
-    if !vary
-        .split(',')
-        .any(|v| v.trim().eq_ignore_ascii_case("accept-datetime"))
-    {
-        let vary = if vary.is_empty() {
-            "Accept-Datetime".to_string()
-        } else {
-            format!("{vary}, Accept-Datetime")
-        };
-        set(h, header::VARY, &vary);
-    }
-    // Fedora 6 says so on a binary's redirect too.
-    let applied = header::HeaderName::from_static("preference-applied");
-    if !h.contains_key(&applied) {
-        set(h, applied, "return=representation");
-    }
+    set(
+        h,
+        header::HeaderName::from_static("preference-applied"),
+        "return=representation",
+    );
     set(h, header::LOCATION, &memento_url(ctx, &id, chosen));
     set(h, header::CONTENT_LENGTH, "0");
     Ok(out)
@@ -300,31 +283,7 @@ fn timemap_triples(
         iri(format!("{}original", vocab::MEMENTO_NS)),
         iri(ctx.url(&record.id)),
     ));
-    let h = &record.headers;
-    let date = |d: &str| oxrdf::Literal::new_typed_literal(d, iri(vocab::XSD_DATETIME.into()));
-    for (p, v) in [
-        (vocab::FEDORA_CREATED, h.created_date.as_deref()),
-        (vocab::FEDORA_LAST_MODIFIED, h.last_modified_date.as_deref()),
-    ] {
-        if let Some(v) = v {
-            out.push(Triple::new(s.clone(), iri(p.into()), date(v)));
-        }
-    }
-    for (p, v) in [
-        (vocab::FEDORA_CREATED_BY, h.created_by.as_deref()),
-        (
-            vocab::FEDORA_LAST_MODIFIED_BY,
-            h.last_modified_by.as_deref(),
-        ),
-    ] {
-        if let Some(v) = v {
-            out.push(Triple::new(
-                s.clone(),
-                iri(p.into()),
-                oxrdf::Literal::new_simple_literal(v),
-            ));
-        }
-    }
+    handlers::audit_triples(&s.clone().into(), &record.headers, true, &mut out);
     for t in ["Resource", "Container", "RDFSource"] {
         out.push(Triple::new(
             s.clone(),
