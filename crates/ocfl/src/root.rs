@@ -107,7 +107,9 @@ pub struct Staged {
     /// `(original path, saved path)`, in publish order. The directory goes when the
     /// `Staged` is dropped (or with `clear_staging` after a crash).
     saved: Mutex<Vec<(PathBuf, PathBuf)>>,
-    trash: PathBuf,
+    /// The staging directory, where the trash is made when publish first needs it.
+    staging: PathBuf,
+    trash: std::sync::OnceLock<PathBuf>,
 }
 
 /// What a staged change writes.
@@ -147,7 +149,8 @@ impl Staged {
             files,
             inventory,
             saved: Mutex::new(Vec::new()),
-            trash: staging.join(format!("trash-{}", uuid::Uuid::new_v4().simple())),
+            staging: staging.to_path_buf(),
+            trash: std::sync::OnceLock::new(),
         }
     }
 
@@ -181,11 +184,21 @@ impl Staged {
         }
     }
 
+    /// Where the `n`th saved file goes, in a trash directory made on first use (most
+    /// publishes save nothing, and pay for no directory).
+    fn trash_slot(&self, n: usize) -> Result<PathBuf> {
+        let trash = self.trash.get_or_init(|| {
+            self.staging
+                .join(format!("trash-{}", uuid::Uuid::new_v4().simple()))
+        });
+        fs::create_dir_all(trash).at(trash)?;
+        Ok(trash.join(n.to_string()))
+    }
+
     /// Moves `path` (a file or directory) into the trash, to be put back by undo.
     fn save_away(&self, path: &Path) -> Result<()> {
         let mut saved = self.saved.lock().unwrap_or_else(|e| e.into_inner());
-        fs::create_dir_all(&self.trash).at(&self.trash)?;
-        let to = self.trash.join(saved.len().to_string());
+        let to = self.trash_slot(saved.len())?;
         match fs::rename(path, &to) {
             Ok(()) => {}
             Err(e) if e.kind() == ErrorKind::NotFound => return Ok(()),
@@ -199,8 +212,7 @@ impl Staged {
     /// or a copy where there are none.
     fn save_copy(&self, path: &Path) -> Result<()> {
         let mut saved = self.saved.lock().unwrap_or_else(|e| e.into_inner());
-        fs::create_dir_all(&self.trash).at(&self.trash)?;
-        let to = self.trash.join(saved.len().to_string());
+        let to = self.trash_slot(saved.len())?;
         if fs::hard_link(path, &to).is_err() {
             match fs::copy(path, &to) {
                 Ok(_) => {}
@@ -228,9 +240,8 @@ impl Staged {
 
 impl Drop for Staged {
     fn drop(&mut self) {
-        let saved = self.saved.get_mut().unwrap_or_else(|e| e.into_inner());
-        if !saved.is_empty() || self.trash.exists() {
-            let _ = fs::remove_dir_all(&self.trash);
+        if let Some(trash) = self.trash.get() {
+            let _ = fs::remove_dir_all(trash);
         }
     }
 }
