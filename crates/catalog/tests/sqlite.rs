@@ -184,3 +184,38 @@ async fn concurrent_writes_are_group_committed_with_unique_sequence_numbers() {
     assert_eq!(cat.count().await.unwrap(), 50);
     assert_eq!(cat.changes_since(0, 100).await.unwrap().len(), 50);
 }
+
+/// A catalog written with an older schema is emptied when opened (its resources and its
+/// rebuild state are gone), so that the kernel rebuilds it from storage instead of reading
+/// rows of the wrong shape.
+#[tokio::test]
+async fn a_catalog_of_an_older_schema_is_emptied_for_a_rebuild() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("catalog.db");
+    {
+        let cat = SqliteCatalog::open(&path).unwrap();
+        cat.apply(vec![CatalogOp::Put(record("", None, false))])
+            .await
+            .unwrap();
+        cat.set_meta("rebuild", "complete").await.unwrap();
+    }
+    let current: i64 = {
+        let c = rusqlite::Connection::open(&path).unwrap();
+        let v = c
+            .query_row("PRAGMA user_version", [], |r| r.get(0))
+            .unwrap();
+        c.execute_batch("PRAGMA user_version = 5;").unwrap();
+        v
+    };
+    assert!(current > 5, "the test must fake an older schema version");
+
+    let cat = SqliteCatalog::open(&path).unwrap();
+    assert_eq!(cat.count().await.unwrap(), 0);
+    assert_eq!(cat.get(&FedoraId::root()).await.unwrap(), None);
+    assert_eq!(cat.meta("rebuild").await.unwrap(), None);
+    // The new schema works.
+    cat.apply(vec![CatalogOp::Put(record("", None, false))])
+        .await
+        .unwrap();
+    assert_eq!(cat.count().await.unwrap(), 1);
+}
