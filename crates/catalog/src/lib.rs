@@ -8,11 +8,15 @@
 #![warn(missing_docs)]
 
 mod sqlite;
+mod transactions;
 
 use arca_model::{FedoraId, ResourceHeaders};
 use async_trait::async_trait;
 
 pub use sqlite::SqliteCatalog;
+pub use transactions::{
+    TransactionStore, TxContent, TxEnd, TxFile, TxObject, TxRefusal, TxResource, TxStage, TxStatus,
+};
 
 /// Errors of the catalog.
 #[derive(Debug, thiserror::Error)]
@@ -23,6 +27,9 @@ pub enum Error {
     /// The group transaction this write was part of failed.
     #[error("catalog transaction failed: {0}")]
     Batch(String),
+    /// The operation is not supported here.
+    #[error("not supported by the catalog: {0}")]
+    Unsupported(String),
     /// A stored row could not be decoded.
     #[error("catalog row for {id} is corrupt: {message}")]
     Corrupt {
@@ -211,11 +218,12 @@ pub enum CatalogOp {
     },
 }
 
-/// The catalog as the kernel sees it. Implementations: [`SqliteCatalog`] (embedded); a
-/// PostgreSQL one for scale-out later. Lookups of missing resources return `Ok(None)` or an
-/// empty list, never an error.
+/// The catalog as the kernel sees it, with the state of open transactions
+/// ([`TransactionStore`]). Implementations: [`SqliteCatalog`] (embedded); a PostgreSQL one
+/// for scale-out later. Lookups of missing resources return `Ok(None)` or an empty list,
+/// never an error.
 #[async_trait]
-pub trait Catalog: Send + Sync {
+pub trait Catalog: TransactionStore {
     /// One resource, live or tombstone.
     async fn get(&self, id: &FedoraId) -> Result<Option<ResourceRecord>>;
     /// Live children of `parent` in id order, after `after` (exclusive), at most `limit`.
@@ -277,6 +285,6 @@ pub trait Catalog: Send + Sync {
     /// Sets a value in the catalog's own key/value table.
     async fn set_meta(&self, key: &str, value: &str) -> Result<()>;
     /// Forgets every resource, memento, membership and reference row and meta value (before a full
-    /// rebuild); keeps the change log.
+    /// rebuild); keeps the change log and the state of transactions (not derived from storage).
     async fn clear(&self) -> Result<()>;
 }

@@ -1,4 +1,7 @@
+mod transactions;
+
 use std::path::{Path, PathBuf};
+use std::sync::atomic::AtomicBool;
 
 use arca_model::{FedoraId, ResourceHeaders};
 use async_trait::async_trait;
@@ -67,6 +70,52 @@ CREATE TABLE IF NOT EXISTS mementos (
     content_file TEXT,
     PRIMARY KEY (id, datetime)
 ) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS transactions (
+    id TEXT PRIMARY KEY NOT NULL,
+    expires INTEGER NOT NULL,
+    ended TEXT,
+    ended_at INTEGER
+) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS tx_objects (
+    ocfl_id TEXT PRIMARY KEY NOT NULL,
+    tx TEXT NOT NULL,
+    existed INTEGER NOT NULL,
+    new_version INTEGER NOT NULL
+) WITHOUT ROWID;
+CREATE INDEX IF NOT EXISTS tx_objects_by_tx ON tx_objects(tx, ocfl_id);
+CREATE TABLE IF NOT EXISTS tx_files (
+    tx TEXT NOT NULL,
+    ocfl_id TEXT NOT NULL,
+    logical_path TEXT NOT NULL,
+    bytes BLOB,
+    upload TEXT,
+    sha512 TEXT,
+    PRIMARY KEY (tx, ocfl_id, logical_path)
+);
+CREATE TABLE IF NOT EXISTS tx_resources (
+    tx TEXT NOT NULL,
+    id TEXT NOT NULL,
+    parent TEXT,
+    ocfl_id TEXT NOT NULL,
+    deleted INTEGER NOT NULL,
+    headers BLOB NOT NULL,
+    content_file TEXT,
+    rdf BLOB,
+    content_logical TEXT,
+    PRIMARY KEY (tx, id)
+);
+CREATE INDEX IF NOT EXISTS tx_resources_by_object ON tx_resources(tx, ocfl_id, id);
+CREATE INDEX IF NOT EXISTS tx_resources_by_parent ON tx_resources(tx, parent, id);
+CREATE TABLE IF NOT EXISTS tx_ops (
+    seq INTEGER PRIMARY KEY AUTOINCREMENT,
+    tx TEXT NOT NULL,
+    kind TEXT NOT NULL,
+    id TEXT NOT NULL,
+    at TEXT,
+    nanos INTEGER,
+    user TEXT
+);
+CREATE INDEX IF NOT EXISTS tx_ops_by_tx ON tx_ops(tx, seq);
 "#;
 
 /// Version of the schema above (`PRAGMA user_version`). A catalog written by an older
@@ -74,7 +123,8 @@ CREATE TABLE IF NOT EXISTS mementos (
 /// storage.
 const SCHEMA_VERSION: i64 = 6;
 
-const COLUMNS: &str = "id, parent, ocfl_id, headers, content_file, rdf, children_changed";
+pub(crate) const COLUMNS: &str =
+    "id, parent, ocfl_id, headers, content_file, rdf, children_changed";
 
 /// The embedded catalog: one SQLite database in WAL mode, one writer connection and a pool
 /// of readers. Statements are short point lookups and run inline on the calling thread.
@@ -89,6 +139,9 @@ pub struct SqliteCatalog {
     /// Writes waiting for the writer; whoever holds the writer commits them all in one
     /// transaction (group commit: many requests, one WAL append).
     pending: Mutex<Vec<PendingWrite>>,
+    /// Whether any transaction may own an object (false only when none can): spares
+    /// ordinary writes a lookup while no transaction is open.
+    tx_claims: AtomicBool,
 }
 
 type Reply = tokio::sync::oneshot::Sender<Result<i64>>;
@@ -125,6 +178,8 @@ impl SqliteCatalog {
         }
         writer.execute_batch(SCHEMA)?;
         writer.execute_batch(&format!("PRAGMA user_version = {SCHEMA_VERSION};"))?;
+        let tx_claims: bool =
+            writer.query_row("SELECT EXISTS(SELECT 1 FROM tx_objects)", [], |r| r.get(0))?;
         let checkpointer = Connection::open(path)?;
         std::thread::Builder::new()
             .name("arca-catalog-checkpoint".into())
@@ -140,10 +195,11 @@ impl SqliteCatalog {
             writer: Mutex::new(writer),
             readers: Mutex::new(Vec::new()),
             pending: Mutex::new(Vec::new()),
+            tx_claims: AtomicBool::new(tx_claims),
         })
     }
 
-    fn with_reader<T>(&self, f: impl FnOnce(&Connection) -> Result<T>) -> Result<T> {
+    pub(crate) fn with_reader<T>(&self, f: impl FnOnce(&Connection) -> Result<T>) -> Result<T> {
         let conn = self.readers.lock().pop();
         let conn = match conn {
             Some(c) => c,
@@ -423,7 +479,7 @@ impl ResourceRecord {
     }
 }
 
-fn record_from_row(row: &Row<'_>) -> rusqlite::Result<Result<ResourceRecord>> {
+pub(crate) fn record_from_row(row: &Row<'_>) -> rusqlite::Result<Result<ResourceRecord>> {
     let id: String = row.get(0)?;
     let parent: Option<String> = row.get(1)?;
     let ocfl_id: String = row.get(2)?;
@@ -451,7 +507,7 @@ fn record_from_row(row: &Row<'_>) -> rusqlite::Result<Result<ResourceRecord>> {
     })())
 }
 
-fn parse_id(id: &str) -> Result<FedoraId> {
+pub(crate) fn parse_id(id: &str) -> Result<FedoraId> {
     FedoraId::from_internal(id).map_err(|e| Error::Corrupt {
         id: id.to_string(),
         message: e.to_string(),

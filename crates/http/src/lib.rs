@@ -345,11 +345,11 @@ async fn run(mut ctx: handlers::Ctx, op: Operation, req: Request) -> Result<Resp
             ctx.memento = Some(datetime);
             handlers::options(&ctx, id).await
         }
-        Operation::BeginTx => Ok(transactions::begin(&ctx)),
-        Operation::TxStatus(id) => transactions::status(&ctx, &id),
-        Operation::TxRefresh(id) => transactions::refresh(&ctx, &id),
+        Operation::BeginTx => transactions::begin(&ctx).await,
+        Operation::TxStatus(id) => transactions::status(&ctx, &id).await,
+        Operation::TxRefresh(id) => transactions::refresh(&ctx, &id).await,
         Operation::TxCommit(id) => transactions::commit(&ctx, &id).await,
-        Operation::TxRollback(id) => transactions::rollback(&ctx, &id),
+        Operation::TxRollback(id) => transactions::rollback(&ctx, &id).await,
         Operation::Options(id) => handlers::options(&ctx, id).await,
         Operation::Create(id) => handlers::create(&ctx, id, req).await,
         Operation::Put(id) => handlers::put(&ctx, id, req).await,

@@ -64,15 +64,15 @@ pub(crate) fn entry_error(base_url: &str, e: Error) -> ApiError {
 }
 
 /// `POST /fcr:tx`.
-pub(crate) fn begin(ctx: &Ctx) -> Response {
-    let TxInfo { id, expires } = ctx.repo.begin_transaction();
+pub(crate) async fn begin(ctx: &Ctx) -> Result<Response, ApiError> {
+    let TxInfo { id, expires } = ctx.repo.begin_transaction().await.map_err(|e| ctx.err(e))?;
     let url = url(ctx, &id);
     let mut out = handlers::response(StatusCode::CREATED, Body::empty());
     let h = out.headers_mut();
     set(h, header::LOCATION, &url);
     set(h, header::EXPIRES, &http_date(expires));
     add_link(h, format!("<{url}>; rel=\"{COMMIT_ENDPOINT}\""));
-    out
+    Ok(out)
 }
 
 fn state_response(info: TxInfo) -> Response {
@@ -86,16 +86,19 @@ fn state_response(info: TxInfo) -> Response {
 }
 
 /// GET or HEAD on a transaction.
-pub(crate) fn status(ctx: &Ctx, id: &str) -> Result<Response, ApiError> {
+pub(crate) async fn status(ctx: &Ctx, id: &str) -> Result<Response, ApiError> {
     Ok(state_response(
-        ctx.repo.transaction(id).map_err(|e| ctx.err(e))?,
+        ctx.repo.transaction(id).await.map_err(|e| ctx.err(e))?,
     ))
 }
 
 /// POST on a transaction: keeps it alive.
-pub(crate) fn refresh(ctx: &Ctx, id: &str) -> Result<Response, ApiError> {
+pub(crate) async fn refresh(ctx: &Ctx, id: &str) -> Result<Response, ApiError> {
     Ok(state_response(
-        ctx.repo.refresh_transaction(id).map_err(|e| ctx.err(e))?,
+        ctx.repo
+            .refresh_transaction(id)
+            .await
+            .map_err(|e| ctx.err(e))?,
     ))
 }
 
@@ -116,7 +119,10 @@ pub(crate) async fn commit(ctx: &Ctx, id: &str) -> Result<Response, ApiError> {
 }
 
 /// DELETE on a transaction: rolls it back.
-pub(crate) fn rollback(ctx: &Ctx, id: &str) -> Result<Response, ApiError> {
-    ctx.repo.rollback_transaction(id).map_err(|e| ctx.err(e))?;
+pub(crate) async fn rollback(ctx: &Ctx, id: &str) -> Result<Response, ApiError> {
+    ctx.repo
+        .rollback_transaction(id)
+        .await
+        .map_err(|e| ctx.err(e))?;
     Ok(handlers::response(StatusCode::NO_CONTENT, Body::empty()))
 }

@@ -666,3 +666,42 @@ async fn a_container_lists_children_created_in_the_tx_inside_it() {
     assert!(children(&s, "p").await.is_empty());
     s.stop().await;
 }
+
+/// What an open transaction staged lives in the catalog, not in the server's memory; when
+/// the server stops with the transaction open, the next start rolls it back: its resources
+/// never appear, its staged uploads are deleted, it answers as ended, and the objects it
+/// claimed can be written again.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_tx_left_open_by_a_stopped_server_is_rolled_back_at_the_next_start() {
+    let dir = tempfile::tempdir().unwrap();
+    let s = TestServer::start_at(dir.path()).await;
+    container(&s, "kept").await;
+    let tx = begin(&s).await;
+    let inside = ("atomic-id", tx.as_str());
+    binary_in(&s, "staged-bin", inside).await;
+    assert_eq!(put(&s, "staged", &[TURTLE, inside], "").await.status, 201);
+    assert_eq!(
+        put(&s, "kept", &[TURTLE, inside], &titled("in tx"))
+            .await
+            .status,
+        204
+    );
+    assert!(!uploads(s.data()).is_empty());
+    s.stop().await;
+
+    // A new server, a new port: the transaction by its id.
+    let s = TestServer::start_at(dir.path()).await;
+    let tx = s.url(&format!("fcr:tx/{}", uuid_of(&tx)));
+    let r = tx_request(&s, Method::GET, &tx).await;
+    assert_eq!(r.status, 410, "{}", r.text());
+    assert_eq!(s.get("kept", &[("atomic-id", &tx)]).await.status, 409);
+    for p in ["staged", "staged-bin"] {
+        assert_eq!(s.get(p, &[]).await.status, 404);
+        assert!(!object_dir(&s.ocfl_root(), &format!("info:fedora/{p}")).exists());
+    }
+    assert!(uploads(s.data()).is_empty(), "{:?}", uploads(s.data()));
+    assert!(!s.get("kept", &[]).await.text().contains("in tx"));
+    let r = put(&s, "kept", &[TURTLE], &titled("free")).await;
+    assert_eq!(r.status, 204, "{}", r.text());
+    s.stop().await;
+}

@@ -39,13 +39,14 @@ use arca_storage::{GroupCommit, Journal, JournalStats};
 use oxrdf::Triple;
 use sha2::{Digest, Sha512};
 
+pub use arca_catalog::TxEnd;
 pub use content::{BinaryData, ReceivedBinary, Upload};
 pub use error::{Constraint, Error, Result};
 pub use external::{AllowList, CheckedUrl, ExternalHandling, ExternalLocation};
 pub use fixity::{digest_file, FixityCheck, FixityReport};
 pub use index::{rows_from_object, ObjectRows, RebuildStats};
 use locks::ObjectLocks;
-pub use transactions::{TxEnd, TxInfo, DEFAULT_TIMEOUT as DEFAULT_TRANSACTION_TIMEOUT};
+pub use transactions::{TxInfo, DEFAULT_TIMEOUT as DEFAULT_TRANSACTION_TIMEOUT};
 
 /// Header logical path of an object's root resource.
 const ROOT_HEADER: &str = ".fcrepo/fcr-root.json";
@@ -175,6 +176,7 @@ impl Repository {
         touched.dedup();
         repo.checkpoint().await?;
         repo.spawn_checkpointer();
+        repo.roll_back_abandoned_transactions().await?;
         match repo.catalog.meta(index::REBUILD_STATE).await?.as_deref() {
             Some(index::COMPLETE) => {
                 for id in &touched {
@@ -314,11 +316,7 @@ impl Repository {
         after: Option<&FedoraId>,
         limit: usize,
     ) -> Result<Vec<FedoraId>> {
-        let committed = self.catalog.children(id, after, limit).await?;
-        match transactions::current() {
-            Some(tx) => Ok(tx.children(id, after, limit, committed)),
-            None => Ok(committed),
-        }
+        self.visible_children(id, after, limit).await
     }
 
     /// The stored triples (internal ids) of an RDF source.
@@ -373,7 +371,7 @@ impl Repository {
             .locks
             .lock(&[object_id.as_str()], &[parent.as_str()])
             .await;
-        self.check_owners(&[object_id.as_str()])?;
+        self.check_owners(&[object_id.as_str()]).await?;
         match self.record(&id).await? {
             Some(r) if r.is_deleted() => return Err(Error::Gone(id)),
             Some(_) => return Err(Error::AlreadyExists(id)),
@@ -533,7 +531,7 @@ impl Repository {
     ) -> Result<(locks::LockSet, ResourceRecord)> {
         let probe = self.get(id).await?;
         let guard = self.locks.lock(&[probe.ocfl_id.as_str()], &[]).await;
-        self.check_owners(&[probe.ocfl_id.as_str()])?;
+        self.check_owners(&[probe.ocfl_id.as_str()]).await?;
         let record = self.get(id).await?;
         if let Some(check) = precondition {
             check(&record)?;
@@ -589,7 +587,7 @@ impl Repository {
         object_ids.sort_unstable();
         object_ids.dedup();
         let _locks = self.locks.lock(&object_ids, &[]).await;
-        self.check_owners(&object_ids)?;
+        self.check_owners(&object_ids).await?;
         let record = self.get(id).await?;
         if let Some(check) = precondition {
             check(&record)?;
@@ -656,7 +654,7 @@ impl Repository {
         object_ids.sort_unstable();
         object_ids.dedup();
         let _locks = self.locks.lock(&object_ids, &[]).await;
-        self.check_owners(&object_ids)?;
+        self.check_owners(&object_ids).await?;
         if object_ids
             .iter()
             .any(|o| !affected.iter().any(|r| r.id.as_str() == *o))
@@ -742,7 +740,7 @@ impl Repository {
             plan.touch_group_root(self, created).await?;
         }
         if let Some(tx) = transactions::current() {
-            return self.add_to_transaction(&tx, plans, extra);
+            return self.add_to_transaction(&tx, plans, extra).await;
         }
         let mut staged: Vec<(Staged, Vec<ResourcePlan>)> = Vec::with_capacity(plans.len());
         let auto_versioning = self.auto_versioning.load(Ordering::Relaxed);
@@ -925,7 +923,7 @@ impl Repository {
     }
 
     async fn plan_for_object(&self, ocfl_id: &str) -> Result<ObjectPlan> {
-        if let Some(current) = self.pending_object(ocfl_id) {
+        if let Some(current) = self.pending_object(ocfl_id).await? {
             return Ok(ObjectPlan {
                 ocfl_id: ocfl_id.to_string(),
                 new_version: false,

@@ -1,21 +1,24 @@
 //! Transactions (Fedora 6's `fcr:tx`): requests that carry a transaction's id plan their
-//! changes as usual, but instead of committing them the kernel keeps them with the
-//! transaction — the new files of every OCFL object it touches (binaries as staged upload
-//! files, never in memory), the records that reads inside the transaction see, and the
-//! change-log entries. Commit runs them all through the ordinary write path at once: one
-//! journal record, so the commit is atomic across every object and survives a crash at any
-//! instant; one new OCFL version per object. Rollback and expiry delete the staged files.
+//! changes as usual, but instead of committing them the kernel stages them in the catalog's
+//! [`TransactionStore`] — the new files of every OCFL object the transaction touches (small
+//! ones inline, binaries as staged upload files), the records that reads inside the
+//! transaction see, and the change-log entries. Nothing of an open transaction is held in
+//! memory. Commit runs them all through the ordinary write path at once: one journal
+//! record, so the commit is atomic across every object and survives a crash at any instant;
+//! one new OCFL version per object. Rollback, expiry and a restart delete the staged files.
 //! While a transaction is open, the objects it changed belong to it: any other write to
 //! them is refused (409).
 //!
 //! The transaction a request works in is a task-local ([`Repository::in_transaction`]),
 //! so that the resource operations need no extra parameter.
 
-use std::collections::{BTreeMap, HashMap};
 use std::sync::Arc;
-use std::time::{Duration, SystemTime};
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
-use arca_catalog::{CatalogOp, ResourceRecord};
+use arca_catalog::{
+    CatalogOp, ResourceRecord, TxContent, TxEnd, TxFile, TxObject, TxRefusal, TxResource, TxStage,
+    TxStatus,
+};
 use arca_model::FedoraId;
 use arca_ocfl::{Change, Content, ObjectState};
 use parking_lot::Mutex;
@@ -26,29 +29,14 @@ use crate::{Error, ObjectPlan, Repository, ResourcePlan, Result};
 /// How long a transaction lives without being used or refreshed (Fedora's default).
 pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(180);
 
+/// How long an ended transaction's status is kept (answers 410 rather than 404).
+const ENDED_KEPT: Duration = Duration::from_secs(24 * 3600);
+
+/// Objects read per catalog query when a commit collects its work.
+const OBJECTS_PER_PAGE: usize = 1000;
+
 tokio::task_local! {
-    static CURRENT: Arc<Transaction>;
-}
-
-/// How a transaction ended.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum TxEnd {
-    /// Committed.
-    Committed,
-    /// Rolled back by its client.
-    RolledBack,
-    /// Rolled back because it expired.
-    Expired,
-}
-
-impl TxEnd {
-    fn describe(self) -> &'static str {
-        match self {
-            TxEnd::Committed => "has already been committed",
-            TxEnd::RolledBack => "has already been rolled back",
-            TxEnd::Expired => "has expired and was rolled back",
-        }
-    }
+    static CURRENT: Arc<str>;
 }
 
 /// What a client learns about an open transaction.
@@ -60,41 +48,9 @@ pub struct TxInfo {
     pub expires: SystemTime,
 }
 
-/// An open transaction.
-pub(crate) struct Transaction {
-    id: String,
-    expires: Mutex<SystemTime>,
-    work: Mutex<TxWork>,
-}
-
-/// What an open transaction holds.
-#[derive(Default)]
-struct TxWork {
-    /// Changes per OCFL object, in request order.
-    objects: BTreeMap<String, PendingObject>,
-    /// The latest record of every resource written in the transaction.
-    records: HashMap<FedoraId, ResourceRecord>,
-    /// Catalog operations to apply at commit (change log, listing clocks).
-    extra: Vec<CatalogOp>,
-    /// Committed or rolled back: a request still running inside it may add nothing more.
-    ended: bool,
-}
-
-/// One object's changes in a transaction.
-struct PendingObject {
-    current: Option<ObjectState>,
-    new_version: bool,
-    changes: Vec<Change>,
-    resources: Vec<ResourcePlan>,
-}
-
-/// The transactions of one repository: open ones, and how recently finished ones ended.
+/// The kernel's transaction settings (the state lives in the catalog).
 #[derive(Default)]
 pub(crate) struct Transactions {
-    open: Mutex<HashMap<String, Arc<Transaction>>>,
-    finished: Mutex<HashMap<String, TxEnd>>,
-    /// Which open transaction changed each object.
-    owners: Mutex<HashMap<String, String>>,
     timeout: Mutex<Option<Duration>>,
 }
 
@@ -102,32 +58,37 @@ impl Transactions {
     fn timeout(&self) -> Duration {
         self.timeout.lock().unwrap_or(DEFAULT_TIMEOUT)
     }
+}
 
-    fn open(&self, id: &str) -> Result<Arc<Transaction>> {
-        if let Some(tx) = self.open.lock().get(id).cloned() {
-            return Ok(tx);
-        }
-        match self.finished.lock().get(id) {
-            Some(end) => Err(Error::TransactionEnded(format!(
-                "transaction {id} {}",
-                end.describe()
-            ))),
-            None => Err(Error::TransactionNotFound(id.to_string())),
-        }
-    }
+/// The id of the transaction the current request works in, if any.
+pub(crate) fn current() -> Option<Arc<str>> {
+    CURRENT.try_with(Arc::clone).ok()
+}
 
-    /// Takes a transaction out of the open ones, releasing its objects.
-    fn close(&self, id: &str, end: TxEnd) -> Option<Arc<Transaction>> {
-        let tx = self.open.lock().remove(id)?;
-        self.owners.lock().retain(|_, owner| owner != id);
-        self.finished.lock().insert(id.to_string(), end);
-        Some(tx)
+fn describe(end: TxEnd) -> &'static str {
+    match end {
+        TxEnd::Committed => "has already been committed",
+        TxEnd::RolledBack => "has already been rolled back",
+        TxEnd::Expired => "has expired and was rolled back",
+        TxEnd::Failed => "failed to commit and was rolled back",
     }
 }
 
-/// The transaction the current request works in, if any.
-pub(crate) fn current() -> Option<Arc<Transaction>> {
-    CURRENT.try_with(Arc::clone).ok()
+fn millis(t: SystemTime) -> i64 {
+    t.duration_since(UNIX_EPOCH)
+        .map(|d| d.as_millis() as i64)
+        .unwrap_or_default()
+}
+
+fn instant(ms: i64) -> SystemTime {
+    UNIX_EPOCH + Duration::from_millis(ms.max(0) as u64)
+}
+
+/// Deletes staged upload files that will not be published.
+fn delete_uploads(paths: impl IntoIterator<Item = String>) {
+    for path in paths {
+        let _ = std::fs::remove_file(path);
+    }
 }
 
 impl Repository {
@@ -137,36 +98,44 @@ impl Repository {
     }
 
     /// Begins a transaction.
-    pub fn begin_transaction(&self) -> TxInfo {
+    pub async fn begin_transaction(&self) -> Result<TxInfo> {
         let id = uuid::Uuid::new_v4().to_string();
         let expires = SystemTime::now() + self.txs.timeout();
-        let tx = Arc::new(Transaction {
-            id: id.clone(),
-            expires: Mutex::new(expires),
-            work: Mutex::new(TxWork::default()),
-        });
-        self.txs.open.lock().insert(id.clone(), tx);
-        TxInfo { id, expires }
+        self.catalog.tx_begin(&id, millis(expires)).await?;
+        Ok(TxInfo { id, expires })
+    }
+
+    /// The error for a transaction that is not open.
+    async fn not_open(&self, id: &str) -> Error {
+        match self.catalog.tx_status(id).await {
+            Ok(Some(TxStatus::Ended(end))) => {
+                Error::TransactionEnded(format!("transaction {id} {}", describe(end)))
+            }
+            Ok(_) => Error::TransactionNotFound(id.to_string()),
+            Err(e) => e.into(),
+        }
     }
 
     /// An open transaction's state; [`Error::TransactionNotFound`] or
     /// [`Error::TransactionEnded`] otherwise (an expired one is rolled back here).
-    pub fn transaction(&self, id: &str) -> Result<TxInfo> {
-        self.expire_transactions();
-        let tx = self.txs.open(id)?;
-        let expires = *tx.expires.lock();
-        Ok(TxInfo {
-            id: id.to_string(),
-            expires,
-        })
+    pub async fn transaction(&self, id: &str) -> Result<TxInfo> {
+        self.expire_transactions().await?;
+        match self.catalog.tx_status(id).await? {
+            Some(TxStatus::Open { expires }) => Ok(TxInfo {
+                id: id.to_string(),
+                expires: instant(expires),
+            }),
+            _ => Err(self.not_open(id).await),
+        }
     }
 
     /// Extends an open transaction's life by the timeout from now.
-    pub fn refresh_transaction(&self, id: &str) -> Result<TxInfo> {
-        self.expire_transactions();
-        let tx = self.txs.open(id)?;
+    pub async fn refresh_transaction(&self, id: &str) -> Result<TxInfo> {
+        self.expire_transactions().await?;
         let expires = SystemTime::now() + self.txs.timeout();
-        *tx.expires.lock() = expires;
+        if !self.catalog.tx_set_expiry(id, millis(expires)).await? {
+            return Err(self.not_open(id).await);
+        }
         Ok(TxInfo {
             id: id.to_string(),
             expires,
@@ -180,118 +149,162 @@ impl Repository {
         id: &str,
         work: F,
     ) -> Result<F::Output> {
-        self.refresh_transaction(id)?;
-        let tx = self.txs.open(id)?;
-        Ok(CURRENT.scope(tx, work).await)
+        self.refresh_transaction(id).await?;
+        Ok(CURRENT.scope(Arc::from(id), work).await)
     }
 
     /// Commits a transaction: every change it holds, in one durable step. On failure
     /// nothing of it remains and the error names what conflicted.
     pub async fn commit_transaction(&self, id: &str) -> Result<()> {
-        self.expire_transactions();
-        self.txs.open(id)?;
-        let tx = self
-            .txs
-            .close(id, TxEnd::Committed)
-            .ok_or_else(|| Error::TransactionEnded(format!("transaction {id} ended meanwhile")))?;
-        let work = tx.end();
-        if work.objects.is_empty() {
+        self.expire_transactions().await?;
+        // From here on no request can stage anything more in it.
+        if !self.catalog.tx_end(id, TxEnd::Committed).await? {
+            return Err(self.not_open(id).await);
+        }
+        let result = self.commit_staged(id).await;
+        if result.is_err() {
+            self.catalog.tx_end(id, TxEnd::Failed).await?;
+        }
+        // The staged rows go; the uploads of a failed commit with them (those of a
+        // successful one are in the root now).
+        let uploads = self.catalog.tx_forget(id).await?;
+        if result.is_err() {
+            delete_uploads(uploads);
+        }
+        result
+    }
+
+    /// Runs what an ended transaction staged through the write path.
+    async fn commit_staged(&self, id: &str) -> Result<()> {
+        let mut objects: Vec<TxObject> = Vec::new();
+        loop {
+            let after = objects.last().map(|o| o.ocfl_id.clone());
+            let page = self
+                .catalog
+                .tx_objects(id, after.as_deref(), OBJECTS_PER_PAGE)
+                .await?;
+            let done = page.len() < OBJECTS_PER_PAGE;
+            objects.extend(page);
+            if done {
+                break;
+            }
+        }
+        if objects.is_empty() {
             return Ok(());
         }
-        let object_ids: Vec<&str> = work.objects.keys().map(String::as_str).collect();
+        let object_ids: Vec<&str> = objects.iter().map(|o| o.ocfl_id.as_str()).collect();
         let _locks = self.locks.lock(&object_ids, &[]).await;
-        let mut plans = Vec::with_capacity(work.objects.len());
-        let mut failed = None;
-        for (ocfl_id, pending) in work.objects {
-            if failed.is_some() {
-                discard(pending.changes);
-                continue;
-            }
+        let mut plans = Vec::with_capacity(objects.len());
+        for object in &objects {
             // The object as storage has it now (nobody else may have changed it: the
             // transaction owned it).
-            let current = match self.ocfl.read_object(&ocfl_id) {
-                Ok(c) => c,
-                Err(e) => {
-                    failed = Some(Error::from(e));
-                    discard(pending.changes);
-                    continue;
-                }
-            };
-            if current.is_none() != pending.current.is_none() {
-                failed = Some(Error::TransactionConflict(format!(
-                    "object {ocfl_id} was created or removed outside transaction {id}"
+            let current = self.ocfl.read_object(&object.ocfl_id)?;
+            if current.is_some() != object.existed {
+                return Err(Error::TransactionConflict(format!(
+                    "object {} was created or removed outside transaction {id}",
+                    object.ocfl_id
                 )));
-                discard(pending.changes);
-                continue;
             }
+            let changes = self
+                .catalog
+                .tx_files(id, &object.ocfl_id)
+                .await?
+                .into_iter()
+                .map(|f| Change {
+                    logical_path: f.logical_path,
+                    content: f.content.map(|c| match c {
+                        TxContent::Bytes(b) => Content::Bytes(b),
+                        TxContent::Upload { path, sha512 } => Content::File {
+                            path: path.into(),
+                            sha512,
+                        },
+                    }),
+                })
+                .collect();
+            let resources = self
+                .catalog
+                .tx_resources(id, &object.ocfl_id)
+                .await?
+                .into_iter()
+                .map(|r| ResourcePlan {
+                    headers: r.record.headers,
+                    parent: r.record.parent,
+                    content_logical: r.content_logical,
+                    rdf: r.record.rdf,
+                })
+                .collect();
             plans.push(ObjectPlan {
-                ocfl_id,
-                new_version: pending.new_version,
+                ocfl_id: object.ocfl_id.clone(),
+                new_version: object.new_version,
                 current,
-                changes: last_change_per_path(pending.changes),
-                resources: last_record_per_resource(pending.resources),
+                changes,
+                resources,
             });
         }
-        if let Some(e) = failed {
-            for plan in plans {
-                discard(plan.changes);
-            }
-            return Err(e);
-        }
-        self.execute(plans, work.extra).await?;
+        let extra = self.catalog.tx_ops(id).await?;
+        self.execute(plans, extra).await?;
         Ok(())
     }
 
     /// Rolls a transaction back: nothing of it stays.
-    pub fn rollback_transaction(&self, id: &str) -> Result<()> {
-        self.expire_transactions();
-        self.txs.open(id)?;
-        if let Some(tx) = self.txs.close(id, TxEnd::RolledBack) {
-            tx.discard();
+    pub async fn rollback_transaction(&self, id: &str) -> Result<()> {
+        self.expire_transactions().await?;
+        self.end_and_discard(id, TxEnd::RolledBack).await?;
+        Ok(())
+    }
+
+    /// Ends an open transaction without committing it and deletes what it staged; `false`
+    /// if it was not open.
+    async fn end_and_discard(&self, id: &str, end: TxEnd) -> Result<()> {
+        if !self.catalog.tx_end(id, end).await? {
+            return Err(self.not_open(id).await);
+        }
+        delete_uploads(self.catalog.tx_forget(id).await?);
+        Ok(())
+    }
+
+    /// Rolls back every open transaction past its expiry, and forgets transactions that
+    /// ended long ago.
+    pub async fn expire_transactions(&self) -> Result<()> {
+        let now = SystemTime::now();
+        for id in self.catalog.tx_expired(millis(now)).await? {
+            match self.end_and_discard(&id, TxEnd::Expired).await {
+                Ok(()) => tracing::info!(transaction = %id, "transaction expired; rolled back"),
+                // Committed or rolled back meanwhile.
+                Err(Error::TransactionEnded(_) | Error::TransactionNotFound(_)) => {}
+                Err(e) => return Err(e),
+            }
+        }
+        self.catalog
+            .tx_prune(millis(now.checked_sub(ENDED_KEPT).unwrap_or(UNIX_EPOCH)))
+            .await?;
+        Ok(())
+    }
+
+    /// Rolls back the transactions a previous run left open (at start-up): what their
+    /// requests staged was acknowledged but never promised durable, unlike a commit.
+    pub(crate) async fn roll_back_abandoned_transactions(&self) -> Result<()> {
+        for id in self.catalog.tx_open().await? {
+            tracing::info!(transaction = %id, "transaction left open by the previous run; rolled back");
+            self.end_and_discard(&id, TxEnd::Expired).await?;
         }
         Ok(())
     }
 
-    /// Rolls back every open transaction past its expiry.
-    pub fn expire_transactions(&self) {
-        let now = SystemTime::now();
-        let expired: Vec<String> = self
-            .txs
-            .open
-            .lock()
-            .values()
-            .filter(|tx| *tx.expires.lock() <= now)
-            .map(|tx| tx.id.clone())
-            .collect();
-        for id in expired {
-            if let Some(tx) = self.txs.close(&id, TxEnd::Expired) {
-                tracing::info!(transaction = %id, "transaction expired; rolled back");
-                tx.discard();
-            }
-        }
-    }
-
     /// Refuses a write to objects that an open transaction other than the current one has
     /// changed (409, as Fedora 6).
-    pub(crate) fn check_owners(&self, object_ids: &[&str]) -> Result<()> {
-        let owned = {
-            let owners = self.txs.owners.lock();
-            object_ids.iter().any(|o| owners.contains_key(*o))
-        };
-        if !owned {
+    pub(crate) async fn check_owners(&self, object_ids: &[&str]) -> Result<()> {
+        if self.catalog.tx_owners(object_ids).await?.is_empty() {
             return Ok(());
         }
         // An expired owner lets go here at the latest.
-        self.expire_transactions();
-        let mine = current().map(|tx| tx.id.clone());
-        let owners = self.txs.owners.lock();
-        for object in object_ids {
-            if let Some(owner) = owners.get(*object) {
-                if Some(owner) != mine.as_ref() {
-                    return Err(Error::TransactionConflict(format!(
-                        "cannot update {object} because it is being updated by another transaction"
-                    )));
-                }
+        self.expire_transactions().await?;
+        let mine = current();
+        for (object, owner) in self.catalog.tx_owners(object_ids).await? {
+            if mine.as_deref() != Some(owner.as_str()) {
+                return Err(Error::TransactionConflict(format!(
+                    "cannot update {object} because it is being updated by another transaction"
+                )));
             }
         }
         Ok(())
@@ -301,132 +314,168 @@ impl Repository {
     /// first, then the catalog's.
     pub(crate) async fn record(&self, id: &FedoraId) -> Result<Option<ResourceRecord>> {
         if let Some(tx) = current() {
-            if let Some(r) = tx.work.lock().records.get(id) {
-                return Ok(Some(r.clone()));
+            if let Some(r) = self.catalog.tx_record(&tx, id).await? {
+                return Ok(Some(r));
             }
         }
         Ok(self.catalog.get(id).await?)
     }
 
-    /// In a transaction, the object state its earlier requests planned against (for an
-    /// object the transaction creates, none).
-    pub(crate) fn pending_object(&self, ocfl_id: &str) -> Option<Option<ObjectState>> {
-        let tx = current()?;
-        let work = tx.work.lock();
-        work.objects.get(ocfl_id).map(|p| p.current.clone())
+    /// A page of `parent`'s live children as the current request sees them.
+    pub(crate) async fn visible_children(
+        &self,
+        parent: &FedoraId,
+        after: Option<&FedoraId>,
+        limit: usize,
+    ) -> Result<Vec<FedoraId>> {
+        Ok(match current() {
+            Some(tx) => self.catalog.tx_children(&tx, parent, after, limit).await?,
+            None => self.catalog.children(parent, after, limit).await?,
+        })
     }
 
-    /// Keeps planned changes with the current transaction instead of committing them;
-    /// returns the records that reads inside it will see. Binary content is staged as
-    /// upload files so that nothing large stays in memory.
-    pub(crate) fn add_to_transaction(
+    /// In a transaction that already changes object `ocfl_id`, the state its requests plan
+    /// against: storage's for an object that existed, none for one the transaction
+    /// creates.
+    pub(crate) async fn pending_object(
         &self,
-        tx: &Transaction,
+        ocfl_id: &str,
+    ) -> Result<Option<Option<ObjectState>>> {
+        let Some(tx) = current() else {
+            return Ok(None);
+        };
+        match self.catalog.tx_object(&tx, ocfl_id).await? {
+            None => Ok(None),
+            Some(o) if o.existed => Ok(Some(self.ocfl.read_object(ocfl_id)?)),
+            Some(_) => Ok(Some(None)),
+        }
+    }
+
+    /// Keeps planned changes with transaction `tx` instead of committing them; returns the
+    /// records that reads inside it will see. Binary content is staged as upload files so
+    /// that nothing large goes into the catalog.
+    pub(crate) async fn add_to_transaction(
+        &self,
+        tx: &str,
         plans: Vec<ObjectPlan>,
         extra: Vec<CatalogOp>,
     ) -> Result<Vec<ResourceRecord>> {
-        {
-            let mut owners = self.txs.owners.lock();
-            for plan in &plans {
-                match owners.get(&plan.ocfl_id) {
-                    Some(owner) if owner != &tx.id => {
-                        return Err(Error::TransactionConflict(format!(
-                            "cannot update {} because it is being updated by another transaction",
-                            plan.ocfl_id
-                        )))
-                    }
-                    _ => {
-                        owners.insert(plan.ocfl_id.clone(), tx.id.clone());
-                    }
-                }
+        let mut stage = TxStage {
+            ops: extra,
+            ..TxStage::default()
+        };
+        let mut uploads = Vec::new();
+        let staged = self.build_stage(plans, &mut stage, &mut uploads);
+        let records: Vec<ResourceRecord> =
+            stage.resources.iter().map(|r| r.record.clone()).collect();
+        let outcome = match staged {
+            Ok(()) => self.catalog.tx_stage(tx, stage).await,
+            Err(e) => {
+                delete_uploads(uploads);
+                return Err(e);
+            }
+        };
+        match outcome {
+            Ok(Ok(replaced)) => {
+                delete_uploads(replaced);
+                Ok(records)
+            }
+            Ok(Err(refusal)) => {
+                delete_uploads(uploads);
+                Err(match refusal {
+                    // Committed or rolled back while this request ran: its changes are not
+                    // part of it, and the client hears so.
+                    TxRefusal::NotOpen => Error::TransactionEnded(format!(
+                        "transaction {tx} ended while this request ran; its changes were not kept"
+                    )),
+                    TxRefusal::Owned { ocfl_id } => Error::TransactionConflict(format!(
+                        "cannot update {ocfl_id} because it is being updated by another transaction"
+                    )),
+                })
+            }
+            Err(e) => {
+                delete_uploads(uploads);
+                Err(e.into())
             }
         }
-        let mut records = Vec::new();
-        let mut staged = Vec::with_capacity(plans.len());
+    }
+
+    /// Turns plans into a transaction stage; the upload files it names are listed in
+    /// `uploads` (also on error).
+    fn build_stage(
+        &self,
+        plans: Vec<ObjectPlan>,
+        stage: &mut TxStage,
+        uploads: &mut Vec<String>,
+    ) -> Result<()> {
         for plan in plans {
-            let mut changes = Vec::with_capacity(plan.changes.len());
+            stage.objects.push(TxObject {
+                ocfl_id: plan.ocfl_id.clone(),
+                existed: plan.current.is_some(),
+                new_version: plan.new_version,
+            });
+            let first_file = stage.files.len();
             for change in plan.changes {
                 let binary_content = plan.resources.iter().any(|r| {
                     r.rdf.is_none() && r.content_logical.as_deref() == Some(&change.logical_path)
                 });
-                changes.push(match change.content {
-                    Some(Content::Bytes(bytes)) if binary_content => Change {
-                        logical_path: change.logical_path,
-                        content: Some(self.stage_bytes(&bytes)?),
-                    },
-                    content => Change {
-                        logical_path: change.logical_path,
-                        content,
-                    },
-                });
-            }
-            for r in &plan.resources {
-                let content_file = r.content_logical.as_ref().and_then(|logical| {
-                    changes
-                        .iter()
-                        .rev()
-                        .find(|c| &c.logical_path == logical)
-                        .and_then(|c| match &c.content {
-                            Some(Content::File { path, .. }) => {
-                                Some(path.to_string_lossy().into_owned())
-                            }
-                            _ => None,
-                        })
-                });
-                records.push(ResourceRecord {
-                    id: FedoraId::from_internal(&r.headers.id)?,
-                    parent: r.parent.clone(),
+                let content = match change.content {
+                    Some(Content::Bytes(bytes)) if binary_content => {
+                        let (path, sha512) = self.stage_bytes(&bytes)?;
+                        uploads.push(path.clone());
+                        Some(TxContent::Upload { path, sha512 })
+                    }
+                    Some(Content::Bytes(bytes)) => Some(TxContent::Bytes(bytes)),
+                    Some(Content::File { path, sha512 }) => {
+                        let path = path.to_string_lossy().into_owned();
+                        uploads.push(path.clone());
+                        Some(TxContent::Upload { path, sha512 })
+                    }
+                    None => None,
+                };
+                stage.files.push(TxFile {
                     ocfl_id: plan.ocfl_id.clone(),
-                    headers: r.headers.clone(),
-                    content_file,
-                    rdf: r.rdf.clone(),
-                    children_changed: None,
+                    logical_path: change.logical_path,
+                    content,
                 });
             }
-            staged.push((
-                plan.ocfl_id,
-                plan.current,
-                plan.new_version,
-                changes,
-                plan.resources,
-            ));
+            let files = &stage.files[first_file..];
+            let resources: Vec<TxResource> = plan
+                .resources
+                .into_iter()
+                .map(|r| {
+                    let content_file = r.content_logical.as_ref().and_then(|logical| {
+                        files
+                            .iter()
+                            .rev()
+                            .find(|f| &f.logical_path == logical)
+                            .and_then(|f| match &f.content {
+                                Some(TxContent::Upload { path, .. }) => Some(path.clone()),
+                                _ => None,
+                            })
+                    });
+                    Ok(TxResource {
+                        record: ResourceRecord {
+                            id: FedoraId::from_internal(&r.headers.id)?,
+                            parent: r.parent,
+                            ocfl_id: plan.ocfl_id.clone(),
+                            headers: r.headers,
+                            content_file,
+                            rdf: r.rdf,
+                            children_changed: None,
+                        },
+                        content_logical: r.content_logical,
+                    })
+                })
+                .collect::<Result<_>>()?;
+            stage.resources.extend(resources);
         }
-        let mut work = tx.work.lock();
-        if work.ended {
-            // Committed or rolled back while this request ran: its changes are not part of
-            // it, and the client hears so.
-            drop(work);
-            for (_, _, _, changes, _) in staged {
-                discard(changes);
-            }
-            return Err(Error::TransactionEnded(format!(
-                "transaction {} ended while this request ran; its changes were not kept",
-                tx.id
-            )));
-        }
-        for (ocfl_id, current, new_version, changes, resources) in staged {
-            let pending = work
-                .objects
-                .entry(ocfl_id)
-                .or_insert_with(|| PendingObject {
-                    current,
-                    new_version: false,
-                    changes: Vec::new(),
-                    resources: Vec::new(),
-                });
-            pending.new_version |= new_version;
-            pending.changes.extend(changes);
-            pending.resources.extend(resources);
-        }
-        for r in &records {
-            work.records.insert(r.id.clone(), r.clone());
-        }
-        work.extra.extend(extra);
-        Ok(records)
+        Ok(())
     }
 
-    /// Writes bytes to a new upload file (durable before any journal record names it).
-    fn stage_bytes(&self, bytes: &[u8]) -> Result<Content> {
+    /// Writes bytes to a new upload file (durable before any journal record names it);
+    /// returns its path and SHA-512.
+    fn stage_bytes(&self, bytes: &[u8]) -> Result<(String, String)> {
         let path = self
             .uploads_dir()
             .join(format!("tx-{}", uuid::Uuid::new_v4().simple()));
@@ -440,96 +489,9 @@ impl Repository {
             f.sync_data()?;
         }
         arca_storage::fsutil::sync_dir(&self.uploads_dir())?;
-        Ok(Content::File {
-            path,
-            sha512: hex::encode(Sha512::digest(bytes)),
-        })
+        Ok((
+            path.to_string_lossy().into_owned(),
+            hex::encode(Sha512::digest(bytes)),
+        ))
     }
-}
-
-impl Transaction {
-    /// Marks the transaction ended and takes what it holds: no request still running in it
-    /// can add anything afterwards.
-    fn end(&self) -> TxWork {
-        let mut work = self.work.lock();
-        let taken = std::mem::take(&mut *work);
-        work.ended = true;
-        taken
-    }
-
-    /// A page of `parent`'s live children as this transaction sees them: the committed
-    /// page, without those it deleted, with those it created (in id order, after `after`,
-    /// at most `limit`).
-    pub(crate) fn children(
-        &self,
-        parent: &FedoraId,
-        after: Option<&FedoraId>,
-        limit: usize,
-        committed: Vec<FedoraId>,
-    ) -> Vec<FedoraId> {
-        // A full committed page ends where the page may end; created children beyond it
-        // belong to a later page.
-        let bound = (committed.len() >= limit)
-            .then(|| committed.last().cloned())
-            .flatten();
-        let work = self.work.lock();
-        let mut ids: Vec<FedoraId> = committed
-            .into_iter()
-            .filter(|c| work.records.get(c).is_none_or(|r| !r.is_deleted()))
-            .collect();
-        ids.extend(
-            work.records
-                .values()
-                .filter(|r| r.parent.as_ref() == Some(parent) && !r.is_deleted())
-                .filter(|r| after.is_none_or(|a| r.id > *a))
-                .filter(|r| bound.as_ref().is_none_or(|b| r.id < *b))
-                .map(|r| r.id.clone()),
-        );
-        ids.sort();
-        ids.dedup();
-        ids.truncate(limit);
-        ids
-    }
-
-    /// Deletes the staged upload files of a transaction that will not commit.
-    fn discard(&self) {
-        for (_, pending) in self.end().objects {
-            discard(pending.changes);
-        }
-    }
-}
-
-/// Deletes the upload files of changes that will not be published.
-fn discard(changes: Vec<Change>) {
-    for change in changes {
-        if let Some(Content::File { path, .. }) = change.content {
-            let _ = std::fs::remove_file(path);
-        }
-    }
-}
-
-/// A transaction's changes of one object, the last per logical path (earlier uploads of
-/// the same path are deleted): the object's new version holds only what the transaction
-/// ends with.
-fn last_change_per_path(changes: Vec<Change>) -> Vec<Change> {
-    let mut last: BTreeMap<String, Change> = BTreeMap::new();
-    for change in changes {
-        if let Some(Change {
-            content: Some(Content::File { path, .. }),
-            ..
-        }) = last.insert(change.logical_path.clone(), change)
-        {
-            let _ = std::fs::remove_file(path);
-        }
-    }
-    last.into_values().collect()
-}
-
-/// The last plan of every resource a transaction wrote.
-fn last_record_per_resource(resources: Vec<ResourcePlan>) -> Vec<ResourcePlan> {
-    let mut last: BTreeMap<String, ResourcePlan> = BTreeMap::new();
-    for r in resources {
-        last.insert(r.headers.id.clone(), r);
-    }
-    last.into_values().collect()
 }

@@ -1,0 +1,468 @@
+//! [`TransactionStore`] on SQLite: the `transactions` and `tx_*` tables. Writes take the
+//! catalog's writer connection directly (each its own short SQLite transaction); reads use
+//! the reader pool.
+
+use std::sync::atomic::Ordering;
+
+use arca_model::{FedoraId, ResourceHeaders};
+use async_trait::async_trait;
+use rusqlite::{params, Connection, OptionalExtension};
+
+use super::{parse_id, SqliteCatalog};
+use crate::transactions::{
+    TransactionStore, TxContent, TxEnd, TxFile, TxObject, TxRefusal, TxResource, TxStage, TxStatus,
+};
+use crate::{CatalogOp, ChangeKind, Error, ResourceRecord, Result};
+
+/// The kind stored for a [`CatalogOp::ChildrenChanged`] kept for a commit.
+const CHILDREN_CHANGED: &str = "children-changed";
+
+impl SqliteCatalog {
+    /// Runs `f` in a transaction of the writer connection.
+    fn tx_write<T>(&self, f: impl FnOnce(&Connection) -> Result<T>) -> Result<T> {
+        let mut conn = self.writer.lock();
+        let tx = conn.transaction()?;
+        let out = f(&tx)?;
+        tx.commit()?;
+        Ok(out)
+    }
+
+    fn stage_rows(conn: &Connection, tx: &str, stage: TxStage) -> Result<TxStaged> {
+        let open: Option<Option<String>> = conn
+            .prepare_cached("SELECT ended FROM transactions WHERE id = ?1")?
+            .query_row(params![tx], |r| r.get(0))
+            .optional()?;
+        if !matches!(open, Some(None)) {
+            return Ok(Err(TxRefusal::NotOpen));
+        }
+        for object in &stage.objects {
+            let owner: Option<String> = conn
+                .prepare_cached("SELECT tx FROM tx_objects WHERE ocfl_id = ?1")?
+                .query_row(params![object.ocfl_id], |r| r.get(0))
+                .optional()?;
+            match owner {
+                Some(owner) if owner != tx => {
+                    return Ok(Err(TxRefusal::Owned {
+                        ocfl_id: object.ocfl_id.clone(),
+                    }))
+                }
+                Some(_) => {
+                    conn.prepare_cached(
+                        "UPDATE tx_objects SET new_version = MAX(new_version, ?2) WHERE ocfl_id = ?1",
+                    )?
+                    .execute(params![object.ocfl_id, object.new_version])?;
+                }
+                None => {
+                    conn.prepare_cached(
+                        "INSERT INTO tx_objects (ocfl_id, tx, existed, new_version)
+                         VALUES (?1, ?2, ?3, ?4)",
+                    )?
+                    .execute(params![
+                        object.ocfl_id,
+                        tx,
+                        object.existed,
+                        object.new_version
+                    ])?;
+                }
+            }
+        }
+        let mut replaced = Vec::new();
+        for file in stage.files {
+            let earlier: Option<Option<String>> = conn
+                .prepare_cached(
+                    "SELECT upload FROM tx_files WHERE tx = ?1 AND ocfl_id = ?2 AND logical_path = ?3",
+                )?
+                .query_row(params![tx, file.ocfl_id, file.logical_path], |r| r.get(0))
+                .optional()?;
+            replaced.extend(earlier.flatten());
+            let (bytes, upload, sha512) = match file.content {
+                None => (None, None, None),
+                Some(TxContent::Bytes(b)) => (Some(b), None, None),
+                Some(TxContent::Upload { path, sha512 }) => (None, Some(path), Some(sha512)),
+            };
+            conn.prepare_cached(
+                "INSERT OR REPLACE INTO tx_files (tx, ocfl_id, logical_path, bytes, upload, sha512)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
+            )?
+            .execute(params![
+                tx,
+                file.ocfl_id,
+                file.logical_path,
+                bytes,
+                upload,
+                sha512
+            ])?;
+        }
+        for r in stage.resources {
+            let rec = r.record;
+            conn.prepare_cached(
+                "INSERT OR REPLACE INTO tx_resources
+                 (tx, id, parent, ocfl_id, deleted, headers, content_file, rdf, content_logical)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)",
+            )?
+            .execute(params![
+                tx,
+                rec.id.as_str(),
+                rec.parent.as_ref().map(FedoraId::as_str),
+                rec.ocfl_id,
+                rec.headers.deleted,
+                rec.headers.to_json(),
+                rec.content_file,
+                rec.rdf,
+                r.content_logical,
+            ])?;
+        }
+        for op in stage.ops {
+            let (kind, id, at, nanos, user) = match op {
+                CatalogOp::Log { id, kind, at, user } => {
+                    (kind.as_str(), id, Some(at), None, Some(user))
+                }
+                CatalogOp::ChildrenChanged(id, nanos) => {
+                    (CHILDREN_CHANGED, id, None, Some(nanos), None)
+                }
+                other => {
+                    return Err(Error::Unsupported(format!(
+                        "a transaction cannot keep the catalog operation {other:?}"
+                    )))
+                }
+            };
+            conn.prepare_cached(
+                "INSERT INTO tx_ops (tx, kind, id, at, nanos, user) VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
+            )?
+            .execute(params![tx, kind, id.as_str(), at, nanos, user])?;
+        }
+        Ok(Ok(replaced))
+    }
+}
+
+type TxStaged = std::result::Result<Vec<String>, TxRefusal>;
+
+fn object_from_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<TxObject> {
+    Ok(TxObject {
+        ocfl_id: r.get(0)?,
+        existed: r.get(1)?,
+        new_version: r.get(2)?,
+    })
+}
+
+/// A `tx_resources` row (columns id, parent, ocfl_id, headers, content_file, rdf,
+/// content_logical) as a [`TxResource`].
+fn resource_from_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<Result<TxResource>> {
+    let id: String = r.get(0)?;
+    let parent: Option<String> = r.get(1)?;
+    let ocfl_id: String = r.get(2)?;
+    let headers: Vec<u8> = r.get(3)?;
+    let content_file: Option<String> = r.get(4)?;
+    let rdf: Option<Vec<u8>> = r.get(5)?;
+    let content_logical: Option<String> = r.get(6)?;
+    Ok((|| {
+        let headers = ResourceHeaders::from_json(&headers).map_err(|e| Error::Corrupt {
+            id: id.clone(),
+            message: e.to_string(),
+        })?;
+        Ok(TxResource {
+            record: ResourceRecord {
+                id: parse_id(&id)?,
+                parent: parent.as_deref().map(parse_id).transpose()?,
+                ocfl_id,
+                headers,
+                content_file,
+                rdf,
+                children_changed: None,
+            },
+            content_logical,
+        })
+    })())
+}
+
+const RESOURCE_COLUMNS: &str = "id, parent, ocfl_id, headers, content_file, rdf, content_logical";
+
+#[async_trait]
+impl TransactionStore for SqliteCatalog {
+    async fn tx_begin(&self, tx: &str, expires: i64) -> Result<()> {
+        self.tx_write(|c| {
+            c.prepare_cached("INSERT INTO transactions (id, expires) VALUES (?1, ?2)")?
+                .execute(params![tx, expires])?;
+            Ok(())
+        })
+    }
+
+    async fn tx_status(&self, tx: &str) -> Result<Option<TxStatus>> {
+        self.with_reader(|c| {
+            let row: Option<(i64, Option<String>)> = c
+                .prepare_cached("SELECT expires, ended FROM transactions WHERE id = ?1")?
+                .query_row(params![tx], |r| Ok((r.get(0)?, r.get(1)?)))
+                .optional()?;
+            row.map(|(expires, ended)| match ended {
+                None => Ok(TxStatus::Open { expires }),
+                Some(e) => TxEnd::parse(&e).map(TxStatus::Ended).ok_or(Error::Corrupt {
+                    id: tx.to_string(),
+                    message: format!("unknown transaction end {e:?}"),
+                }),
+            })
+            .transpose()
+        })
+    }
+
+    async fn tx_set_expiry(&self, tx: &str, expires: i64) -> Result<bool> {
+        self.tx_write(|c| {
+            Ok(c.prepare_cached(
+                "UPDATE transactions SET expires = ?2 WHERE id = ?1 AND ended IS NULL",
+            )?
+            .execute(params![tx, expires])?
+                == 1)
+        })
+    }
+
+    async fn tx_expired(&self, now: i64) -> Result<Vec<String>> {
+        self.with_reader(|c| {
+            let mut stmt = c.prepare_cached(
+                "SELECT id FROM transactions WHERE ended IS NULL AND expires <= ?1",
+            )?;
+            let ids = stmt.query_map(params![now], |r| r.get(0))?;
+            Ok(ids.collect::<rusqlite::Result<_>>()?)
+        })
+    }
+
+    async fn tx_open(&self) -> Result<Vec<String>> {
+        self.tx_expired(i64::MAX).await
+    }
+
+    async fn tx_end(&self, tx: &str, end: TxEnd) -> Result<bool> {
+        let now = now_millis();
+        self.tx_write(|c| {
+            Ok(c.prepare_cached(
+                "UPDATE transactions SET ended = ?2, ended_at = ?3
+                 WHERE id = ?1 AND (ended IS NULL OR (ended = 'committed' AND ?2 = 'failed'))",
+            )?
+            .execute(params![tx, end.as_str(), now])?
+                == 1)
+        })
+    }
+
+    async fn tx_stage(&self, tx: &str, stage: TxStage) -> Result<TxStaged> {
+        let mut conn = self.writer.lock();
+        // Set before any claim can be committed, under the writer lock (see tx_forget).
+        self.tx_claims.store(true, Ordering::SeqCst);
+        let sql_tx = conn.transaction()?;
+        let outcome = Self::stage_rows(&sql_tx, tx, stage)?;
+        if outcome.is_ok() {
+            sql_tx.commit()?;
+        }
+        // A refusal drops the SQLite transaction: nothing of the stage stays.
+        Ok(outcome)
+    }
+
+    async fn tx_owners(&self, ocfl_ids: &[&str]) -> Result<Vec<(String, String)>> {
+        if !self.tx_claims.load(Ordering::SeqCst) {
+            return Ok(Vec::new());
+        }
+        self.with_reader(|c| {
+            let mut stmt = c.prepare_cached("SELECT tx FROM tx_objects WHERE ocfl_id = ?1")?;
+            let mut out = Vec::new();
+            for id in ocfl_ids {
+                if let Some(owner) = stmt
+                    .query_row(params![id], |r| r.get::<_, String>(0))
+                    .optional()?
+                {
+                    out.push((id.to_string(), owner));
+                }
+            }
+            Ok(out)
+        })
+    }
+
+    async fn tx_object(&self, tx: &str, ocfl_id: &str) -> Result<Option<TxObject>> {
+        self.with_reader(|c| {
+            Ok(c.prepare_cached(
+                "SELECT ocfl_id, existed, new_version FROM tx_objects WHERE ocfl_id = ?1 AND tx = ?2",
+            )?
+            .query_row(params![ocfl_id, tx], object_from_row)
+            .optional()?)
+        })
+    }
+
+    async fn tx_objects(
+        &self,
+        tx: &str,
+        after: Option<&str>,
+        limit: usize,
+    ) -> Result<Vec<TxObject>> {
+        self.with_reader(|c| {
+            let mut stmt = c.prepare_cached(
+                "SELECT ocfl_id, existed, new_version FROM tx_objects
+                 WHERE tx = ?1 AND ocfl_id > ?2 ORDER BY ocfl_id LIMIT ?3",
+            )?;
+            let rows = stmt.query_map(
+                params![tx, after.unwrap_or(""), limit as i64],
+                object_from_row,
+            )?;
+            Ok(rows.collect::<rusqlite::Result<_>>()?)
+        })
+    }
+
+    async fn tx_files(&self, tx: &str, ocfl_id: &str) -> Result<Vec<TxFile>> {
+        self.with_reader(|c| {
+            let mut stmt = c.prepare_cached(
+                "SELECT logical_path, bytes, upload, sha512 FROM tx_files
+                 WHERE tx = ?1 AND ocfl_id = ?2 ORDER BY logical_path",
+            )?;
+            let rows = stmt.query_map(params![tx, ocfl_id], |r| {
+                let bytes: Option<Vec<u8>> = r.get(1)?;
+                let upload: Option<String> = r.get(2)?;
+                let sha512: Option<String> = r.get(3)?;
+                Ok(TxFile {
+                    ocfl_id: ocfl_id.to_string(),
+                    logical_path: r.get(0)?,
+                    content: match (bytes, upload) {
+                        (Some(b), _) => Some(TxContent::Bytes(b)),
+                        (None, Some(path)) => Some(TxContent::Upload {
+                            path,
+                            sha512: sha512.unwrap_or_default(),
+                        }),
+                        (None, None) => None,
+                    },
+                })
+            })?;
+            Ok(rows.collect::<rusqlite::Result<_>>()?)
+        })
+    }
+
+    async fn tx_resources(&self, tx: &str, ocfl_id: &str) -> Result<Vec<TxResource>> {
+        self.with_reader(|c| {
+            let mut stmt = c.prepare_cached(&format!(
+                "SELECT {RESOURCE_COLUMNS} FROM tx_resources WHERE tx = ?1 AND ocfl_id = ?2
+                 ORDER BY id"
+            ))?;
+            let rows = stmt.query_map(params![tx, ocfl_id], resource_from_row)?;
+            let mut out = Vec::new();
+            for r in rows {
+                out.push(r??);
+            }
+            Ok(out)
+        })
+    }
+
+    async fn tx_record(&self, tx: &str, id: &FedoraId) -> Result<Option<ResourceRecord>> {
+        self.with_reader(|c| {
+            let row = c
+                .prepare_cached(&format!(
+                    "SELECT {RESOURCE_COLUMNS} FROM tx_resources WHERE tx = ?1 AND id = ?2"
+                ))?
+                .query_row(params![tx, id.as_str()], resource_from_row)
+                .optional()?;
+            Ok(row.transpose()?.map(|r| r.record))
+        })
+    }
+
+    async fn tx_children(
+        &self,
+        tx: &str,
+        parent: &FedoraId,
+        after: Option<&FedoraId>,
+        limit: usize,
+    ) -> Result<Vec<FedoraId>> {
+        self.with_reader(|c| {
+            let mut stmt = c.prepare_cached(
+                "SELECT id FROM resources WHERE parent = ?1 AND deleted = 0 AND id > ?2
+                   AND id NOT IN (SELECT id FROM tx_resources
+                                  WHERE tx = ?3 AND parent = ?1 AND deleted = 1)
+                 UNION
+                 SELECT id FROM tx_resources
+                 WHERE tx = ?3 AND parent = ?1 AND deleted = 0 AND id > ?2
+                 ORDER BY 1 LIMIT ?4",
+            )?;
+            let ids = stmt.query_map(
+                params![
+                    parent.as_str(),
+                    after.map(FedoraId::as_str).unwrap_or(""),
+                    tx,
+                    limit as i64
+                ],
+                |r| r.get::<_, String>(0),
+            )?;
+            let mut out = Vec::new();
+            for id in ids {
+                out.push(parse_id(&id?)?);
+            }
+            Ok(out)
+        })
+    }
+
+    async fn tx_ops(&self, tx: &str) -> Result<Vec<CatalogOp>> {
+        self.with_reader(|c| {
+            let mut stmt = c.prepare_cached(
+                "SELECT kind, id, at, nanos, user FROM tx_ops WHERE tx = ?1 ORDER BY seq",
+            )?;
+            let rows = stmt.query_map(params![tx], |r| {
+                Ok((
+                    r.get::<_, String>(0)?,
+                    r.get::<_, String>(1)?,
+                    r.get::<_, Option<String>>(2)?,
+                    r.get::<_, Option<i64>>(3)?,
+                    r.get::<_, Option<String>>(4)?,
+                ))
+            })?;
+            let mut out = Vec::new();
+            for row in rows {
+                let (kind, id, at, nanos, user) = row?;
+                let id = parse_id(&id)?;
+                out.push(if kind == CHILDREN_CHANGED {
+                    CatalogOp::ChildrenChanged(id, nanos.unwrap_or_default())
+                } else {
+                    CatalogOp::Log {
+                        kind: ChangeKind::parse(&kind).ok_or_else(|| Error::Corrupt {
+                            id: id.to_string(),
+                            message: format!("unknown change kind {kind:?}"),
+                        })?,
+                        id,
+                        at: at.unwrap_or_default(),
+                        user: user.unwrap_or_default(),
+                    }
+                });
+            }
+            Ok(out)
+        })
+    }
+
+    async fn tx_forget(&self, tx: &str) -> Result<Vec<String>> {
+        let mut conn = self.writer.lock();
+        let sql_tx = conn.transaction()?;
+        let uploads: Vec<String> = {
+            let mut stmt = sql_tx.prepare_cached(
+                "SELECT upload FROM tx_files WHERE tx = ?1 AND upload IS NOT NULL",
+            )?;
+            let rows = stmt.query_map(params![tx], |r| r.get(0))?;
+            rows.collect::<rusqlite::Result<_>>()?
+        };
+        for sql in [
+            "DELETE FROM tx_files WHERE tx = ?1",
+            "DELETE FROM tx_resources WHERE tx = ?1",
+            "DELETE FROM tx_ops WHERE tx = ?1",
+            "DELETE FROM tx_objects WHERE tx = ?1",
+        ] {
+            sql_tx.prepare_cached(sql)?.execute(params![tx])?;
+        }
+        let claims: bool =
+            sql_tx.query_row("SELECT EXISTS(SELECT 1 FROM tx_objects)", [], |r| r.get(0))?;
+        sql_tx.commit()?;
+        // Under the writer lock: no stage can claim an object meanwhile.
+        self.tx_claims.store(claims, Ordering::SeqCst);
+        Ok(uploads)
+    }
+
+    async fn tx_prune(&self, before: i64) -> Result<()> {
+        self.tx_write(|c| {
+            c.prepare_cached("DELETE FROM transactions WHERE ended IS NOT NULL AND ended_at < ?1")?
+                .execute(params![before])?;
+            Ok(())
+        })
+    }
+}
+
+fn now_millis() -> i64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_millis() as i64)
+        .unwrap_or_default()
+}

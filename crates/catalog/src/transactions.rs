@@ -1,0 +1,200 @@
+//! What the catalog keeps of open transactions (Fedora 6's `fcr:tx`): their expiry, the
+//! OCFL objects each one has claimed, and everything their requests staged — the files of
+//! every object's next version (small ones inline, binaries as the path of a staged upload
+//! file), the records that reads inside the transaction see, and the catalog operations
+//! (change log, listing clocks) to apply at commit. Nothing of it is in process memory, so
+//! a transaction of any size costs the server no memory until it commits, and any node
+//! sharing the catalog can serve its requests.
+//!
+//! This state is not derived from storage: a catalog rebuild keeps it, and the kernel rolls
+//! back every transaction it finds open when it starts (an acknowledged write inside an
+//! open transaction is not a durable promise; its commit is).
+
+use arca_model::FedoraId;
+use async_trait::async_trait;
+
+use crate::{CatalogOp, ResourceRecord, Result};
+
+/// How a transaction ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum TxEnd {
+    /// Committed.
+    Committed,
+    /// Rolled back by its client, or because its commit failed.
+    RolledBack,
+    /// Rolled back because it expired (or the server restarted while it was open).
+    Expired,
+    /// Its commit failed; nothing of it was kept.
+    Failed,
+}
+
+impl TxEnd {
+    /// Name stored in the catalog.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Committed => "committed",
+            Self::RolledBack => "rolled-back",
+            Self::Expired => "expired",
+            Self::Failed => "failed",
+        }
+    }
+
+    /// The end named `s` in the catalog.
+    pub fn parse(s: &str) -> Option<Self> {
+        Some(match s {
+            "committed" => Self::Committed,
+            "rolled-back" => Self::RolledBack,
+            "expired" => Self::Expired,
+            "failed" => Self::Failed,
+            _ => return None,
+        })
+    }
+}
+
+/// Where a transaction stands.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum TxStatus {
+    /// Open until `expires` (milliseconds since the epoch) unless used or refreshed.
+    Open {
+        /// Expiry, milliseconds since the epoch.
+        expires: i64,
+    },
+    /// Finished.
+    Ended(TxEnd),
+}
+
+/// An OCFL object a transaction changes.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TxObject {
+    /// The OCFL object id.
+    pub ocfl_id: String,
+    /// Whether the object existed in storage when the transaction first changed it.
+    pub existed: bool,
+    /// The change must become an immutable version even with auto-versioning off.
+    pub new_version: bool,
+}
+
+/// The new content of one file of an object's next version.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum TxContent {
+    /// Small content (headers, RDF), kept in the catalog.
+    Bytes(Vec<u8>),
+    /// A staged upload file (durable on its own), with its SHA-512 in hex.
+    Upload {
+        /// The upload file's path.
+        path: String,
+        /// Its SHA-512, lowercase hex.
+        sha512: String,
+    },
+}
+
+/// One file change of an object in a transaction; a later one for the same path replaces
+/// it (the version holds only what the transaction ends with).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TxFile {
+    /// The OCFL object.
+    pub ocfl_id: String,
+    /// The logical path inside it.
+    pub logical_path: String,
+    /// New content, or `None` to remove the path.
+    pub content: Option<TxContent>,
+}
+
+/// A resource as a transaction last wrote it: the record reads inside the transaction see
+/// (a binary's `content_file` names its staged upload), and where its content lives in
+/// the object.
+#[derive(Debug, Clone, PartialEq)]
+pub struct TxResource {
+    /// The record.
+    pub record: ResourceRecord,
+    /// The logical path of its content file in the object, if it has one.
+    pub content_logical: Option<String>,
+}
+
+/// What one request adds to a transaction.
+#[derive(Debug, Clone, Default)]
+pub struct TxStage {
+    /// The objects it changes (claimed for the transaction).
+    pub objects: Vec<TxObject>,
+    /// Their file changes, in order.
+    pub files: Vec<TxFile>,
+    /// The resources it wrote.
+    pub resources: Vec<TxResource>,
+    /// Catalog operations for the commit: only [`CatalogOp::Log`] and
+    /// [`CatalogOp::ChildrenChanged`] can be kept.
+    pub ops: Vec<CatalogOp>,
+}
+
+/// Why a transaction's stage was refused.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum TxRefusal {
+    /// The transaction is not open (unknown or ended).
+    NotOpen,
+    /// Another open transaction owns this object.
+    Owned {
+        /// The object.
+        ocfl_id: String,
+    },
+}
+
+/// The catalog's store of transaction state (a part of every [`crate::Catalog`]). Times are
+/// milliseconds since the epoch.
+#[async_trait]
+pub trait TransactionStore: Send + Sync {
+    /// Records a new open transaction.
+    async fn tx_begin(&self, tx: &str, expires: i64) -> Result<()>;
+    /// A transaction's status; `None` when unknown.
+    async fn tx_status(&self, tx: &str) -> Result<Option<TxStatus>>;
+    /// Sets an open transaction's expiry; `false` if it is not open.
+    async fn tx_set_expiry(&self, tx: &str, expires: i64) -> Result<bool>;
+    /// Open transactions whose expiry is at or before `now`.
+    async fn tx_expired(&self, now: i64) -> Result<Vec<String>>;
+    /// Every open transaction.
+    async fn tx_open(&self) -> Result<Vec<String>>;
+    /// Ends an open transaction: from now on nothing can be staged in it, and it answers
+    /// as ended. `false` if it was not open. What it staged stays until
+    /// [`tx_forget`](Self::tx_forget). [`TxEnd::Failed`] also replaces
+    /// [`TxEnd::Committed`] (a commit that did not go through).
+    async fn tx_end(&self, tx: &str, end: TxEnd) -> Result<bool>;
+    /// Adds a request's changes to an open transaction, all or nothing; claims its objects.
+    /// Returns the upload files that later changes of the same paths replaced (the caller
+    /// deletes them), or why it was refused (nothing staged then).
+    async fn tx_stage(
+        &self,
+        tx: &str,
+        stage: TxStage,
+    ) -> Result<std::result::Result<Vec<String>, TxRefusal>>;
+    /// For each of `ocfl_ids` that an open transaction owns, `(object, transaction)`.
+    async fn tx_owners(&self, ocfl_ids: &[&str]) -> Result<Vec<(String, String)>>;
+    /// An object's entry in a transaction, if the transaction changes it.
+    async fn tx_object(&self, tx: &str, ocfl_id: &str) -> Result<Option<TxObject>>;
+    /// The objects a transaction changes, in id order, after `after`, at most `limit`.
+    async fn tx_objects(
+        &self,
+        tx: &str,
+        after: Option<&str>,
+        limit: usize,
+    ) -> Result<Vec<TxObject>>;
+    /// An object's file changes in a transaction, in path order.
+    async fn tx_files(&self, tx: &str, ocfl_id: &str) -> Result<Vec<TxFile>>;
+    /// The resources of an object as a transaction last wrote them, in id order.
+    async fn tx_resources(&self, tx: &str, ocfl_id: &str) -> Result<Vec<TxResource>>;
+    /// A resource as the transaction last wrote it.
+    async fn tx_record(&self, tx: &str, id: &FedoraId) -> Result<Option<ResourceRecord>>;
+    /// A page of `parent`'s live children as the transaction sees them: the committed ones
+    /// it did not delete and those it created, in id order, after `after`, at most `limit`.
+    async fn tx_children(
+        &self,
+        tx: &str,
+        parent: &FedoraId,
+        after: Option<&FedoraId>,
+        limit: usize,
+    ) -> Result<Vec<FedoraId>>;
+    /// The catalog operations a transaction keeps for its commit, in order.
+    async fn tx_ops(&self, tx: &str) -> Result<Vec<CatalogOp>>;
+    /// Forgets what a transaction staged and releases its objects; its status stays.
+    /// Returns the upload files it staged (the caller deletes those not published).
+    async fn tx_forget(&self, tx: &str) -> Result<Vec<String>>;
+    /// Forgets ended transactions that ended before `before` (their status included).
+    async fn tx_prune(&self, before: i64) -> Result<()>;
+}
