@@ -48,6 +48,9 @@ pub enum Scenario {
     /// Updates of resources with 1 and with --objects (default 1,000) versions, GETs of the
     /// long TimeMap, and a transaction of --objects resources committed.
     Versions,
+    /// Only the transaction of `versions`: --objects (default 10,000) new containers staged
+    /// in one transaction, then committed.
+    Transaction,
 }
 
 impl Scenario {
@@ -68,6 +71,7 @@ impl Scenario {
             Scenario::Membership => "membership",
             Scenario::References => "references",
             Scenario::Versions => "versions",
+            Scenario::Transaction => "transaction",
         }
     }
 
@@ -336,7 +340,8 @@ impl BenchArgs {
                 | Scenario::Search
                 | Scenario::Membership
                 | Scenario::References
-                | Scenario::Versions => 0,
+                | Scenario::Versions
+                | Scenario::Transaction => 0,
                 Scenario::IngestSmall
                 | Scenario::AccessSmall
                 | Scenario::AccessMetadata
@@ -383,12 +388,16 @@ impl BenchArgs {
                 (Scenario::Membership | Scenario::References, true) => 2_000,
                 (Scenario::Versions, false) => 1_000,
                 (Scenario::Versions, true) => 50,
+                (Scenario::Transaction, false) => 10_000,
+                (Scenario::Transaction, true) => 100,
                 (_, false) => 1000,
                 (_, true) => 50,
             };
             let objects = match self.objects {
                 Some(n) => n,
-                None if crate::fanout::kind_of(s).is_some() || s == Scenario::Versions => {
+                None if crate::fanout::kind_of(s).is_some()
+                    || matches!(s, Scenario::Versions | Scenario::Transaction) =>
+                {
                     default_objects
                 }
                 None => default_objects.min(self.count.unwrap_or(u64::MAX)),
@@ -412,7 +421,7 @@ impl BenchArgs {
                 Scenario::Membership | Scenario::References => {
                     Work::FanIn(crate::fanout::kind_of(s).expect("a fan-in scenario"))
                 }
-                Scenario::Versions => Work::Versions,
+                Scenario::Versions | Scenario::Transaction => Work::Versions,
             };
             let phase = |name: String, clients: usize| {
                 let raw = match work {

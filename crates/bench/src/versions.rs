@@ -5,14 +5,16 @@
 //!   behind the update (OCFL rewrites the whole inventory on every version);
 //! - `versions-timemap@N`: GETs of that resource's TimeMap (link-format);
 //! - `tx-commit@N`: one transaction of `--objects` new containers, committed (the row times the
-//!   commit alone; the server's peak RSS shows what the transaction holds).
+//!   commit alone; its peak RSS is the commit's, and its note gives the server's RSS before
+//!   the transaction began and with all its resources staged). The `transaction` scenario
+//!   runs this row alone (default 10,000 resources).
 
 use std::sync::Arc;
 use std::time::Duration;
 
 use hyper::Method;
 
-use crate::args::Phase;
+use crate::args::{Phase, Scenario};
 use crate::driver::{drive, Ctx, Limits, Probe};
 use crate::http::{Failure, Target};
 use crate::recorder::TxOutcome;
@@ -54,6 +56,9 @@ fn title(i: u64) -> String {
 
 /// Runs the versions scenario and returns its rows.
 pub async fn versions(ctx: &Ctx, phase: &Phase, target: Arc<Target>) -> Vec<ScenarioReport> {
+    if phase.scenario == Scenario::Transaction {
+        return vec![transaction_row(ctx, phase, &target, phase.objects.max(1)).await];
+    }
     let history = phase.objects.max(2);
     let updates = phase.count.unwrap_or(UPDATES).max(1);
     let mut rows = Vec::new();
@@ -204,6 +209,7 @@ async fn timemap_row(
 /// One transaction creating `n` containers (16 clients), then its commit, measured.
 async fn transaction_row(ctx: &Ctx, phase: &Phase, target: &Arc<Target>, n: u64) -> ScenarioReport {
     let name = format!("tx-commit@{n}");
+    let rss_before = server_rss_mb(ctx);
     let base = target.base().to_string();
     let begin = format!(
         "{}fcr:tx",
@@ -262,7 +268,13 @@ async fn transaction_row(ctx: &Ctx, phase: &Phase, target: &Arc<Target>, n: u64)
         )
         .await;
     }
+    let rss_open = server_rss_mb(ctx);
     let mut r = row(phase, &name, Kind::Ingest, Some(n), 1);
+    if let (Some(before), Some(open)) = (rss_before, rss_open) {
+        r.note = Some(format!(
+            "server RSS {before:.1} MB before the transaction began, {open:.1} MB with its {n} resources staged"
+        ));
+    }
     let probe = Probe::start(pid_probe(ctx), ctx.data_dir.clone()).await;
     let limits = Limits {
         clients: 1,
@@ -283,4 +295,12 @@ async fn transaction_row(ctx: &Ctx, phase: &Phase, target: &Arc<Target>, n: u64)
     .await;
     complete(&mut r, &d, probe, true).await;
     r
+}
+
+/// The spawned (or `--pid`) server's resident set, in MB.
+fn server_rss_mb(ctx: &Ctx) -> Option<f64> {
+    let text = std::fs::read_to_string(format!("/proc/{}/status", ctx.server_pid?)).ok()?;
+    crate::procfs::parse_status(&text)
+        .0
+        .map(|kb| kb as f64 / 1024.0)
 }
