@@ -514,6 +514,19 @@ pub(crate) fn parse_id(id: &str) -> Result<FedoraId> {
     })
 }
 
+/// The ids a statement selects (its first column).
+pub(crate) fn collect_ids(
+    stmt: &mut rusqlite::CachedStatement<'_>,
+    params: impl rusqlite::Params,
+) -> Result<Vec<FedoraId>> {
+    let rows = stmt.query_map(params, |r| r.get::<_, String>(0))?;
+    let mut out = Vec::new();
+    for id in rows {
+        out.push(parse_id(&id?)?);
+    }
+    Ok(out)
+}
+
 fn collect_records(
     stmt: &mut rusqlite::CachedStatement<'_>,
     params: impl rusqlite::Params,
@@ -554,19 +567,14 @@ impl Catalog for SqliteCatalog {
                 "SELECT id FROM resources WHERE parent = ?1 AND deleted = 0 AND id > ?2
                  ORDER BY id LIMIT ?3",
             )?;
-            let rows = stmt.query_map(
+            collect_ids(
+                &mut stmt,
                 params![
                     parent.as_str(),
                     after.map(FedoraId::as_str).unwrap_or(""),
                     limit as i64
                 ],
-                |r| r.get::<_, String>(0),
-            )?;
-            let mut out = Vec::new();
-            for r in rows {
-                out.push(parse_id(&r?)?);
-            }
-            Ok(out)
+            )
         })
     }
 
@@ -744,12 +752,7 @@ impl Catalog for SqliteCatalog {
     async fn membership_sources(&self) -> Result<Vec<FedoraId>> {
         self.with_reader(|c| {
             let mut stmt = c.prepare_cached("SELECT id FROM membership_sources ORDER BY id")?;
-            let ids = stmt.query_map([], |r| r.get::<_, String>(0))?;
-            let mut out = Vec::new();
-            for id in ids {
-                out.push(parse_id(&id?)?);
-            }
-            Ok(out)
+            collect_ids(&mut stmt, [])
         })
     }
 

@@ -1,42 +1,10 @@
 //! Behaviour every catalog must show, run against the SQLite implementation.
 
-use arca_catalog::{Catalog, CatalogOp, ChangeKind, ResourceRecord, SqliteCatalog};
-use arca_model::{FedoraId, InteractionModel, ResourceHeaders};
+mod common;
 
-fn record(path: &str, parent: Option<&str>, deleted: bool) -> ResourceRecord {
-    let id = FedoraId::from_path(path).unwrap();
-    ResourceRecord {
-        headers: ResourceHeaders {
-            id: id.to_string(),
-            parent: parent.map(|p| FedoraId::from_path(p).unwrap().to_string()),
-            archival_group_id: None,
-            state_token: None,
-            interaction_model: InteractionModel::BasicContainer.iri().into(),
-            mime_type: None,
-            filename: None,
-            content_size: None,
-            digests: None,
-            external_url: None,
-            external_handling: None,
-            created_date: None,
-            created_by: None,
-            last_modified_date: None,
-            last_modified_by: None,
-            memento_created_date: None,
-            archival_group: false,
-            object_root: true,
-            deleted,
-            content_path: None,
-            headers_version: Some("1.0".into()),
-        },
-        ocfl_id: id.to_string(),
-        parent: parent.map(|p| FedoraId::from_path(p).unwrap()),
-        id,
-        content_file: None,
-        rdf: Some(b"<a> <b> <c> .\n".to_vec()),
-        children_changed: None,
-    }
-}
+use arca_catalog::{Catalog, CatalogOp, ChangeKind, SqliteCatalog};
+use arca_model::FedoraId;
+use common::record;
 
 fn open() -> (tempfile::TempDir, SqliteCatalog) {
     let dir = tempfile::tempdir().unwrap();

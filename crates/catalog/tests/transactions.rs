@@ -3,46 +3,17 @@
 //! later changes replace earlier ones (naming the uploads they replace), reads inside a
 //! transaction see its records and listings, and forgetting releases everything.
 
+mod common;
+
 use arca_catalog::{
     Catalog, CatalogOp, ChangeKind, ResourceRecord, SqliteCatalog, TransactionStore, TxContent,
     TxEnd, TxFile, TxObject, TxRefusal, TxResource, TxStage, TxStatus,
 };
-use arca_model::{FedoraId, InteractionModel, ResourceHeaders};
+use arca_model::FedoraId;
 
+/// A top-level container (or the root), live or a tombstone.
 fn record(path: &str, deleted: bool) -> ResourceRecord {
-    let id = FedoraId::from_path(path).unwrap();
-    let parent = id.path_parent();
-    ResourceRecord {
-        headers: ResourceHeaders {
-            id: id.to_string(),
-            parent: parent.as_ref().map(|p| p.to_string()),
-            archival_group_id: None,
-            state_token: None,
-            interaction_model: InteractionModel::BasicContainer.iri().into(),
-            mime_type: None,
-            filename: None,
-            content_size: None,
-            digests: None,
-            external_url: None,
-            external_handling: None,
-            created_date: None,
-            created_by: None,
-            last_modified_date: None,
-            last_modified_by: None,
-            memento_created_date: None,
-            archival_group: false,
-            object_root: true,
-            deleted,
-            content_path: None,
-            headers_version: Some("1.0".into()),
-        },
-        ocfl_id: id.to_string(),
-        parent,
-        id,
-        content_file: None,
-        rdf: Some(b"<a> <b> <c> .\n".to_vec()),
-        children_changed: None,
-    }
+    common::record(path, (!path.is_empty()).then_some(""), deleted)
 }
 
 fn open() -> (tempfile::TempDir, SqliteCatalog) {

@@ -316,7 +316,10 @@ impl Repository {
         after: Option<&FedoraId>,
         limit: usize,
     ) -> Result<Vec<FedoraId>> {
-        self.visible_children(id, after, limit).await
+        Ok(match transactions::current() {
+            Some(tx) => self.catalog.tx_children(&tx, id, after, limit).await?,
+            None => self.catalog.children(id, after, limit).await?,
+        })
     }
 
     /// The stored triples (internal ids) of an RDF source.

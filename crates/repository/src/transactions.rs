@@ -48,10 +48,15 @@ pub struct TxInfo {
     pub expires: SystemTime,
 }
 
+/// How often ended transactions are pruned at most.
+const PRUNE_EVERY: Duration = Duration::from_secs(60);
+
 /// The kernel's transaction settings (the state lives in the catalog).
 #[derive(Default)]
 pub(crate) struct Transactions {
     timeout: Mutex<Option<Duration>>,
+    /// When ended transactions were last pruned (milliseconds since the epoch).
+    pruned: std::sync::atomic::AtomicI64,
 }
 
 impl Transactions {
@@ -253,8 +258,8 @@ impl Repository {
         Ok(())
     }
 
-    /// Ends an open transaction without committing it and deletes what it staged; `false`
-    /// if it was not open.
+    /// Ends an open transaction without committing it and deletes what it staged; the
+    /// error of [`Repository::transaction`] if it was not open.
     async fn end_and_discard(&self, id: &str, end: TxEnd) -> Result<()> {
         if !self.catalog.tx_end(id, end).await? {
             return Err(self.not_open(id).await);
@@ -263,8 +268,8 @@ impl Repository {
         Ok(())
     }
 
-    /// Rolls back every open transaction past its expiry, and forgets transactions that
-    /// ended long ago.
+    /// Rolls back every open transaction past its expiry, and (at most once a minute)
+    /// forgets transactions that ended more than a day ago.
     pub async fn expire_transactions(&self) -> Result<()> {
         let now = SystemTime::now();
         for id in self.catalog.tx_expired(millis(now)).await? {
@@ -275,9 +280,15 @@ impl Repository {
                 Err(e) => return Err(e),
             }
         }
-        self.catalog
-            .tx_prune(millis(now.checked_sub(ENDED_KEPT).unwrap_or(UNIX_EPOCH)))
-            .await?;
+        let last = self.txs.pruned.load(std::sync::atomic::Ordering::Relaxed);
+        if millis(now) - last >= PRUNE_EVERY.as_millis() as i64 {
+            self.txs
+                .pruned
+                .store(millis(now), std::sync::atomic::Ordering::Relaxed);
+            self.catalog
+                .tx_prune(millis(now.checked_sub(ENDED_KEPT).unwrap_or(UNIX_EPOCH)))
+                .await?;
+        }
         Ok(())
     }
 
@@ -319,19 +330,6 @@ impl Repository {
             }
         }
         Ok(self.catalog.get(id).await?)
-    }
-
-    /// A page of `parent`'s live children as the current request sees them.
-    pub(crate) async fn visible_children(
-        &self,
-        parent: &FedoraId,
-        after: Option<&FedoraId>,
-        limit: usize,
-    ) -> Result<Vec<FedoraId>> {
-        Ok(match current() {
-            Some(tx) => self.catalog.tx_children(&tx, parent, after, limit).await?,
-            None => self.catalog.children(parent, after, limit).await?,
-        })
     }
 
     /// In a transaction that already changes object `ocfl_id`, the state its requests plan

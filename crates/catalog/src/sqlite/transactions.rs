@@ -8,7 +8,7 @@ use arca_model::{FedoraId, ResourceHeaders};
 use async_trait::async_trait;
 use rusqlite::{params, Connection, OptionalExtension};
 
-use super::{parse_id, SqliteCatalog};
+use super::{collect_ids, parse_id, SqliteCatalog};
 use crate::transactions::{
     TransactionStore, TxContent, TxEnd, TxFile, TxObject, TxRefusal, TxResource, TxStage, TxStatus,
 };
@@ -372,20 +372,15 @@ impl TransactionStore for SqliteCatalog {
                  WHERE tx = ?3 AND parent = ?1 AND deleted = 0 AND id > ?2
                  ORDER BY 1 LIMIT ?4",
             )?;
-            let ids = stmt.query_map(
+            collect_ids(
+                &mut stmt,
                 params![
                     parent.as_str(),
                     after.map(FedoraId::as_str).unwrap_or(""),
                     tx,
                     limit as i64
                 ],
-                |r| r.get::<_, String>(0),
-            )?;
-            let mut out = Vec::new();
-            for id in ids {
-                out.push(parse_id(&id?)?);
-            }
-            Ok(out)
+            )
         })
     }
 
