@@ -174,10 +174,22 @@ pub struct Leftovers(Arc<Mutex<Vec<tempfile::TempDir>>>);
 impl Leftovers {
     /// Removes every kept directory and syncs, so that a following run starts clean.
     pub async fn remove_all(&self) {
-        let dirs = std::mem::take(&mut *self.0.lock().unwrap_or_else(|e| e.into_inner()));
+        let dirs = self.take();
         if !dirs.is_empty() {
-            remove_now(dirs).await;
+            let _ = tokio::task::spawn_blocking(move || {
+                crate::cleanup::remove_trees(dirs, "raw files");
+                crate::cleanup::sync_reporting();
+            })
+            .await;
         }
+    }
+
+    /// The kept directories, no longer removed by anyone but the caller.
+    pub fn take(&self) -> Vec<std::path::PathBuf> {
+        std::mem::take(&mut *self.0.lock().unwrap_or_else(|e| e.into_inner()))
+            .into_iter()
+            .map(|d| d.keep())
+            .collect()
     }
 }
 
@@ -196,13 +208,8 @@ async fn dispose(ctx: &Ctx, dir: tempfile::TempDir, size: u64) {
 }
 
 async fn remove_now(dirs: Vec<tempfile::TempDir>) {
-    let _ = tokio::task::spawn_blocking(move || {
-        for dir in dirs {
-            let _ = dir.close();
-        }
-        procfs::sync_all();
-    })
-    .await;
+    let now = Leftovers(Arc::new(Mutex::new(dirs)));
+    now.remove_all().await;
 }
 
 /// One raw write row (fsync or not): writes, measures, disposes of the files.

@@ -270,6 +270,21 @@ impl SpawnedServer {
 
     /// Stops the server (SIGTERM, then SIGKILL after 10 s), waits for it, removes its directory.
     pub async fn shutdown(&mut self) {
+        if let Some(path) = self.stop().await {
+            let _ = tokio::task::spawn_blocking(move || {
+                crate::cleanup::remove_tree(&path, "the server's data");
+                // Written back now, the freed inodes are reusable 60 s later rather than 5
+                // minutes (see raw::Leftovers): the next run on this file system starts clean
+                // sooner.
+                crate::cleanup::sync_reporting();
+            })
+            .await;
+        }
+    }
+
+    /// Stops the server as [`shutdown`](Self::shutdown) does, but leaves its directory to
+    /// the caller: returns it (once).
+    pub async fn stop(&mut self) -> Option<PathBuf> {
         if let Ok(None) = self.child.try_wait() {
             // SAFETY: kill only sends a signal to the child we started.
             unsafe {
@@ -282,18 +297,10 @@ impl SpawnedServer {
                 let _ = self.child.kill().await;
             }
         }
-        if let Some(dir) = self.dir.take() {
-            let path = dir.path().to_path_buf();
-            if let Err(e) = dir.close() {
-                eprintln!("arca bench: could not remove {}: {e}", path.display());
-            }
-            // Written back now, the freed inodes are reusable 60 s later rather than 5 minutes
-            // (see raw::Leftovers): the next run on this file system starts clean sooner.
-            crate::procfs::sync_all();
-        }
         if let Ok(mut l) = CLEANUP.lock() {
             l.retain(|(p, _)| *p != self.pid);
         }
+        self.dir.take().map(|d| d.keep())
     }
 }
 
