@@ -106,7 +106,8 @@ pub struct BenchArgs {
     pub url: Option<String>,
 
     /// Start a fresh arca (`arca serve`) on a free port and a temporary data directory, and
-    /// stop it and delete its data afterwards.
+    /// stop it and delete its data afterwards (in the background; the next run waits for
+    /// what is left).
     #[arg(long)]
     pub spawn: bool,
 

@@ -101,6 +101,20 @@ async fn run_with(
     interrupt: Interrupt,
 ) -> anyhow::Result<ExitCode> {
     let started_at = now();
+    let trash_parents: Vec<PathBuf> = [
+        args.data_dir.clone(),
+        args.data_dir
+            .as_deref()
+            .and_then(Path::parent)
+            .map(Path::to_path_buf),
+        Some(std::env::temp_dir()),
+    ]
+    .into_iter()
+    .flatten()
+    .collect();
+    tokio::task::spawn_blocking(move || cleanup::clear_trash(&trash_parents))
+        .await
+        .context("clearing earlier runs' files")?;
     let mut server = None;
     if args.spawn && needs_server(phases) {
         let bin = find_arca_bin(args.arca_bin.as_deref())?;
@@ -125,36 +139,40 @@ async fn run_with(
         leftovers.clone(),
     )
     .await;
-    // The report is out; what the run wrote goes now, the server's data and the raw rows'
-    // files together (different directories: their removals overlap).
-    let mut remove = leftovers.take();
+    // The report is out. What the run wrote (the server's data, the raw rows' files) is set
+    // aside at once and deleted by a background process; the next run clears what is left
+    // before it measures.
+    let mut written = leftovers.take();
     if let Some(mut s) = server {
         eprintln!("==> stopping arca (pid {})", s.pid);
-        remove.extend(s.stop().await);
+        written.extend(s.stop().await);
     }
-    if !remove.is_empty() {
-        eprintln!(
-            "==> removing what the run wrote: {}",
-            remove
-                .iter()
-                .map(|p| p.display().to_string())
-                .collect::<Vec<_>>()
-                .join(", ")
-        );
-        let _ = tokio::task::spawn_blocking(move || {
-            let r = cleanup::remove_trees(remove, "files");
-            // Written back now, the freed inodes are reusable 60 s later rather than 5
-            // minutes (see raw::Leftovers): the next run on this file system starts clean
-            // sooner.
-            let synced = cleanup::sync_reporting();
-            eprintln!(
-                "    removed {} files and directories in {:.1} s, written back in {:.1} s",
-                r.entries,
-                r.elapsed.as_secs_f64(),
-                synced.as_secs_f64()
-            );
-        })
-        .await;
+    if !written.is_empty() {
+        let (trash, unmovable) = cleanup::set_aside(written);
+        match cleanup::remove_in_background(&trash) {
+            Ok(()) if !trash.is_empty() => eprintln!(
+                "==> the run's files are being deleted in the background (nice, idle I/O) from {}; \
+                 the next arca bench run removes what is left before it measures",
+                trash
+                    .iter()
+                    .map(|t| t.display().to_string())
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ),
+            Ok(()) => {}
+            Err(e) => {
+                eprintln!("arca bench: no background deletion ({e}); deleting now");
+                let _ =
+                    tokio::task::spawn_blocking(move || cleanup::clear_trash(&parents_of(&trash)))
+                        .await;
+            }
+        }
+        if !unmovable.is_empty() {
+            let _ = tokio::task::spawn_blocking(move || {
+                cleanup::remove_trees(unmovable, "files");
+            })
+            .await;
+        }
     }
     outcome
 }
@@ -239,8 +257,8 @@ async fn measure(
          row)."
             .to_string(),
         "Raw rows: N OS threads each create, write, fsync (or not) and close one new file per \
-         object, in a fresh directory on the data's file system, deleted at the end of the run \
-         (objects under 1 MiB) or right after the row; their CPU, RSS and I/O columns are the writing program's own. Each raw mode runs the scenario's \
+         object, in a fresh directory on the data's file system, deleted in the background \
+         after the run (objects under 1 MiB) or right after the row; their CPU, RSS and I/O columns are the writing program's own. Each raw mode runs the scenario's \
          duration capped at 30 s (3 s with --quick) unless --raw-duration is given."
             .to_string(),
     ];
@@ -314,6 +332,14 @@ async fn measure(
     } else {
         ExitCode::SUCCESS
     })
+}
+
+/// The directories holding `trash` directories.
+fn parents_of(trash: &[PathBuf]) -> Vec<PathBuf> {
+    trash
+        .iter()
+        .filter_map(|t| t.parent().map(Path::to_path_buf))
+        .collect()
 }
 
 /// Where the raw baseline writes: beside the server's data on the same file system.

@@ -324,10 +324,33 @@ fn spawned_server_and_data_are_removed() {
     );
     assert_clean(&output, &r);
     assert!(row(&r, "ingest-small").raw.is_none());
-    assert_eq!(
-        std::fs::read_dir(parent.path()).unwrap().count(),
-        0,
-        "the temporary data directory is removed"
+    // The data directory was set aside into the trash at once…
+    let names = |p: &Path| -> Vec<String> {
+        std::fs::read_dir(p)
+            .map(|d| {
+                d.flatten()
+                    .map(|e| e.file_name().to_string_lossy().into_owned())
+                    .collect()
+            })
+            .unwrap_or_default()
+    };
+    let trash = parent.path().join(".arca-bench-trash");
+    assert!(
+        names(parent.path())
+            .iter()
+            .all(|n| n == ".arca-bench-trash"),
+        "the temporary data directory is set aside: {:?}",
+        names(parent.path())
+    );
+    // …and a background process deletes it after the run has ended.
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+    while !names(&trash).is_empty() && std::time::Instant::now() < deadline {
+        std::thread::sleep(std::time::Duration::from_millis(100));
+    }
+    assert!(
+        names(&trash).is_empty(),
+        "the background deletion did not finish: {:?}",
+        names(&trash)
     );
     // its PID no longer runs
     let pid = r.target.pid.unwrap();
