@@ -317,31 +317,55 @@ where
     shared.finish(ctx.interrupt.is_set(), ended)
 }
 
-/// Disk usage of a directory before a phase, to compute its growth after.
+/// How long measuring a directory's disk use may walk it before the file system's own
+/// counters are used instead.
+const WALK_BUDGET: Duration = Duration::from_secs(20);
+
+/// Disk usage of a directory before a phase, to compute its growth after: by walking the
+/// directory, or — when that takes longer than [`WALK_BUDGET`] (millions of files) — from the
+/// file system's used bytes and inodes, which count everything written to it meanwhile.
 pub struct DiskStatsProbe {
     dir: PathBuf,
-    before: u64,
+    before: Option<u64>,
+    fs_before: Option<(u64, u64)>,
 }
 
 impl DiskStatsProbe {
     /// Measures `dir` now (blocking).
     pub fn start(dir: PathBuf) -> DiskStatsProbe {
-        let before = procfs::disk_usage(&dir).0;
-        DiskStatsProbe { dir, before }
+        let fs_before = procfs::fs_used(&dir);
+        let before = procfs::disk_usage_within(&dir, Some(WALK_BUDGET)).map(|(b, _)| b);
+        DiskStatsProbe {
+            dir,
+            before,
+            fs_before,
+        }
     }
 
     /// Measures again; the growth divided by `objects` is the bytes on disk per object.
     pub fn finish(self, objects: u64) -> DiskStats {
-        let (after, files) = procfs::disk_usage(&self.dir);
+        let fs_after = procfs::fs_used(&self.dir);
+        let walked = self.before.and_then(|before| {
+            Some((
+                before,
+                procfs::disk_usage_within(&self.dir, Some(WALK_BUDGET))?,
+            ))
+        });
+        let (before, after, files, method) = match (walked, self.fs_before, fs_after) {
+            (Some((before, (after, files))), _, _) => (before, after, files, "walk"),
+            (None, Some((b, _)), Some((a, inodes))) => (b, a, inodes, "file system"),
+            _ => (0, 0, 0, "none"),
+        };
         DiskStats {
             dir: self.dir.display().to_string(),
-            bytes_before: self.before,
+            bytes_before: before,
             bytes_after: after,
             files_after: files,
+            method: method.to_string(),
             // A shrinking directory (a server trimming preallocated files) says nothing about
             // the objects' size.
-            bytes_per_object: (objects > 0 && after > self.before)
-                .then(|| (after - self.before) as f64 / objects as f64),
+            bytes_per_object: (objects > 0 && after > before)
+                .then(|| (after - before) as f64 / objects as f64),
         }
     }
 }

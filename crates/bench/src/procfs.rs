@@ -265,27 +265,83 @@ impl Sampler {
 /// Bytes allocated on disk (st_blocks × 512) and number of files under `path`; symbolic
 /// links are not followed, unreadable entries are skipped.
 pub fn disk_usage(path: &Path) -> (u64, u64) {
+    disk_usage_within(path, None).unwrap_or_default()
+}
+
+/// [`disk_usage`], given up (`None`) after `budget`: a walk of millions of entries with a
+/// cold cache takes many minutes. After [`crate::cleanup::PROGRESS_EVERY`] it says how far
+/// it got, every as often.
+pub fn disk_usage_within(path: &Path, budget: Option<std::time::Duration>) -> Option<(u64, u64)> {
     use std::os::unix::fs::MetadataExt;
-    let mut bytes = 0;
-    let mut files = 0;
-    let mut stack = vec![path.to_path_buf()];
-    while let Some(dir) = stack.pop() {
-        let Ok(entries) = std::fs::read_dir(&dir) else {
-            continue;
-        };
-        for entry in entries.flatten() {
-            let Ok(meta) = entry.metadata() else {
+    use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+    let seen = AtomicU64::new(0);
+    let give_up = AtomicBool::new(false);
+    let walk = || {
+        let mut bytes = 0;
+        let mut files = 0;
+        let mut stack = vec![path.to_path_buf()];
+        while let Some(dir) = stack.pop() {
+            let Ok(entries) = std::fs::read_dir(&dir) else {
                 continue;
             };
-            bytes += meta.blocks() * 512;
-            if meta.is_dir() {
-                stack.push(entry.path());
-            } else {
-                files += 1;
+            for entry in entries.flatten() {
+                if give_up.load(Ordering::Relaxed) {
+                    return None;
+                }
+                seen.fetch_add(1, Ordering::Relaxed);
+                let Ok(meta) = entry.metadata() else {
+                    continue;
+                };
+                bytes += meta.blocks() * 512;
+                if meta.is_dir() {
+                    stack.push(entry.path());
+                } else {
+                    files += 1;
+                }
             }
         }
+        Some((bytes, files))
+    };
+    std::thread::scope(|s| {
+        let walker = s.spawn(walk);
+        let start = std::time::Instant::now();
+        let every = crate::cleanup::PROGRESS_EVERY;
+        let mut next_report = start + every;
+        while !walker.is_finished() {
+            std::thread::sleep(std::time::Duration::from_millis(20));
+            if budget.is_some_and(|b| start.elapsed() >= b) {
+                give_up.store(true, Ordering::Relaxed);
+                break;
+            }
+            if std::time::Instant::now() >= next_report {
+                eprintln!(
+                    "    measuring disk use of {}: {} entries in {:.0} s",
+                    path.display(),
+                    seen.load(Ordering::Relaxed),
+                    start.elapsed().as_secs_f64()
+                );
+                next_report += every;
+            }
+        }
+        walker.join().ok().flatten()
+    })
+}
+
+/// Bytes and inodes in use on the file system holding `path` (`statvfs`).
+pub fn fs_used(path: &Path) -> Option<(u64, u64)> {
+    use std::os::unix::ffi::OsStrExt;
+    let c = std::ffi::CString::new(path.as_os_str().as_bytes()).ok()?;
+    // SAFETY: statvfs writes into the zeroed struct we own; the path is a valid C string.
+    unsafe {
+        let mut s: libc::statvfs = std::mem::zeroed();
+        if libc::statvfs(c.as_ptr(), &mut s) != 0 {
+            return None;
+        }
+        Some((
+            (s.f_blocks as u64).saturating_sub(s.f_bfree as u64) * s.f_frsize as u64,
+            (s.f_files as u64).saturating_sub(s.f_ffree as u64),
+        ))
     }
-    (bytes, files)
 }
 
 /// Bytes available to this user on the file system holding `path`.
@@ -437,6 +493,16 @@ mod tests {
         assert_eq!(files, 2);
         assert!(bytes >= 10_000, "{bytes}");
         assert!(free_space(d.path()).unwrap() > 0);
+        assert_eq!(
+            disk_usage_within(d.path(), Some(std::time::Duration::from_secs(60))),
+            Some((bytes, files)),
+            "a walk within its budget gives the same figures"
+        );
+        let (used, inodes) = fs_used(d.path()).unwrap();
+        assert!(
+            used >= bytes && inodes >= 3,
+            "{used} bytes, {inodes} inodes"
+        );
         assert!(filesystem_of(d.path()).is_some());
         let m = machine(Some(d.path()));
         assert!(m.cpus >= 1);

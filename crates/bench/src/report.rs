@@ -70,8 +70,12 @@ pub struct DiskStats {
     pub bytes_before: u64,
     /// Allocated bytes after.
     pub bytes_after: u64,
-    /// Files after.
+    /// Files after (with `method` "file system": the file system's inodes in use).
     pub files_after: u64,
+    /// How it was measured: "walk" (the directory's files), "file system" (the whole file
+    /// system's used bytes and inodes, when the walk took too long) or "none".
+    #[serde(default)]
+    pub method: String,
     /// Growth divided by the objects created.
     pub bytes_per_object: Option<f64>,
 }
