@@ -197,12 +197,13 @@ pub fn sync_reporting() -> Duration {
     start.elapsed()
 }
 
-/// Name of the trash directory made beside what a run set aside.
+/// Prefix of the name a set-aside directory takes (beside where it was).
 pub const TRASH: &str = ".arca-bench-trash";
 
-/// Moves each of `paths` (skipping those inside another one) into a [`TRASH`] directory in
-/// its parent, under a unique name; returns the trash directories used and the paths that
-/// could not be moved (to be removed in place).
+/// Renames each of `paths` (skipping those inside another one) to a unique
+/// [`TRASH`]-prefixed name in its own parent: no new directory is needed, so this works on a
+/// full disk too. Returns the new paths and those that could not be renamed (to be removed
+/// in place).
 pub fn set_aside(paths: Vec<PathBuf>) -> (Vec<PathBuf>, Vec<PathBuf>) {
     let outer: Vec<PathBuf> = paths
         .iter()
@@ -210,29 +211,24 @@ pub fn set_aside(paths: Vec<PathBuf>) -> (Vec<PathBuf>, Vec<PathBuf>) {
         .filter(|p| p.exists())
         .cloned()
         .collect();
-    let mut trash_dirs = Vec::new();
+    let mut moved = Vec::new();
     let mut failed = Vec::new();
     for (n, path) in outer.into_iter().enumerate() {
         let (Some(parent), Some(name)) = (path.parent(), path.file_name()) else {
             failed.push(path);
             continue;
         };
-        let trash = parent.join(TRASH);
-        let target = trash.join(format!(
-            "{}-{}-{n}",
+        let target = parent.join(format!(
+            "{TRASH}-{}-{}-{n}",
             name.to_string_lossy(),
             std::process::id()
         ));
-        match std::fs::create_dir_all(&trash).and_then(|_| std::fs::rename(&path, &target)) {
-            Ok(()) => {
-                if !trash_dirs.contains(&trash) {
-                    trash_dirs.push(trash);
-                }
-            }
+        match std::fs::rename(&path, &target) {
+            Ok(()) => moved.push(target),
             Err(_) => failed.push(path),
         }
     }
-    (trash_dirs, failed)
+    (moved, failed)
 }
 
 /// Starts a detached, low-priority (`nice -n 19`, idle I/O class) `rm -rf` of `dirs` that
@@ -259,21 +255,24 @@ pub fn remove_in_background(dirs: &[PathBuf]) -> std::io::Result<()> {
     cmd.spawn().map(|_| ())
 }
 
-/// Removes what earlier runs set aside in the [`TRASH`] directories of `parents` and is
+/// Removes what earlier runs set aside in `parents` ([`TRASH`]-prefixed entries) and is
 /// still there (a background removal that has not finished, or was killed), with progress,
 /// then writes back; returns how many entries it removed.
 pub fn clear_trash(parents: &[PathBuf]) -> u64 {
     let mut trash: Vec<PathBuf> = parents
         .iter()
-        .map(|p| p.join(TRASH))
-        .filter(|t| t.exists())
+        .filter_map(|p| std::fs::read_dir(p).ok())
+        .flat_map(|d| d.flatten())
+        .filter(|e| e.file_name().to_string_lossy().starts_with(TRASH))
+        .map(|e| e.path())
         .collect();
+    trash.sort();
     trash.dedup();
     if trash.is_empty() {
         return 0;
     }
     eprintln!(
-        "==> removing what earlier runs left in {} before measuring",
+        "==> removing what earlier runs left ({}) before measuring",
         trash
             .iter()
             .map(|t| t.display().to_string())
@@ -320,7 +319,7 @@ mod tests {
     }
 
     #[test]
-    fn set_aside_moves_outer_directories_into_the_trash_and_clear_trash_empties_it() {
+    fn set_aside_renames_outer_directories_and_clear_trash_removes_them() {
         let base = tempfile::tempdir().unwrap();
         let server = base.path().join("server");
         let raw = server.join("raw");
@@ -328,18 +327,22 @@ mod tests {
         std::fs::write(raw.join("f"), b"x").unwrap();
         let other = base.path().join("other");
         std::fs::create_dir_all(&other).unwrap();
-        let (trash, failed) = set_aside(vec![raw.clone(), server.clone(), other.clone()]);
+        let kept = base.path().join("kept");
+        std::fs::write(&kept, b"stays").unwrap();
+        let (moved, failed) = set_aside(vec![raw.clone(), server.clone(), other.clone()]);
         assert!(failed.is_empty());
-        assert_eq!(trash, vec![base.path().join(TRASH)]);
-        assert!(!server.exists() && !other.exists());
-        // The inner raw directory moved with the server's.
-        assert_eq!(std::fs::read_dir(&trash[0]).unwrap().count(), 2);
-        let removed = clear_trash(&[base.path().to_path_buf()]);
         assert_eq!(
-            removed, 5,
-            "trash, two set-aside directories, raw and its file"
+            moved.len(),
+            2,
+            "the inner raw directory moved with the server's"
         );
-        assert!(!base.path().join(TRASH).exists());
+        assert!(!server.exists() && !other.exists());
+        assert!(moved.iter().all(|m| m.parent() == Some(base.path())
+            && m.file_name().unwrap().to_string_lossy().starts_with(TRASH)));
+        let removed = clear_trash(&[base.path().to_path_buf()]);
+        assert_eq!(removed, 4, "two set-aside directories, raw and its file");
+        assert!(moved.iter().all(|m| !m.exists()));
+        assert!(kept.exists(), "nothing else goes");
         assert_eq!(clear_trash(&[base.path().to_path_buf()]), 0);
     }
 

@@ -148,12 +148,12 @@ async fn run_with(
         written.extend(s.stop().await);
     }
     if !written.is_empty() {
-        let (trash, unmovable) = cleanup::set_aside(written);
-        match cleanup::remove_in_background(&trash) {
-            Ok(()) if !trash.is_empty() => eprintln!(
-                "==> the run's files are being deleted in the background (nice, idle I/O) from {}; \
+        let (moved, unmovable) = cleanup::set_aside(written);
+        match cleanup::remove_in_background(&moved) {
+            Ok(()) if !moved.is_empty() => eprintln!(
+                "==> the run's files are being deleted in the background (nice, idle I/O): {}; \
                  the next arca bench run removes what is left before it measures",
-                trash
+                moved
                     .iter()
                     .map(|t| t.display().to_string())
                     .collect::<Vec<_>>()
@@ -162,9 +162,10 @@ async fn run_with(
             Ok(()) => {}
             Err(e) => {
                 eprintln!("arca bench: no background deletion ({e}); deleting now");
-                let _ =
-                    tokio::task::spawn_blocking(move || cleanup::clear_trash(&parents_of(&trash)))
-                        .await;
+                let _ = tokio::task::spawn_blocking(move || {
+                    cleanup::remove_trees(moved, "files");
+                })
+                .await;
             }
         }
         if !unmovable.is_empty() {
@@ -332,14 +333,6 @@ async fn measure(
     } else {
         ExitCode::SUCCESS
     })
-}
-
-/// The directories holding `trash` directories.
-fn parents_of(trash: &[PathBuf]) -> Vec<PathBuf> {
-    trash
-        .iter()
-        .filter_map(|t| t.parent().map(Path::to_path_buf))
-        .collect()
 }
 
 /// Where the raw baseline writes: beside the server's data on the same file system.
