@@ -4,11 +4,11 @@
 
 use std::sync::atomic::Ordering;
 
-use arca_model::{FedoraId, ResourceHeaders};
+use arca_model::FedoraId;
 use async_trait::async_trait;
 use rusqlite::{params, Connection, OptionalExtension};
 
-use super::{collect_ids, parse_id, SqliteCatalog};
+use super::{collect_ids, parse_id, record_from_row, SqliteCatalog};
 use crate::transactions::{
     TransactionStore, TxContent, TxEnd, TxFile, TxObject, TxRefusal, TxResource, TxStage, TxStatus,
 };
@@ -145,37 +145,22 @@ fn object_from_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<TxObject> {
     })
 }
 
-/// A `tx_resources` row (columns id, parent, ocfl_id, headers, content_file, rdf,
-/// content_logical) as a [`TxResource`].
+/// A `tx_resources` row selected as [`RESOURCE_COLUMNS`] as a [`TxResource`]: the
+/// record's columns as the catalog's own rows have them, then the content's logical path.
 fn resource_from_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<Result<TxResource>> {
-    let id: String = r.get(0)?;
-    let parent: Option<String> = r.get(1)?;
-    let ocfl_id: String = r.get(2)?;
-    let headers: Vec<u8> = r.get(3)?;
-    let content_file: Option<String> = r.get(4)?;
-    let rdf: Option<Vec<u8>> = r.get(5)?;
-    let content_logical: Option<String> = r.get(6)?;
-    Ok((|| {
-        let headers = ResourceHeaders::from_json(&headers).map_err(|e| Error::Corrupt {
-            id: id.clone(),
-            message: e.to_string(),
-        })?;
-        Ok(TxResource {
-            record: ResourceRecord {
-                id: parse_id(&id)?,
-                parent: parent.as_deref().map(parse_id).transpose()?,
-                ocfl_id,
-                headers,
-                content_file,
-                rdf,
-                children_changed: None,
-            },
-            content_logical,
-        })
-    })())
+    let record = record_from_row(r)?;
+    let content_logical: Option<String> = r.get(7)?;
+    Ok(record.map(|record| TxResource {
+        record,
+        content_logical,
+    }))
 }
 
-const RESOURCE_COLUMNS: &str = "id, parent, ocfl_id, headers, content_file, rdf, content_logical";
+/// The columns of `tx_resources` in the order of the catalog's record columns
+/// (`sqlite::COLUMNS`, a transaction's records have no listing clock), then the content's
+/// logical path.
+const RESOURCE_COLUMNS: &str =
+    "id, parent, ocfl_id, headers, content_file, rdf, NULL AS children_changed, content_logical";
 
 #[async_trait]
 impl TransactionStore for SqliteCatalog {
