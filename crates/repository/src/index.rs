@@ -163,7 +163,8 @@ fn containment_change(r: &ResourceRecord) -> Option<(FedoraId, i64)> {
     Some((parent, at as i64))
 }
 
-fn with_path(e: std::io::Error, path: &Path) -> std::io::Error {
+/// `e` with `path` named in its message.
+pub(crate) fn with_path(e: std::io::Error, path: &Path) -> std::io::Error {
     std::io::Error::new(e.kind(), format!("{}: {e}", path.display()))
 }
 

@@ -25,12 +25,7 @@ impl Repository {
             _ => return Err(Error::NoMemento(id.clone(), datetime)),
         };
         let header_path = self.ocfl().path().join(&row.header_file);
-        let bytes = tokio::fs::read(&header_path).await.map_err(|e| {
-            Error::Io(std::io::Error::new(
-                e.kind(),
-                format!("{}: {e}", header_path.display()),
-            ))
-        })?;
+        let bytes = read_stored(&header_path).await?;
         let headers = arca_model::ResourceHeaders::from_json(&bytes).map_err(|e| {
             Error::Storage(arca_ocfl::Error::Invalid(format!(
                 "{}: bad resource header: {e}",
@@ -39,14 +34,7 @@ impl Repository {
         })?;
         let rdf = match (&row.content_file, headers.model()) {
             (Some(file), Some(model)) if model.is_rdf_source() => {
-                let path = self.ocfl().path().join(file);
-                let bytes = tokio::fs::read(&path).await.map_err(|e| {
-                    Error::Io(std::io::Error::new(
-                        e.kind(),
-                        format!("{}: {e}", path.display()),
-                    ))
-                })?;
-                Some(bytes)
+                Some(read_stored(&self.ocfl().path().join(file)).await?)
             }
             _ => None,
         };
@@ -109,4 +97,11 @@ impl Repository {
             .copied()
             .ok_or_else(|| Error::Internal(format!("the new version of {id} made no memento")))
     }
+}
+
+/// The bytes of a file in the root; an error names the file.
+async fn read_stored(path: &std::path::Path) -> Result<Vec<u8>> {
+    tokio::fs::read(path)
+        .await
+        .map_err(|e| Error::Io(crate::index::with_path(e, path)))
 }
