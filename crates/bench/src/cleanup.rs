@@ -119,8 +119,8 @@ pub fn remove_trees(roots: Vec<PathBuf>, label: &str) -> Removed {
         dirs: Mutex::new(Vec::new()),
         removed: AtomicU64::new(0),
     };
-    std::thread::scope(|s| {
-        let removal = s.spawn(|| {
+    with_progress(
+        || {
             // Files first (finding the directories on the way)…
             std::thread::scope(|w| {
                 for _ in 0..THREADS {
@@ -150,21 +150,16 @@ pub fn remove_trees(roots: Vec<PathBuf>, label: &str) -> Removed {
                     }
                 });
             }
-        });
-        let mut next_report = start + PROGRESS_EVERY;
-        while !removal.is_finished() {
-            std::thread::sleep(Duration::from_millis(50));
-            if Instant::now() >= next_report {
-                let n = shared.removed.load(Ordering::Relaxed);
-                let secs = start.elapsed().as_secs_f64();
-                eprintln!(
-                    "    removing {label}: {n} files and directories in {secs:.0} s ({:.0}/s)",
-                    n as f64 / secs
-                );
-                next_report += PROGRESS_EVERY;
-            }
-        }
-    });
+        },
+        |elapsed| {
+            let n = shared.removed.load(Ordering::Relaxed);
+            let secs = elapsed.as_secs_f64();
+            eprintln!(
+                "    removing {label}: {n} files and directories in {secs:.0} s ({:.0}/s)",
+                n as f64 / secs
+            );
+        },
+    );
     for root in &roots {
         if root.exists() {
             eprintln!("arca bench: could not remove all of {}", root.display());
@@ -176,23 +171,37 @@ pub fn remove_trees(roots: Vec<PathBuf>, label: &str) -> Removed {
     }
 }
 
+/// Runs `work` on a thread of its own and returns its result; while it runs, calls
+/// `report` with the time elapsed every [`PROGRESS_EVERY`] (first after that long), so that
+/// a wait of more than a moment is never silent.
+pub fn with_progress<T: Send>(
+    work: impl FnOnce() -> T + Send,
+    mut report: impl FnMut(Duration),
+) -> T {
+    let start = Instant::now();
+    std::thread::scope(|s| {
+        let worker = s.spawn(work);
+        let mut next_report = start + PROGRESS_EVERY;
+        while !worker.is_finished() {
+            std::thread::sleep(Duration::from_millis(20));
+            if Instant::now() >= next_report {
+                report(start.elapsed());
+                next_report += PROGRESS_EVERY;
+            }
+        }
+        match worker.join() {
+            Ok(out) => out,
+            Err(panic) => std::panic::resume_unwind(panic),
+        }
+    })
+}
+
 /// Flushes every file system's dirty pages ([`crate::procfs::sync_all`]), saying so every
 /// [`PROGRESS_EVERY`] while it takes longer than that.
 pub fn sync_reporting() -> Duration {
     let start = Instant::now();
-    std::thread::scope(|s| {
-        let sync = s.spawn(crate::procfs::sync_all);
-        let mut next_report = start + PROGRESS_EVERY;
-        while !sync.is_finished() {
-            std::thread::sleep(Duration::from_millis(50));
-            if Instant::now() >= next_report {
-                eprintln!(
-                    "    writing back to disk: {:.0} s",
-                    start.elapsed().as_secs_f64()
-                );
-                next_report += PROGRESS_EVERY;
-            }
-        }
+    with_progress(crate::procfs::sync_all, |elapsed| {
+        eprintln!("    writing back to disk: {:.0} s", elapsed.as_secs_f64())
     });
     start.elapsed()
 }

@@ -273,9 +273,9 @@ pub fn disk_usage(path: &Path) -> (u64, u64) {
 /// it got, every as often.
 pub fn disk_usage_within(path: &Path, budget: Option<std::time::Duration>) -> Option<(u64, u64)> {
     use std::os::unix::fs::MetadataExt;
-    use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+    use std::sync::atomic::{AtomicU64, Ordering};
     let seen = AtomicU64::new(0);
-    let give_up = AtomicBool::new(false);
+    let start = std::time::Instant::now();
     let walk = || {
         let mut bytes = 0;
         let mut files = 0;
@@ -285,7 +285,7 @@ pub fn disk_usage_within(path: &Path, budget: Option<std::time::Duration>) -> Op
                 continue;
             };
             for entry in entries.flatten() {
-                if give_up.load(Ordering::Relaxed) {
+                if budget.is_some_and(|b| start.elapsed() >= b) {
                     return None;
                 }
                 seen.fetch_add(1, Ordering::Relaxed);
@@ -302,28 +302,13 @@ pub fn disk_usage_within(path: &Path, budget: Option<std::time::Duration>) -> Op
         }
         Some((bytes, files))
     };
-    std::thread::scope(|s| {
-        let walker = s.spawn(walk);
-        let start = std::time::Instant::now();
-        let every = crate::cleanup::PROGRESS_EVERY;
-        let mut next_report = start + every;
-        while !walker.is_finished() {
-            std::thread::sleep(std::time::Duration::from_millis(20));
-            if budget.is_some_and(|b| start.elapsed() >= b) {
-                give_up.store(true, Ordering::Relaxed);
-                break;
-            }
-            if std::time::Instant::now() >= next_report {
-                eprintln!(
-                    "    measuring disk use of {}: {} entries in {:.0} s",
-                    path.display(),
-                    seen.load(Ordering::Relaxed),
-                    start.elapsed().as_secs_f64()
-                );
-                next_report += every;
-            }
-        }
-        walker.join().ok().flatten()
+    crate::cleanup::with_progress(walk, |elapsed| {
+        eprintln!(
+            "    measuring disk use of {}: {} entries in {:.0} s",
+            path.display(),
+            seen.load(Ordering::Relaxed),
+            elapsed.as_secs_f64()
+        )
     })
 }
 
