@@ -131,6 +131,11 @@ impl ApiError {
                 Self::constraint(Constraint::DigestMismatch, e.to_string(), base_url)
             }
             Error::Body(m) => Self::bad_request(format!("reading the request body failed: {m}")),
+            Error::StorageFull(m) => Self::new(
+                StatusCode::INSUFFICIENT_STORAGE,
+                format!("the repository's storage is full; nothing was stored: {m}"),
+            ),
+            Error::Unavailable(m) => Self::new(StatusCode::SERVICE_UNAVAILABLE, m),
             e if e.is_storage_full() => Self::new(
                 StatusCode::INSUFFICIENT_STORAGE,
                 format!("the repository's storage is full; nothing was stored: {e}"),

@@ -367,12 +367,17 @@ async fn read_binary(
         return crate::external::read(ctx, record, head, h, out).await;
     }
     let wanted = headers::want_digest(h).map_err(ApiError::bad_request)?;
-    let path = ctx.repo.content_path(record).ok_or_else(|| {
-        ctx.err(Error::Internal(format!(
-            "binary {} has no content file",
-            record.id
-        )))
-    })?;
+    let path = ctx
+        .repo
+        .content_path(record)
+        .await
+        .map_err(|e| ctx.err(e))?
+        .ok_or_else(|| {
+            ctx.err(Error::Internal(format!(
+                "binary {} has no content file",
+                record.id
+            )))
+        })?;
     let len = record.headers.content_size.unwrap_or(0).max(0) as u64;
     let mut out = binary_response(ctx, record);
     let oh = out.headers_mut();

@@ -486,6 +486,23 @@ impl OcflRoot {
         Ok(touched)
     }
 
+    /// Completes a staged change after a failed
+    /// [`publish_acknowledged`](Self::publish_acknowledged): every file is written again
+    /// unless it is already there, exactly as journal replay does. Idempotent.
+    pub fn redo(&self, staged: &Staged) -> Result<()> {
+        let cancelled = HashSet::new();
+        let fates = Fates::of(&[], &cancelled);
+        let later = Later {
+            fates: &fates,
+            record: 0,
+            object: &staged.object_id,
+        };
+        for f in &staged.files {
+            self.replay_file(&staged.object_dir, f.clone(), later)?;
+        }
+        Ok(())
+    }
+
     /// Writes one recorded file again unless it is already there, or unless what later
     /// records do to it (`later`) explains where its content went.
     fn replay_file(&self, dir: &Path, file: RecordFile, later: Later<'_>) -> Result<()> {

@@ -538,6 +538,18 @@ impl OcflRoot {
         result
     }
 
+    /// Writes a staged change whose journal record is already acknowledged to its client.
+    /// Like [`publish`](Self::publish), but an acknowledged change is finished, never
+    /// undone: a failure leaves what was written in place for [`redo`](Self::redo) to
+    /// complete, as journal replay would after a crash.
+    pub fn publish_acknowledged(&self, staged: &Staged) -> Result<()> {
+        self.check_publishable(staged)?;
+        staged
+            .files
+            .iter()
+            .try_for_each(|f| self.publish_file(staged, f))
+    }
+
     /// Writes (or moves, or removes) one file of a staged change.
     pub(crate) fn publish_file(&self, staged: &Staged, file: &RecordFile) -> Result<()> {
         match file {

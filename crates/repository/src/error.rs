@@ -137,6 +137,12 @@ pub enum Error {
     /// A file operation failed.
     #[error("I/O error: {0}")]
     Io(#[from] std::io::Error),
+    /// The data's file system is full (or down to arca's reserve); nothing was stored (507).
+    #[error("the repository's storage is full; nothing was stored: {0}")]
+    StorageFull(String),
+    /// Writing into storage is failing for now; nothing was stored by this request (503).
+    #[error("{0}")]
+    Unavailable(String),
     /// Storage and catalog disagree, or some other invariant broke.
     #[error("internal inconsistency: {0}")]
     Internal(String),
@@ -153,6 +159,9 @@ impl Error {
 
     /// Whether the underlying cause is a full disk.
     pub fn is_storage_full(&self) -> bool {
+        if matches!(self, Error::StorageFull(_)) {
+            return true;
+        }
         let io = match self {
             Error::Io(e) => Some(e),
             Error::Storage(arca_ocfl::Error::Io { source, .. }) => Some(source),

@@ -102,7 +102,7 @@ impl Repository {
                 external: true,
             });
         }
-        let Some(path) = self.content_path(record) else {
+        let Some(path) = self.content_path(record).await? else {
             return Ok(FixityReport {
                 expected_size,
                 size: None,

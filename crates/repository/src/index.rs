@@ -183,6 +183,7 @@ impl Repository {
     /// Replaces the catalog rows of one object by what storage holds now (none if the
     /// object is gone).
     pub async fn reindex_object(&self, ocfl_id: &str) -> Result<()> {
+        self.settled(ocfl_id).await?;
         let mut ops = crate::forget(self.catalog.in_object(ocfl_id).await?.iter().map(|r| &r.id));
         let rows = match self.ocfl.read_object(ocfl_id)? {
             Some(object) => rows_from_object(self.ocfl.path(), &object)?,

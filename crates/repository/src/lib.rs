@@ -1,9 +1,10 @@
 //! The arca kernel: Fedora resource operations over an OCFL root and a catalog.
 //!
-//! Every write follows the same path ([`Repository::execute`]): stage the new OCFL
-//! version(s) under `staging/`, append a redo record to the journal and wait for its shared
-//! `fdatasync` (group commit), publish (rename into the root), record the change in the
-//! catalog, answer. A background checkpoint makes the root and catalog durable with one
+//! Every write follows the same path ([`Repository::execute`]): prepare the new OCFL
+//! version(s) in memory, append a redo record to the journal and wait for its shared
+//! `fdatasync` (group commit), record the change in the catalog, answer; the version's files
+//! are written into the root behind the answer (`publisher`), and reads of an object wait
+//! until its files are complete. A background checkpoint makes the root and catalog durable with one
 //! `syncfs` every few seconds and recycles the journal segments that are no longer needed.
 //! Reads come from the catalog alone. Storage stays the truth: after a crash,
 //! [`Repository::open`] replays the journal into the root and re-derives the catalog rows of
@@ -18,6 +19,7 @@ mod fixity;
 mod index;
 mod locks;
 pub mod membership;
+mod publisher;
 mod references;
 mod subjects;
 mod transactions;
@@ -94,6 +96,7 @@ pub struct Repository {
     stop_checkpoints: Arc<AtomicBool>,
     auto_versioning: AtomicBool,
     txs: transactions::Transactions,
+    publisher: publisher::Publisher,
     /// Where write time goes.
     pub phases: PhaseTimes,
 }
@@ -105,13 +108,16 @@ pub struct PhaseTimes {
     pub stage: std::sync::atomic::AtomicU64,
     /// Waiting for the journal's group commit.
     pub journal: std::sync::atomic::AtomicU64,
-    /// Renaming into the root.
-    pub publish: std::sync::atomic::AtomicU64,
+    /// Writing into the root, behind the acknowledgement (not part of a write's latency).
+    pub publish: Arc<std::sync::atomic::AtomicU64>,
     /// The catalog transaction.
     pub catalog: std::sync::atomic::AtomicU64,
     /// Writes executed.
     pub writes: std::sync::atomic::AtomicU64,
 }
+
+/// How long shutdown waits for acknowledged changes to be published.
+const SHUTDOWN_PUBLISH_WAIT: Duration = Duration::from_secs(30);
 
 /// How often the background checkpoint makes the root durable and trims the journal.
 const CHECKPOINT_INTERVAL: Duration = Duration::from_millis(5000);
@@ -149,8 +155,12 @@ impl Repository {
     ) -> Result<Self> {
         let commit = Arc::new(GroupCommit::start(ocfl.path())?);
         let (journal, records) = Journal::open(journal_dir)?;
+        let ocfl = Arc::new(ocfl);
+        let phases = PhaseTimes::default();
+        let publisher =
+            publisher::Publisher::start(ocfl.clone(), ocfl.path(), phases.publish.clone())?;
         let repo = Self {
-            ocfl: Arc::new(ocfl),
+            ocfl,
             catalog,
             journal: Arc::new(journal),
             commit,
@@ -159,7 +169,8 @@ impl Repository {
             stop_checkpoints: Arc::new(AtomicBool::new(false)),
             auto_versioning: AtomicBool::new(true),
             txs: transactions::Transactions::default(),
-            phases: PhaseTimes::default(),
+            publisher,
+            phases,
         };
         // Crash recovery: everything journaled is written again, everything else staged
         // was never acknowledged and goes.
@@ -243,9 +254,15 @@ impl Repository {
         Ok(())
     }
 
-    /// Stops the background checkpoints and runs a last one.
+    /// Stops the background checkpoints and runs a last one once everything acknowledged
+    /// is published. If publishing keeps failing, the journal keeps those changes for the
+    /// next start instead.
     pub async fn shutdown(&self) -> Result<()> {
         self.stop_checkpoints.store(true, Ordering::Relaxed);
+        if !self.publisher.drain(SHUTDOWN_PUBLISH_WAIT).await {
+            tracing::warn!("publishing did not finish before shutdown; the journal keeps the rest, and the next start writes it");
+            return Ok(());
+        }
         self.checkpoint().await
     }
 
@@ -280,12 +297,27 @@ impl Repository {
         self.ocfl.uploads_dir()
     }
 
-    /// Absolute path of a resource's content file.
-    pub fn content_path(&self, record: &ResourceRecord) -> Option<PathBuf> {
-        record
-            .content_file
-            .as_ref()
-            .map(|f| self.ocfl.path().join(f))
+    /// Absolute path of a resource's content file, once every acknowledged change of its
+    /// object is in the root.
+    pub async fn content_path(&self, record: &ResourceRecord) -> Result<Option<PathBuf>> {
+        let Some(file) = record.content_file.as_ref() else {
+            return Ok(None);
+        };
+        self.settled(&record.ocfl_id).await?;
+        Ok(Some(self.ocfl.path().join(file)))
+    }
+
+    /// Waits until every change acknowledged so far is written into the root, for tests and
+    /// tools that read the root directly while the server runs (the root lags behind the
+    /// answers by the publisher's backlog, usually milliseconds).
+    pub async fn published(&self) {
+        self.publisher.drain(Duration::from_secs(3600)).await;
+    }
+
+    /// Waits until object `ocfl_id`'s acknowledged changes are all written into the root
+    /// (see `publisher`); reads of its files and the next write's plan start from there.
+    pub(crate) async fn settled(&self, ocfl_id: &str) -> Result<()> {
+        self.publisher.settled(ocfl_id).await
     }
 
     /// A live resource; [`Error::Gone`] for a tombstone, [`Error::NotFound`] otherwise.
@@ -666,6 +698,9 @@ impl Repository {
             // object without their files.
             return self.purge_parts(id, &affected, user).await;
         }
+        for object in &object_ids {
+            self.settled(object).await?;
+        }
         let ticket = self
             .journal
             .append(arca_ocfl::purge_record(&object_ids))
@@ -721,7 +756,8 @@ impl Repository {
 
     /// Runs planned object changes through the durable write path and returns the new
     /// catalog records of every resource written: prepare the versions in memory, journal
-    /// them (group commit), write them into the root, update the catalog.
+    /// them (group commit), update the catalog, and hand the versions to the publisher,
+    /// which writes them into the root behind the answer.
     async fn execute(
         &self,
         mut plans: Vec<ObjectPlan>,
@@ -745,6 +781,15 @@ impl Repository {
         if let Some(tx) = transactions::current() {
             return self.add_to_transaction(&tx, plans, extra).await;
         }
+        // Taken first: a write refused for a full disk or failing storage writes nothing
+        // (and keeps none of its uploads).
+        let slot = match self.publisher.admit().await {
+            Ok(slot) => slot,
+            Err(e) => {
+                discard_uploads(plans);
+                return Err(e);
+            }
+        };
         let mut staged: Vec<(Staged, Vec<ResourcePlan>)> = Vec::with_capacity(plans.len());
         let auto_versioning = self.auto_versioning.load(Ordering::Relaxed);
         let mut head_commits = Vec::new();
@@ -795,35 +840,6 @@ impl Repository {
             }
         };
         lap(&self.phases.journal, &mut since);
-        // File I/O runs on the blocking pool: a filesystem stall must not hold one of the
-        // few async workers that also serve reads.
-        let ocfl = self.ocfl.clone();
-        let (staged, published) = tokio::task::spawn_blocking(move || {
-            let mut done = 0;
-            let mut result = Ok(());
-            for (s, _) in &staged {
-                if let Err(e) = ocfl.publish(s) {
-                    result = Err(e);
-                    break;
-                }
-                done += 1;
-            }
-            if result.is_err() {
-                // `publish` undid its own object; undo those published before it.
-                for (s, _) in &staged[..done] {
-                    ocfl.undo(s);
-                }
-            }
-            (staged, result)
-        })
-        .await
-        .map_err(|e| Error::Io(std::io::Error::other(e)))?;
-        if let Err(e) = published {
-            self.journal_cancel(&op).await;
-            drop(ticket);
-            return Err(e.into());
-        }
-        lap(&self.phases.publish, &mut since);
         let mut records = Vec::new();
         let mut mementos = Vec::new();
         for (s, resources) in &staged {
@@ -852,19 +868,41 @@ impl Repository {
                 records.push(record);
             }
         }
+        // Pending before the catalog shows the change: a reader who finds the rows also
+        // finds that the files are still being written, and waits for them.
+        let registration = self.publisher.register(
+            staged
+                .iter()
+                .map(|(s, _)| OcflRoot::staged_object_id(s).to_string()),
+        );
         let mut ops: Vec<CatalogOp> = records.iter().cloned().map(CatalogOp::Put).collect();
         ops.extend(mementos);
-        ops.extend(self.derived_ops(&records, false).await?);
-        ops.extend(extra);
-        if let Err(e) = self.catalog.apply(ops).await {
-            return Err(self.repair_catalog(staged, e.into()).await);
-        }
-        for ocfl_id in head_commits {
-            self.reindex_object(&ocfl_id).await?;
+        let applied = match self.derived_ops(&records, false).await {
+            Ok(derived) => {
+                ops.extend(derived);
+                ops.extend(extra);
+                self.catalog.apply(ops).await.map_err(Error::from)
+            }
+            Err(e) => Err(e),
+        };
+        if let Err(e) = applied {
+            // Nothing is in the root yet: the change is given up whole.
+            self.publisher.withdraw(registration);
+            self.journal_cancel(&op).await;
+            drop(ticket);
+            for (s, _) in staged {
+                self.ocfl.abort(s);
+            }
+            return Err(e);
         }
         lap(&self.phases.catalog, &mut since);
+        let staged = staged.into_iter().map(|(s, _)| s).collect();
+        self.publisher.submit(staged, registration, ticket, slot);
+        for ocfl_id in head_commits {
+            // Its mutable HEAD's files moved: the rows are derived from the new version.
+            self.reindex_object(&ocfl_id).await?;
+        }
         self.phases.writes.fetch_add(1, Ordering::Relaxed);
-        drop(ticket);
         Ok(records)
     }
 
@@ -874,23 +912,6 @@ impl Repository {
         if let Err(e) = self.journal.append(arca_ocfl::cancel_record(op)).await {
             tracing::error!(error = %e, "could not journal the cancellation of a failed write");
         }
-    }
-
-    /// After a failed catalog write: the versions are in the root (and journaled), so the
-    /// catalog rows of every object involved are re-derived from storage.
-    async fn repair_catalog(
-        &self,
-        staged: Vec<(Staged, Vec<ResourcePlan>)>,
-        error: Error,
-    ) -> Error {
-        tracing::error!(%error, "catalog write failed after publishing; re-deriving from storage");
-        for (s, _) in staged {
-            let id = OcflRoot::staged_object_id(&s).to_string();
-            if let Err(e) = self.reindex_object(&id).await {
-                tracing::error!(object = %id, error = %e, "reindex after failure failed");
-            }
-        }
-        error
     }
 
     /// The record of the nearest existing ancestor of a new resource, which must be a live
@@ -935,6 +956,7 @@ impl Repository {
                 resources: Vec::new(),
             });
         }
+        self.settled(ocfl_id).await?;
         let current = self.ocfl.read_object(ocfl_id)?.ok_or_else(|| {
             Error::Storage(arca_ocfl::Error::Invalid(format!(
                 "the catalog knows object {ocfl_id} but storage does not"
@@ -1199,6 +1221,15 @@ impl ResourcePlan {
             content_file,
             rdf: self.rdf.clone(),
             children_changed: None,
+        }
+    }
+}
+
+/// Deletes the uploaded files of plans that will not be staged.
+fn discard_uploads(plans: Vec<ObjectPlan>) {
+    for change in plans.into_iter().flat_map(|p| p.changes) {
+        if let Some(Content::File { path, .. }) = change.content {
+            let _ = std::fs::remove_file(path);
         }
     }
 }

@@ -203,6 +203,7 @@ impl Repository {
         for object in &objects {
             // The object as storage has it now (nobody else may have changed it: the
             // transaction owned it).
+            self.settled(&object.ocfl_id).await?;
             let current = self.ocfl.read_object(&object.ocfl_id)?;
             if current.is_some() != object.existed {
                 return Err(Error::TransactionConflict(format!(
@@ -344,7 +345,10 @@ impl Repository {
         };
         match self.catalog.tx_object(&tx, ocfl_id).await? {
             None => Ok(None),
-            Some(o) if o.existed => Ok(Some(self.ocfl.read_object(ocfl_id)?)),
+            Some(o) if o.existed => {
+                self.settled(ocfl_id).await?;
+                Ok(Some(self.ocfl.read_object(ocfl_id)?))
+            }
             Some(_) => Ok(Some(None)),
         }
     }

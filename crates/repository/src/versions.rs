@@ -24,6 +24,7 @@ impl Repository {
             Some(row) if row.datetime == datetime => row,
             _ => return Err(Error::NoMemento(id.clone(), datetime)),
         };
+        self.settled(&current.ocfl_id).await?;
         let header_path = self.ocfl().path().join(&row.header_file);
         let bytes = read_stored(&header_path).await?;
         let headers = arca_model::ResourceHeaders::from_json(&bytes).map_err(|e| {

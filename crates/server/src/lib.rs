@@ -117,6 +117,17 @@ pub async fn run(
     listener: TcpListener,
     shutdown: impl Future<Output = ()> + Send + 'static,
 ) -> anyhow::Result<()> {
+    run_observed(config, listener, shutdown, |_| {}).await
+}
+
+/// As [`run`], handing the opened repository to `opened` before serving (the test server
+/// uses it to wait until writes are published into the root).
+pub async fn run_observed(
+    config: Config,
+    listener: TcpListener,
+    shutdown: impl Future<Output = ()> + Send + 'static,
+    opened: impl FnOnce(Arc<Repository>),
+) -> anyhow::Result<()> {
     let external_allowed = match &config.external_content_allowed {
         Some(path) => Some(Arc::new(
             arca_repository::AllowList::load(path).with_context(|| {
@@ -129,6 +140,7 @@ pub async fn run(
         None => None,
     };
     let (repo, catalog) = open_repository(&config, true).await?;
+    opened(repo.clone());
     let repo_stats = repo.clone();
     let requests = request_limits(&config);
     let app = arca_http::router(

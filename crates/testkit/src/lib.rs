@@ -3,6 +3,8 @@
 //! locates the shared fixtures (`../shared` beside the checkout).
 
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, OnceLock};
 
 use bytes::Bytes;
 use http_body_util::{BodyExt, Full};
@@ -91,6 +93,9 @@ pub struct TestServer {
     stop: Option<oneshot::Sender<()>>,
     task: Option<tokio::task::JoinHandle<()>>,
     client: Http,
+    repo: Arc<OnceLock<Arc<arca_repository::Repository>>>,
+    /// Whether a write request returns only once its change is published into the root.
+    wait_for_publishing: AtomicBool,
 }
 
 /// A response with its body read.
@@ -202,11 +207,20 @@ impl TestServer {
         };
         let (stop, stopped) = oneshot::channel::<()>();
         let (ready_tx, ready_rx) = oneshot::channel::<Result<(), String>>();
+        let repo = Arc::new(OnceLock::new());
+        let opened = repo.clone();
         let task = tokio::spawn(async move {
             // Report start-up failures instead of hanging the test.
-            let result = arca_server::run(config, listener, async move {
-                let _ = stopped.await;
-            });
+            let result = arca_server::run_observed(
+                config,
+                listener,
+                async move {
+                    let _ = stopped.await;
+                },
+                move |r| {
+                    let _ = opened.set(r);
+                },
+            );
             let _ = ready_tx.send(Ok(()));
             if let Err(e) = result.await {
                 panic!("arca server failed: {e:#}");
@@ -221,6 +235,8 @@ impl TestServer {
             stop: Some(stop),
             task: Some(task),
             client,
+            repo,
+            wait_for_publishing: AtomicBool::new(true),
         };
         // Wait until the API answers (the repository opens asynchronously).
         for _ in 0..200 {
@@ -264,9 +280,31 @@ impl TestServer {
         headers: &[(&str, &str)],
         body: impl Into<Bytes>,
     ) -> Reply {
-        self.try_request(method, url, headers, body.into())
+        let write = !matches!(method, Method::GET | Method::HEAD | Method::OPTIONS);
+        let reply = self
+            .try_request(method, url, headers, body.into())
             .await
-            .unwrap_or_else(|e| panic!("request to {url} failed: {e}"))
+            .unwrap_or_else(|e| panic!("request to {url} failed: {e}"));
+        if write && self.wait_for_publishing.load(Ordering::Relaxed) {
+            self.published().await;
+        }
+        reply
+    }
+
+    /// Waits until every change the server has acknowledged is written into the OCFL root
+    /// (arca publishes behind its answers), so a test can read the root directly.
+    pub async fn published(&self) {
+        if let Some(repo) = self.repo.get() {
+            repo.published().await;
+        }
+    }
+
+    /// Whether write requests ([`request`](Self::request) with a method other than GET,
+    /// HEAD and OPTIONS) return only once their change is in the root (the default, so
+    /// tests may look at the root right after a write); `false` leaves the server's own
+    /// timing alone, for tests of reads while publishing is behind.
+    pub fn set_wait_for_publishing(&self, wait: bool) {
+        self.wait_for_publishing.store(wait, Ordering::Relaxed);
     }
 
     async fn try_request(
