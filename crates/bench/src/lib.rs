@@ -1,6 +1,7 @@
 //! `arca bench`: the Fedora sizing studies, reproducible by anyone, against arca or any Fedora
-//! API server — with the physical limit (a plain program writing one file per object)
-//! measured in the same run, so that every figure carries its "% of raw".
+//! API server — with the physical limit (a plain program writing one file per object; the
+//! same program writing arca's files for each object, [`layout`]; and one hashing what it
+//! writes) measured in the same run, so that every figure carries its "% of raw".
 //!
 //! - [`BenchArgs`] is the command line (`arca bench …` and the standalone `arca-bench`).
 //! - [`run`] resolves it into phases ([`args::Phase`]), optionally spawns a fresh arca
@@ -30,6 +31,7 @@ pub mod cleanup;
 pub mod driver;
 pub mod fanout;
 pub mod http;
+pub mod layout;
 pub mod payload;
 pub mod procfs;
 pub mod progress;
