@@ -527,17 +527,24 @@ pub async fn write_row(
         .map_err(std::io::Error::other)
         .and_then(|r| r);
         match synced {
-            Ok((during, last)) => add_note(
-                &mut row,
-                format!(
-                    "syncfs every {} s: {} during the row (longest {:.2} s), one after the last \
-                     object ({:.2} s, not in the elapsed time)",
-                    CHECKPOINT_EVERY.as_secs(),
-                    during.count,
-                    during.longest.as_secs_f64(),
-                    last.as_secs_f64()
-                ),
-            ),
+            Ok((during, last)) => {
+                let during = match during.count {
+                    0 => "none during the row".to_string(),
+                    n => format!(
+                        "{n} during the row (longest {:.2} s)",
+                        during.longest.as_secs_f64()
+                    ),
+                };
+                add_note(
+                    &mut row,
+                    format!(
+                        "syncfs every {} s: {during}, one after the last object ({:.2} s, not \
+                         in the elapsed time)",
+                        CHECKPOINT_EVERY.as_secs(),
+                        last.as_secs_f64()
+                    ),
+                );
+            }
             Err(e) => {
                 row.status = Status::Aborted;
                 add_note(&mut row, format!("syncfs failed: {e}"));
