@@ -34,8 +34,9 @@ pub enum Scenario {
     Benchtool,
     /// Object-only ingest until --count or --duration, throughput per --interval.
     BurnIn,
-    /// The plain file-writing program alone: --clients threads, one file per object, with and
-    /// without fsync.
+    /// The plain file-writing program alone: --clients threads, one file per object with and
+    /// without fsync, Fedora's layout of one object (raw-layout) and, for 1 MiB or more, one
+    /// hashed file per object (raw-hash).
     Raw,
     /// The search query mix (not available yet: reported as such).
     Search,
@@ -92,7 +93,9 @@ impl Scenario {
 }
 
 /// `arca bench`: reproduce the Fedora sizing studies against arca or any Fedora API server,
-/// with a plain file-writing program measured in the same run as the physical limit.
+/// with the physical limit measured in the same run: a plain program writing one file per
+/// object (raw), the files arca writes per object in Fedora's layout (raw-layout) and, for
+/// 1 MiB or more, one file hashed while written (raw-hash).
 ///
 /// Sizes are binary: 20K = 20 KiB = 20480 bytes; MB/s figures are MiB/s.
 #[derive(Clone, Debug, clap::Args)]
@@ -165,13 +168,19 @@ pub struct BenchArgs {
     #[arg(long, value_name = "SECS")]
     pub interval: Option<f64>,
 
-    /// Do not run the raw file-writing baseline next to ingest scenarios.
+    /// Do not run the raw baselines (flat files with and without fsync, raw-layout, raw-hash,
+    /// raw-read) next to the server scenarios.
     #[arg(long)]
     pub no_raw: bool,
 
     /// Seconds per raw baseline mode [default: the scenario's duration, at most 30 s (--quick 3 s)].
     #[arg(long, value_name = "SECS")]
     pub raw_duration: Option<f64>,
+
+    /// Digest algorithm of the raw-hash baseline (the server's: arca and Fedora default to
+    /// sha512).
+    #[arg(long, value_enum, default_value_t = DigestAlg::Sha512, value_name = "ALG")]
+    pub digest: DigestAlg,
 
     /// Seconds before a request without a complete answer counts as a timeout.
     #[arg(long, default_value_t = 600.0, value_name = "SECS")]
@@ -189,6 +198,30 @@ pub struct BenchArgs {
     #[arg(long)]
     pub no_progress: bool,
 }
+
+/// The digest algorithm raw-hash computes over every byte it writes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, ValueEnum, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum DigestAlg {
+    /// SHA-512 (OCFL's preferred algorithm; arca's and Fedora's default).
+    Sha512,
+    /// SHA-256.
+    Sha256,
+}
+
+impl DigestAlg {
+    /// The name used on the command line and in reports.
+    pub fn name(self) -> &'static str {
+        match self {
+            DigestAlg::Sha512 => "sha512",
+            DigestAlg::Sha256 => "sha256",
+        }
+    }
+}
+
+/// Objects of at least this size are compared by MB/s rather than objects/s, and with a
+/// raw-hash baseline.
+pub const LARGE_OBJECT: u64 = MIB;
 
 /// Parses `1024`, `20K`, `20KB`, `20KiB`, `15M`, `1G` (binary multiples).
 pub fn parse_size(s: &str) -> Result<u64, String> {
@@ -251,12 +284,31 @@ pub enum Work {
     Versions,
 }
 
-/// A raw baseline a phase is compared with.
+/// What a raw baseline does per object.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Baseline {
+    /// One flat file per object, once with fsync and once without (two rows,
+    /// `raw-fsync-…` and `raw-nofsync-…`): the studies' raw program.
+    Flat,
+    /// Flat files written, synced, then read back in random order (`raw-read-…`).
+    Read,
+    /// Exactly the directories and files arca creates for one object in Fedora's layout, with
+    /// a `syncfs` every 5 s as arca's checkpoint (`raw-layout-…`; see [`crate::layout`]).
+    Layout {
+        /// The object has a binary (its own OCFL object) besides its container.
+        binary: bool,
+    },
+    /// One flat file per object, its digest computed over every byte while it is written,
+    /// fsynced (`raw-hash-…`).
+    Hash,
+}
+
+/// A raw baseline a phase is compared with: measured once per run for each key.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct RawKey {
-    /// Read files instead of writing them.
-    pub read: bool,
-    /// Bytes per file.
+    /// What it does.
+    pub baseline: Baseline,
+    /// Bytes per file (raw-layout: of the binary).
     pub size: u64,
     /// Threads.
     pub threads: usize,
@@ -284,8 +336,8 @@ pub struct Phase {
     pub objects: u64,
     /// Burn-in interval.
     pub interval: Duration,
-    /// The raw baseline to compare with, and its limits.
-    pub raw: Option<RawPlan>,
+    /// The raw baselines to compare with, and their limits, in the order they run.
+    pub raw: Vec<RawPlan>,
 }
 
 /// A raw baseline run.
@@ -299,6 +351,8 @@ pub struct RawPlan {
     pub count: Option<u64>,
     /// Files written before reading (read baselines).
     pub objects: u64,
+    /// The algorithm of a raw-hash baseline.
+    pub digest: DigestAlg,
 }
 
 fn secs(s: f64) -> Duration {
@@ -425,42 +479,42 @@ impl BenchArgs {
                 Scenario::Versions | Scenario::Transaction => Work::Versions,
             };
             let phase = |name: String, clients: usize| {
+                let plan = |baseline: Baseline, duration: Option<Duration>| RawPlan {
+                    key: RawKey {
+                        baseline,
+                        size,
+                        threads: clients,
+                    },
+                    duration,
+                    count,
+                    objects: if baseline == Baseline::Read {
+                        objects
+                    } else {
+                        0
+                    },
+                    digest: self.digest,
+                };
+                // What one object is: a container, plus a binary unless object-only.
+                let writes = |binary: bool, duration| {
+                    let mut v = vec![
+                        plan(Baseline::Flat, duration),
+                        plan(Baseline::Layout { binary }, duration),
+                    ];
+                    if binary && size >= LARGE_OBJECT {
+                        v.push(plan(Baseline::Hash, duration));
+                    }
+                    v
+                };
                 let raw = match work {
-                    Work::Raw => Some(RawPlan {
-                        key: RawKey {
-                            read: false,
-                            size,
-                            threads: clients,
-                        },
-                        duration,
-                        count,
-                        objects: 0,
-                    }),
-                    _ if self.no_raw => None,
-                    Work::Ingest { .. } | Work::BurnIn => Some(RawPlan {
-                        key: RawKey {
-                            read: false,
-                            size,
-                            threads: clients,
-                        },
-                        duration: raw_duration,
-                        count,
-                        objects: 0,
-                    }),
-                    Work::Access { metadata: false } => Some(RawPlan {
-                        key: RawKey {
-                            read: true,
-                            size,
-                            threads: clients,
-                        },
-                        duration: raw_duration,
-                        count,
-                        objects,
-                    }),
+                    Work::Raw => writes(size > 0, duration),
+                    _ if self.no_raw => Vec::new(),
+                    Work::Ingest { with_binary } => writes(with_binary, raw_duration),
+                    Work::BurnIn => writes(false, raw_duration),
+                    Work::Access { metadata: false } => vec![plan(Baseline::Read, raw_duration)],
                     Work::Access { metadata: true }
                     | Work::Search
                     | Work::FanIn(_)
-                    | Work::Versions => None,
+                    | Work::Versions => Vec::new(),
                 };
                 Phase {
                     scenario: s,
@@ -550,10 +604,32 @@ mod tests {
             assert_eq!(ph.clients, 16);
             assert_eq!(ph.duration, Some(Duration::from_secs(300)));
             assert_eq!(ph.count, None);
-            let raw = ph.raw.unwrap();
-            assert!(!raw.key.read);
-            assert_eq!(raw.key.size, ph.size);
-            assert_eq!(raw.duration, Some(Duration::from_secs(30)));
+            for raw in &ph.raw {
+                assert_eq!(raw.key.size, ph.size);
+                assert_eq!(raw.key.threads, 16);
+                assert_eq!(raw.duration, Some(Duration::from_secs(30)));
+                assert_eq!(raw.digest, DigestAlg::Sha512);
+            }
+        }
+        // Flat files, the layout of the same objects, and for 1 MiB or more a hashed file.
+        let baselines = |ph: &Phase| ph.raw.iter().map(|r| r.key.baseline).collect::<Vec<_>>();
+        assert_eq!(
+            baselines(&p[0]),
+            [Baseline::Flat, Baseline::Layout { binary: false }]
+        );
+        assert_eq!(
+            baselines(&p[1]),
+            [Baseline::Flat, Baseline::Layout { binary: true }]
+        );
+        for large in &p[2..] {
+            assert_eq!(
+                baselines(large),
+                [
+                    Baseline::Flat,
+                    Baseline::Layout { binary: true },
+                    Baseline::Hash
+                ]
+            );
         }
     }
 
@@ -575,11 +651,16 @@ mod tests {
         assert_eq!(p[0].size, 50 << 20);
         assert_eq!(p[0].count, Some(5));
         assert_eq!(p[0].duration, None);
-        assert_eq!(p[0].raw.unwrap().key.threads, 1);
-        assert_eq!(p[1].raw.unwrap().key.threads, 4);
+        assert_eq!(p[0].raw[0].key.threads, 1);
+        assert_eq!(p[1].raw[0].key.threads, 4);
+        assert_eq!(p[1].raw[2].key.baseline, Baseline::Hash);
         assert_eq!(p[2].objects, 10);
         assert_eq!(p[2].duration, Some(Duration::from_secs(5)));
-        assert!(p[2].raw.unwrap().key.read);
+        assert_eq!(p[2].raw.len(), 1);
+        assert_eq!(p[2].raw[0].key.baseline, Baseline::Read);
+        assert_eq!(p[2].raw[0].objects, 10);
+        // burn-in: object-only objects
+        assert_eq!(p[3].raw[1].key.baseline, Baseline::Layout { binary: false });
         assert_eq!(p[3].interval, Duration::from_secs(1));
         assert_eq!(p[3].size, 0);
     }
@@ -594,14 +675,34 @@ mod tests {
         assert_eq!(p[0].objects, 5);
         assert_eq!(p[0].size, 1024);
         assert_eq!(p[0].count, Some(5));
-        assert!(p[0].raw.is_none());
-        assert!(p[1].raw.is_none());
+        assert!(p[0].raw.is_empty());
+        assert!(p[1].raw.is_empty());
         assert_eq!(p[2].size, 0);
         // raw is the scenario itself, so --no-raw keeps it
-        assert!(p[3].raw.is_some());
-        assert_eq!(p[3].raw.unwrap().key.size, 1024);
+        assert_eq!(p[3].raw.len(), 2);
+        assert_eq!(p[3].raw[0].key.size, 1024);
+        assert_eq!(p[3].raw[1].key.baseline, Baseline::Layout { binary: true });
+        assert!(p[5].raw.is_empty());
         assert_eq!(p[4].work, Work::Search);
         assert_eq!(p[5].duration, Some(Duration::from_secs(2)));
+    }
+
+    #[test]
+    fn raw_alone_runs_every_write_mode() {
+        let p = parse("raw --size 15M --digest sha256").phases();
+        let raw = &p[0].raw;
+        assert_eq!(raw.len(), 3);
+        assert_eq!(raw[2].key.baseline, Baseline::Hash);
+        assert_eq!(raw[2].digest, DigestAlg::Sha256);
+        // the scenario's own duration, not the 30 s cap
+        assert_eq!(raw[2].duration, Some(Duration::from_secs(30)));
+        let p = parse("raw --size 0 --duration 60").phases();
+        let baselines: Vec<_> = p[0].raw.iter().map(|r| r.key.baseline).collect();
+        assert_eq!(
+            baselines,
+            [Baseline::Flat, Baseline::Layout { binary: false }]
+        );
+        assert_eq!(p[0].raw[1].duration, Some(Duration::from_secs(60)));
     }
 
     #[test]
@@ -625,5 +726,6 @@ mod tests {
         assert!(parse("raw --duration 0").validate().is_err());
         assert!(parse("raw --count 0").validate().is_err());
         assert!(parse("raw --duration NaN").validate().is_err());
+        assert!(parse_err("raw --digest md5"));
     }
 }

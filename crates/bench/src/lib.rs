@@ -1,6 +1,7 @@
 //! `arca bench`: the Fedora sizing studies, reproducible by anyone, against arca or any Fedora
-//! API server — with the physical limit (a plain program writing one file per object)
-//! measured in the same run, so that every figure carries its "% of raw".
+//! API server — with the physical limit (a plain program writing one file per object; the
+//! same program writing arca's files for each object, [`layout`]; and one hashing what it
+//! writes) measured in the same run, so that every figure carries its "% of raw".
 //!
 //! - [`BenchArgs`] is the command line (`arca bench …` and the standalone `arca-bench`).
 //! - [`run`] resolves it into phases ([`args::Phase`]), optionally spawns a fresh arca
@@ -30,6 +31,7 @@ pub mod cleanup;
 pub mod driver;
 pub mod fanout;
 pub mod http;
+pub mod layout;
 pub mod payload;
 pub mod procfs;
 pub mod progress;
@@ -255,14 +257,49 @@ async fn measure(
             .to_string(),
         "% of raw = this row's objects/s (MB/s for objects of 1 MiB or more) ÷ the raw fsync row \
          with the same size and thread count, measured in this run (access rows: ÷ the raw read \
-         row)."
+         row); % of raw-layout and % of raw-hash likewise ÷ those rows."
             .to_string(),
-        "Raw rows: N OS threads each create, write, fsync (or not) and close one new file per \
-         object, in a fresh directory on the data's file system, deleted in the background \
-         after the run (objects under 1 MiB) or right after the row; their CPU, RSS and I/O columns are the writing program's own. Each raw mode runs the scenario's \
-         duration capped at 30 s (3 s with --quick) unless --raw-duration is given."
+        "Raw rows: N OS threads each create, write, fsync (raw-fsync) or not (raw-nofsync) and \
+         close one new file per object (raw-read: read such files back), in a fresh directory \
+         on the data's file system, deleted in the background after the run (objects under \
+         1 MiB) or right after the row; their CPU, RSS and I/O columns are the writing \
+         program's own. Each raw mode runs the scenario's duration capped at 30 s (3 s with \
+         --quick) unless --raw-duration is given; what earlier rows left dirty is synced \
+         before each (not measured)."
             .to_string(),
     ];
+    let baselines: Vec<_> = phases
+        .iter()
+        .flat_map(|p| &p.raw)
+        .map(|r| r.key.baseline)
+        .collect();
+    if baselines
+        .iter()
+        .any(|b| matches!(b, args::Baseline::Layout { .. }))
+    {
+        notes.push(
+            "raw-layout rows: per object exactly the directories and files arca creates in \
+             Fedora's layout — the container's OCFL object and, unless object-only, the \
+             binary's (a 0004 path from the SHA-256 of a UUID id; 0=ocfl_object_1.1, \
+             v1/inventory.json and its sidecar with hard links as the root copies, the .fcrepo \
+             headers, the RDF and binary content; 12 inodes per container, 14 per binary, the \
+             sizes arca writes) — with arca's durability: no fsync per file (a binary over \
+             1 MiB is written to staging/uploads, fsynced with its directory and renamed into \
+             place, as arca does) but a syncfs of the file system every 5 s from another thread, \
+             as arca's checkpoint, and one after the last object (not timed). Not included: \
+             arca's journal record and its group fdatasync per write, the catalog (SQLite), \
+             HTTP, digests and JSON (metadata files are filler of the right size)."
+                .into(),
+        );
+    }
+    if baselines.contains(&args::Baseline::Hash) {
+        notes.push(format!(
+            "raw-hash rows (objects of 1 MiB or more): one flat file per object, its {} \
+             computed over every byte in the writing thread, fsynced — the floor for any OCFL \
+             writer.",
+            args.digest.name()
+        ));
+    }
     if pid.is_none() && needs_server {
         notes.push(
             "Server CPU, RSS and I/O are absent: give --pid (or use --spawn) to sample them."

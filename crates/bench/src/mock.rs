@@ -191,20 +191,24 @@ async fn every_scenario_counts_right_against_a_mock() {
         [
             "raw-fsync-0B-2t",
             "raw-nofsync-0B-2t",
+            "raw-layout-container-2t",
             "ingest-object-only",
             "raw-fsync-1KiB-2t",
             "raw-nofsync-1KiB-2t",
+            "raw-layout-1KiB-2t",
             "ingest-small",
             "raw-read-1KiB-2t",
             "access-small",
             "access-metadata",
             "raw-fsync-1KiB-1t",
             "raw-nofsync-1KiB-1t",
+            "raw-layout-1KiB-1t",
             "benchtool-1-client",
             "benchtool-2-clients",
             "burn-in",
             "raw-fsync-1KiB-2t#2",
             "raw-nofsync-1KiB-2t#2",
+            "raw-layout-1KiB-2t#2",
             "search",
         ]
     );
@@ -213,8 +217,11 @@ async fn every_scenario_counts_right_against_a_mock() {
             Kind::Ingest | Kind::BurnIn => {
                 assert_eq!(s.summary.ok, 5, "{}", s.name);
                 assert_eq!(s.objects_created, 5, "{}", s.name);
-                let pct = s.raw.as_ref().and_then(|x| x.pct_of_raw);
-                assert!(pct.is_some_and(|p| p > 0.0), "{}", s.name);
+                let raw = s.raw.as_ref().expect("compared with raw rows");
+                assert!(raw.pct_of_raw.is_some_and(|p| p > 0.0), "{}", s.name);
+                assert!(raw.pct_of_raw_layout.is_some_and(|p| p > 0.0), "{}", s.name);
+                // 1 KiB objects: no raw-hash row
+                assert!(raw.hash_baseline.is_none(), "{}", s.name);
                 assert!(s.loadgen.is_some());
             }
             Kind::Access => {

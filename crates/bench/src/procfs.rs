@@ -262,8 +262,9 @@ impl Sampler {
     }
 }
 
-/// Bytes allocated on disk (st_blocks × 512) and number of files under `path`; symbolic
-/// links are not followed, unreadable entries are skipped.
+/// Bytes allocated on disk (st_blocks × 512, once per inode: a file's hard links share its
+/// blocks) and number of files (names) under `path`; symbolic links are not followed,
+/// unreadable entries are skipped.
 pub fn disk_usage(path: &Path) -> (u64, u64) {
     disk_usage_within(path, None).unwrap_or_default()
 }
@@ -279,6 +280,7 @@ pub fn disk_usage_within(path: &Path, budget: Option<std::time::Duration>) -> Op
     let walk = || {
         let mut bytes = 0;
         let mut files = 0;
+        let mut linked = std::collections::HashSet::new();
         let mut stack = vec![path.to_path_buf()];
         while let Some(dir) = stack.pop() {
             let Ok(entries) = std::fs::read_dir(&dir) else {
@@ -292,7 +294,9 @@ pub fn disk_usage_within(path: &Path, budget: Option<std::time::Duration>) -> Op
                 let Ok(meta) = entry.metadata() else {
                     continue;
                 };
-                bytes += meta.blocks() * 512;
+                if meta.nlink() < 2 || meta.is_dir() || linked.insert((meta.dev(), meta.ino())) {
+                    bytes += meta.blocks() * 512;
+                }
                 if meta.is_dir() {
                     stack.push(entry.path());
                 } else {
@@ -312,8 +316,16 @@ pub fn disk_usage_within(path: &Path, budget: Option<std::time::Duration>) -> Op
     })
 }
 
-/// Bytes and inodes in use on the file system holding `path` (`statvfs`).
-pub fn fs_used(path: &Path) -> Option<(u64, u64)> {
+/// What `statvfs` says of a file system, in bytes and inodes.
+struct FsCounts {
+    used_bytes: u64,
+    free_bytes: u64,
+    used_inodes: u64,
+    free_inodes: u64,
+}
+
+/// The `statvfs` of the file system holding `path`.
+fn statvfs(path: &Path) -> Option<FsCounts> {
     use std::os::unix::ffi::OsStrExt;
     let c = std::ffi::CString::new(path.as_os_str().as_bytes()).ok()?;
     // SAFETY: statvfs writes into the zeroed struct we own; the path is a valid C string.
@@ -322,25 +334,28 @@ pub fn fs_used(path: &Path) -> Option<(u64, u64)> {
         if libc::statvfs(c.as_ptr(), &mut s) != 0 {
             return None;
         }
-        Some((
-            (s.f_blocks as u64).saturating_sub(s.f_bfree as u64) * s.f_frsize as u64,
-            (s.f_files as u64).saturating_sub(s.f_ffree as u64),
-        ))
+        Some(FsCounts {
+            used_bytes: (s.f_blocks as u64).saturating_sub(s.f_bfree as u64) * s.f_frsize as u64,
+            free_bytes: s.f_bavail as u64 * s.f_frsize as u64,
+            used_inodes: (s.f_files as u64).saturating_sub(s.f_ffree as u64),
+            free_inodes: s.f_favail as u64,
+        })
     }
+}
+
+/// Bytes and inodes in use on the file system holding `path` (`statvfs`).
+pub fn fs_used(path: &Path) -> Option<(u64, u64)> {
+    statvfs(path).map(|s| (s.used_bytes, s.used_inodes))
 }
 
 /// Bytes available to this user on the file system holding `path`.
 pub fn free_space(path: &Path) -> Option<u64> {
-    use std::os::unix::ffi::OsStrExt;
-    let c = std::ffi::CString::new(path.as_os_str().as_bytes()).ok()?;
-    // SAFETY: statvfs writes into the zeroed struct we own; the path is a valid C string.
-    unsafe {
-        let mut s: libc::statvfs = std::mem::zeroed();
-        if libc::statvfs(c.as_ptr(), &mut s) != 0 {
-            return None;
-        }
-        Some(s.f_bavail as u64 * s.f_frsize as u64)
-    }
+    statvfs(path).map(|s| s.free_bytes)
+}
+
+/// Inodes available to this user on the file system holding `path`.
+pub fn free_inodes(path: &Path) -> Option<u64> {
+    statvfs(path).map(|s| s.free_inodes)
 }
 
 /// Flushes every file system's dirty pages (between phases, so one phase's write-back does not
@@ -491,5 +506,9 @@ mod tests {
         assert!(filesystem_of(d.path()).is_some());
         let m = machine(Some(d.path()));
         assert!(m.cpus >= 1);
+        // A hard link is one more name, not more blocks.
+        std::fs::hard_link(d.path().join("a/x"), d.path().join("z")).unwrap();
+        assert_eq!(disk_usage(d.path()), (bytes, 3));
+        assert!(free_inodes(d.path()).unwrap() > 0);
     }
 }

@@ -59,6 +59,15 @@ pub struct PhaseConfig {
     pub fsync: Option<bool>,
     /// Burn-in interval, seconds.
     pub interval_s: Option<f64>,
+    /// raw-hash rows: the digest algorithm.
+    #[serde(default)]
+    pub digest: Option<String>,
+    /// raw-layout rows: whether each object has a binary besides its container.
+    #[serde(default)]
+    pub with_binary: Option<bool>,
+    /// raw-layout rows: seconds between two `syncfs` of the file system.
+    #[serde(default)]
+    pub syncfs_every_s: Option<f64>,
 }
 
 /// Disk growth of the data directory during a row.
@@ -98,6 +107,19 @@ pub struct RawComparison {
     pub nofsync_baseline: Option<String>,
     /// 100 × this row ÷ the no-fsync baseline.
     pub pct_of_raw_nofsync: Option<f64>,
+    /// The raw-layout row (ingest): arca's files for the same objects, with a `syncfs` every
+    /// 5 s.
+    #[serde(default)]
+    pub layout_baseline: Option<String>,
+    /// 100 × this row ÷ the raw-layout row.
+    #[serde(default)]
+    pub pct_of_raw_layout: Option<f64>,
+    /// The raw-hash row (ingest of objects of 1 MiB or more).
+    #[serde(default)]
+    pub hash_baseline: Option<String>,
+    /// 100 × this row ÷ the raw-hash row.
+    #[serde(default)]
+    pub pct_of_raw_hash: Option<f64>,
 }
 
 /// The load generator's own cost.
@@ -371,9 +393,10 @@ impl Report {
         m.push_str(
             "| Scenario | Clients | Size | OK | Avg TPS | Avg resp (ms) | p50 (ms) | p99 (ms) \
              | Max server CPU (%) | Max I/O burst (MB/s) | Avg MB/s | Peak RSS (MB) \
-             | Disk/object | Errors | % of raw | Loadgen CPU (%) |\n",
+             | Disk/object | Errors | % of raw | % of raw-layout | % of raw-hash \
+             | Loadgen CPU (%) |\n",
         );
-        m.push_str("|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|\n");
+        m.push_str("|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|\n");
         for s in &self.scenarios {
             let name = match s.status {
                 Status::Completed => s.name.clone(),
@@ -384,7 +407,7 @@ impl Report {
             let sv = s.server.as_ref();
             let _ = writeln!(
                 m,
-                "| {name} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} |",
+                "| {name} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} |",
                 s.config.clients,
                 format_size(s.config.size_bytes),
                 s.summary.ok,
@@ -401,10 +424,9 @@ impl Report {
                     .and_then(|d| d.bytes_per_object)
                     .map_or("–".into(), bytes),
                 s.errors_total(),
-                s.raw
-                    .as_ref()
-                    .and_then(|r| r.pct_of_raw)
-                    .map_or("–".into(), |p| format!("{p:.1} %")),
+                pct(s.raw.as_ref().and_then(|r| r.pct_of_raw)),
+                pct(s.raw.as_ref().and_then(|r| r.pct_of_raw_layout)),
+                pct(s.raw.as_ref().and_then(|r| r.pct_of_raw_hash)),
                 opt(s.loadgen.as_ref().map(|l| l.cpu_pct)),
             );
         }
@@ -511,8 +533,12 @@ fn opt(x: Option<f64>) -> String {
     x.map_or("–".into(), num)
 }
 
+fn pct(x: Option<f64>) -> String {
+    x.map_or("–".into(), |p| format!("{p:.1} %"))
+}
+
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
     use crate::recorder::{Code, Recorder, TxOutcome};
 
@@ -554,6 +580,8 @@ mod tests {
             raw_tps: 4.0,
             raw_mb_per_s: 0.004,
             pct_of_raw: Some(50.0),
+            layout_baseline: Some("raw-layout-1KiB-2t".into()),
+            pct_of_raw_layout: Some(12.5),
             ..Default::default()
         });
         let b = ScenarioReport {
@@ -601,7 +629,10 @@ mod tests {
             md.contains("| ingest-small | 2 | 1 KiB | 4 | 2.00 |"),
             "{md}"
         );
-        assert!(md.contains("50.0 %"));
+        assert!(
+            md.contains("| 1 | 50.0 % | 12.5 % | – |"),
+            "errors, % of raw, % of raw-layout, % of raw-hash: {md}"
+        );
         assert!(md.contains("search (not available yet)"));
         assert!(md.contains("first error at 0.0 s after 4 ok: 500"));
         r.scenarios[0].summary.errors = 0;
@@ -636,6 +667,28 @@ mod tests {
         assert_eq!(
             back.scenarios[0].raw.as_ref().unwrap().pct_of_raw,
             Some(50.0)
+        );
+        assert_eq!(v["scenarios"][0]["raw"]["pct_of_raw_layout"], 12.5);
+        assert!(v["scenarios"][0]["raw"]["pct_of_raw_hash"].is_null());
+        // A report written before raw-layout and raw-hash existed still loads.
+        let mut old = v.clone();
+        let raw = old["scenarios"][0]["raw"].as_object_mut().unwrap();
+        for k in [
+            "layout_baseline",
+            "pct_of_raw_layout",
+            "hash_baseline",
+            "pct_of_raw_hash",
+        ] {
+            raw.remove(k).unwrap();
+        }
+        let config = old["scenarios"][0]["config"].as_object_mut().unwrap();
+        for k in ["digest", "with_binary", "syncfs_every_s"] {
+            config.remove(k).unwrap();
+        }
+        let back: Report = serde_json::from_value(old).unwrap();
+        assert_eq!(
+            back.scenarios[0].raw.as_ref().unwrap().pct_of_raw_layout,
+            None
         );
         assert_eq!(back.summary, r.summary);
     }

@@ -5,13 +5,13 @@ use std::collections::HashMap;
 use std::sync::atomic::Ordering;
 use std::sync::{Arc, Mutex};
 
-use crate::args::{Phase, RawKey, Work};
+use crate::args::{Baseline, Phase, RawKey, Work, LARGE_OBJECT};
 use crate::driver::{drive, mix, Ctx, Driven, Limits, Probe, Stop};
 use crate::http::{binary_url, Target};
 use crate::payload::Payload;
 use crate::procfs;
 use crate::raw;
-use crate::recorder::{intervals, Code, TxOutcome, MB};
+use crate::recorder::{intervals, Code, TxOutcome};
 use crate::report::{
     Kind, PhaseConfig, RawComparison, Report, ScenarioReport, SetupReport, Status,
 };
@@ -67,8 +67,8 @@ fn config(phase: &Phase) -> PhaseConfig {
         count: phase.count,
         size_bytes: phase.size,
         objects: matches!(phase.work, Work::Access { .. }).then_some(phase.objects),
-        fsync: None,
         interval_s: matches!(phase.work, Work::BurnIn).then(|| phase.interval.as_secs_f64()),
+        ..Default::default()
     }
 }
 
@@ -299,13 +299,45 @@ pub fn search(phase: &Phase) -> ScenarioReport {
     row
 }
 
-/// This row's ratio to its raw baseline(s).
-pub fn compare(
-    row: &ScenarioReport,
-    base: &ScenarioReport,
-    nofsync: Option<&ScenarioReport>,
-) -> RawComparison {
-    let by_mb = row.config.size_bytes >= MB as u64;
+/// The raw rows one server row is compared with (each measured in this run, if at all).
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Paired<'a> {
+    /// The flat fsync row (`raw-fsync-…`), or for access the read row (`raw-read-…`).
+    pub raw: Option<&'a ScenarioReport>,
+    /// The flat no-fsync row.
+    pub nofsync: Option<&'a ScenarioReport>,
+    /// The raw-layout row.
+    pub layout: Option<&'a ScenarioReport>,
+    /// The raw-hash row.
+    pub hash: Option<&'a ScenarioReport>,
+}
+
+impl<'a> Paired<'a> {
+    /// The rows measured for `phase`'s baselines (`rows` maps each baseline to its rows'
+    /// indices in `report`).
+    pub fn of(phase: &Phase, rows: &HashMap<RawKey, Vec<usize>>, report: &'a Report) -> Self {
+        let mut paired = Paired::default();
+        for plan in &phase.raw {
+            let Some(idx) = rows.get(&plan.key) else {
+                continue;
+            };
+            let at = |i: usize| idx.get(i).map(|&i| &report.scenarios[i]);
+            match plan.key.baseline {
+                Baseline::Flat => (paired.raw, paired.nofsync) = (at(0), at(1)),
+                Baseline::Read => paired.raw = at(0),
+                Baseline::Layout { .. } => paired.layout = at(0),
+                Baseline::Hash => paired.hash = at(0),
+            }
+        }
+        paired
+    }
+}
+
+/// This row's ratios to its raw baselines: objects/s, or MB/s for objects of 1 MiB or more
+/// (for the same object size the two ratios are equal). `None` without a flat (or read) row.
+pub fn compare(row: &ScenarioReport, paired: &Paired) -> Option<RawComparison> {
+    let base = paired.raw?;
+    let by_mb = row.config.size_bytes >= LARGE_OBJECT;
     let ratio = |b: &ScenarioReport| {
         let (x, y) = if by_mb {
             (row.summary.mb_per_s, b.summary.mb_per_s)
@@ -314,15 +346,20 @@ pub fn compare(
         };
         (y > 0.0 && b.summary.ok > 0 && row.summary.ok > 0).then(|| 100.0 * x / y)
     };
-    RawComparison {
+    let name = |b: Option<&ScenarioReport>| b.map(|b| b.name.clone());
+    Some(RawComparison {
         baseline: base.name.clone(),
         basis: if by_mb { "MB/s" } else { "objects/s" }.into(),
         raw_tps: base.summary.tps,
         raw_mb_per_s: base.summary.mb_per_s,
         pct_of_raw: ratio(base),
-        nofsync_baseline: nofsync.map(|n| n.name.clone()),
-        pct_of_raw_nofsync: nofsync.and_then(ratio),
-    }
+        nofsync_baseline: name(paired.nofsync),
+        pct_of_raw_nofsync: paired.nofsync.and_then(ratio),
+        layout_baseline: name(paired.layout),
+        pct_of_raw_layout: paired.layout.and_then(ratio),
+        hash_baseline: name(paired.hash),
+        pct_of_raw_hash: paired.hash.and_then(ratio),
+    })
 }
 
 /// Runs the phases in order into `report`, each raw baseline just before the first phase
@@ -334,7 +371,7 @@ pub async fn run_phases(
     report: &mut Report,
     mut saved: impl FnMut(&Report),
 ) -> anyhow::Result<()> {
-    // Raw baselines measured so far: key -> row indices (write: fsync, nofsync; read: read).
+    // Raw baselines measured so far: key -> row indices (flat: fsync, nofsync).
     let mut baselines: HashMap<RawKey, Vec<usize>> = HashMap::new();
     for phase in phases {
         if ctx.interrupt.is_set() {
@@ -345,29 +382,23 @@ pub async fn run_phases(
             Work::Ingest { .. } | Work::Access { .. } | Work::BurnIn | Work::FanIn(_)
         );
         // The raw rows this phase is compared with (or, for `raw`, is).
-        if let Some(plan) = &phase.raw {
+        for plan in &phase.raw {
             let fresh = phase.work == Work::Raw
                 || (!baselines.contains_key(&plan.key) && !ctx.server_unreachable);
-            if fresh {
-                let mut idx = Vec::new();
-                if plan.key.read {
-                    let row = raw::read_row(ctx, phase.scenario, plan).await?;
-                    push(report, row);
-                    idx.push(report.scenarios.len() - 1);
-                } else {
-                    for fsync in [true, false] {
-                        if ctx.interrupt.is_set() {
-                            break;
-                        }
-                        let row = raw::write_row(ctx, phase.scenario, plan, fsync).await?;
-                        push(report, row);
-                        idx.push(report.scenarios.len() - 1);
-                        saved(report);
-                    }
-                }
-                saved(report);
-                baselines.insert(plan.key, idx);
+            if !fresh {
+                continue;
             }
+            let mut idx = Vec::new();
+            for mode in raw::modes(plan.key.baseline) {
+                if ctx.interrupt.is_set() {
+                    break;
+                }
+                let row = raw::row(ctx, phase.scenario, plan, mode).await?;
+                push(report, row);
+                idx.push(report.scenarios.len() - 1);
+                saved(report);
+            }
+            baselines.insert(plan.key, idx);
         }
         if phase.work == Work::Raw || ctx.interrupt.is_set() {
             continue;
@@ -405,14 +436,7 @@ pub async fn run_phases(
             (Work::Access { metadata }, Some(t)) => access(ctx, phase, t.clone(), metadata).await,
             (Work::Raw | Work::FanIn(_) | Work::Versions, _) | (_, None) => continue,
         };
-        if let Some(plan) = &phase.raw {
-            if let Some(idx) = baselines.get(&plan.key) {
-                if let Some(&first) = idx.first() {
-                    let nofsync = idx.get(1).map(|&i| &report.scenarios[i]);
-                    row.raw = Some(compare(&row, &report.scenarios[first], nofsync));
-                }
-            }
-        }
+        row.raw = compare(&row, &Paired::of(phase, &baselines, report));
         report_line(&row);
         push(report, row);
         saved(report);
@@ -509,16 +533,95 @@ mod tests {
         let a = row("ingest-small", 20 << 10, 50.0, 1.0);
         let f = row("raw-fsync", 20 << 10, 200.0, 4.0);
         let n = row("raw-nofsync", 20 << 10, 1000.0, 20.0);
-        let c = compare(&a, &f, Some(&n));
+        let l = row("raw-layout", 20 << 10, 100.0, 2.0);
+        let paired = Paired {
+            raw: Some(&f),
+            nofsync: Some(&n),
+            layout: Some(&l),
+            hash: None,
+        };
+        let c = compare(&a, &paired).unwrap();
         assert_eq!(c.basis, "objects/s");
         assert_eq!(c.pct_of_raw, Some(25.0));
         assert_eq!(c.pct_of_raw_nofsync, Some(5.0));
+        assert_eq!(c.pct_of_raw_layout, Some(50.0));
+        assert_eq!(c.layout_baseline.as_deref(), Some("raw-layout"));
+        assert_eq!(c.pct_of_raw_hash, None);
         let big = row("ingest-large", 700 << 20, 0.5, 350.0);
         let fb = row("raw-fsync", 700 << 20, 1.0, 700.0);
-        let c = compare(&big, &fb, None);
+        let hb = row("raw-hash", 700 << 20, 2.0, 500.0);
+        let c = compare(
+            &big,
+            &Paired {
+                raw: Some(&fb),
+                hash: Some(&hb),
+                ..Default::default()
+            },
+        )
+        .unwrap();
         assert_eq!(c.basis, "MB/s");
         assert_eq!(c.pct_of_raw, Some(50.0));
+        // By MB/s, not objects/s (which would give 25 %).
+        assert_eq!(c.pct_of_raw_hash, Some(70.0));
+        assert_eq!(c.hash_baseline.as_deref(), Some("raw-hash"));
         let zero = row("raw-fsync", 20 << 10, 0.0, 0.0);
-        assert_eq!(compare(&a, &zero, None).pct_of_raw, None);
+        let c = compare(
+            &a,
+            &Paired {
+                raw: Some(&zero),
+                ..Default::default()
+            },
+        );
+        assert_eq!(c.unwrap().pct_of_raw, None);
+        assert!(compare(&a, &Paired::default()).is_none());
+    }
+
+    #[test]
+    fn phases_are_paired_with_their_own_baselines() {
+        use clap::Parser;
+        #[derive(Parser)]
+        struct Cli {
+            #[command(flatten)]
+            args: crate::args::BenchArgs,
+        }
+        let line = "arca-bench ingest-object-only ingest-medium --clients 2";
+        let args = Cli::parse_from(line.split_whitespace()).args;
+        let phases = args.phases();
+        // What run_phases measures: every baseline's rows, in order.
+        let mut report = crate::report::tests::sample_report();
+        report.scenarios.clear();
+        let mut rows = HashMap::new();
+        for p in &phases {
+            for plan in &p.raw {
+                let mut idx = Vec::new();
+                for mode in raw::modes(plan.key.baseline) {
+                    let name = raw::row_name(mode, plan.key.size, plan.key.threads);
+                    report.scenarios.push(row(&name, plan.key.size, 1.0, 1.0));
+                    idx.push(report.scenarios.len() - 1);
+                }
+                rows.insert(plan.key, idx);
+            }
+        }
+        fn names<'a>(p: &Paired<'a>) -> [Option<&'a str>; 4] {
+            [p.raw, p.nofsync, p.layout, p.hash].map(|r| r.map(|r| r.name.as_str()))
+        }
+        assert_eq!(
+            names(&Paired::of(&phases[0], &rows, &report)),
+            [
+                Some("raw-fsync-0B-2t"),
+                Some("raw-nofsync-0B-2t"),
+                Some("raw-layout-container-2t"),
+                None
+            ]
+        );
+        assert_eq!(
+            names(&Paired::of(&phases[1], &rows, &report)),
+            [
+                Some("raw-fsync-15MiB-2t"),
+                Some("raw-nofsync-15MiB-2t"),
+                Some("raw-layout-15MiB-2t"),
+                Some("raw-hash-15MiB-2t")
+            ]
+        );
     }
 }

@@ -1,10 +1,19 @@
 //! `arca bench` end to end: every scenario in a tiny mode against a spawned arca (the real
 //! `arca` binary), checking the counting and the report — correctness, not speed.
 
+mod common;
+
+use std::collections::BTreeMap;
+use std::os::unix::fs::MetadataExt;
 use std::path::Path;
 use std::process::{Command, Output};
+use std::time::Duration;
 
+use arca_bench::http::Target;
+use arca_bench::layout::{self, LayoutWriter};
+use arca_bench::payload::Payload;
 use arca_bench::report::{Kind, Report, ScenarioReport, Status};
+use arca_bench::scenarios::ingest_object;
 
 /// Tiny mode: 2 clients, 5 objects of 1 KiB per scenario.
 const TINY: &[&str] = &["--clients", "2", "--count", "5", "--size", "1024"];
@@ -106,6 +115,24 @@ fn check_raw_write_rows(r: &Report, size: &str, threads: usize) {
     }
 }
 
+fn check_raw_layout_row(r: &Report, name: &str, names_per_object: u64) {
+    let raw = row(r, name);
+    assert_eq!(raw.kind, Kind::Raw);
+    assert_eq!(raw.status, Status::Completed, "{name}: {:?}", raw.note);
+    assert_eq!(raw.summary.ok, 5, "{name}");
+    assert_eq!(raw.objects_created, 5, "{name}");
+    let disk = raw.disk.as_ref().expect("raw disk");
+    assert_eq!(disk.files_after, 5 * names_per_object, "{name}");
+    assert_eq!(raw.config.syncfs_every_s, Some(5.0), "{name}");
+    assert!(
+        raw.note
+            .as_deref()
+            .is_some_and(|n| n.contains("one after the last object")),
+        "{name}: {:?}",
+        raw.note
+    );
+}
+
 #[test]
 fn ingest_scenarios_count_objects_and_compare_with_raw() {
     let out = tempfile::tempdir().unwrap();
@@ -159,8 +186,23 @@ fn ingest_scenarios_count_objects_and_compare_with_raw() {
         assert!(disk.bytes_per_object.is_some_and(|b| b > 0.0), "{name}");
         assert!(s.loadgen.is_some(), "{name}");
     }
+    // raw-layout: 5 objects of 7 names (container) or 7 + 9 (with its binary)
+    check_raw_layout_row(&r, "raw-layout-container-2t", 7);
+    check_raw_layout_row(&r, "raw-layout-1KiB-2t", 16);
+    for name in ["ingest-object-only", "ingest-small"] {
+        let raw = row(&r, name).raw.as_ref().unwrap();
+        let layout = if name == "ingest-object-only" {
+            "raw-layout-container-2t"
+        } else {
+            "raw-layout-1KiB-2t"
+        };
+        assert_eq!(raw.layout_baseline.as_deref(), Some(layout), "{name}");
+        assert!(raw.pct_of_raw_layout.is_some_and(|p| p > 0.0), "{name}");
+        // 1 KiB objects: no raw-hash row
+        assert!(raw.hash_baseline.is_none(), "{name}");
+    }
     // the raw baselines were measured once for the shared size and reused
-    assert_eq!(r.scenarios.len(), 4 + 4);
+    assert_eq!(r.scenarios.len(), 4 + 6, "{:?}", names(&r));
     let svg = std::fs::read_to_string(out.path().join("chart.svg")).unwrap();
     assert!(svg.contains("ingest-small"));
 }
@@ -273,8 +315,9 @@ fn raw_alone_needs_no_server() {
     check_counting(&r);
     assert_clean(&output, &r);
     assert!(r.target.url.is_none());
-    assert_eq!(r.scenarios.len(), 2);
+    assert_eq!(names(&r).len(), 3, "{:?}", names(&r));
     check_raw_write_rows(&r, "1KiB", 2);
+    check_raw_layout_row(&r, "raw-layout-1KiB-2t", 16);
 }
 
 #[test]
@@ -358,4 +401,150 @@ fn spawned_server_and_data_are_removed() {
         }
     );
     assert!(out.path().join("server.log").is_file());
+}
+
+#[test]
+fn large_objects_are_compared_with_raw_hash() {
+    let out = tempfile::tempdir().unwrap();
+    let args = [
+        "ingest-medium",
+        "--spawn",
+        "--clients",
+        "2",
+        "--count",
+        "3",
+        "--size",
+        "2M",
+        "--digest",
+        "sha256",
+    ];
+    let (output, r) = bench(&args, out.path());
+    check_counting(&r);
+    assert_clean(&output, &r);
+    assert_eq!(
+        names(&r),
+        [
+            "raw-fsync-2MiB-2t",
+            "raw-nofsync-2MiB-2t",
+            "raw-layout-2MiB-2t",
+            "raw-hash-2MiB-2t",
+            "ingest-medium"
+        ]
+    );
+    let hash = row(&r, "raw-hash-2MiB-2t");
+    assert_eq!(hash.summary.ok, 3);
+    assert_eq!(hash.summary.bytes, 3 * (2 << 20));
+    assert_eq!(hash.config.digest.as_deref(), Some("sha256"));
+    assert_eq!(hash.config.fsync, Some(true));
+    let raw = row(&r, "ingest-medium").raw.as_ref().unwrap();
+    assert_eq!(raw.basis, "MB/s");
+    assert_eq!(raw.hash_baseline.as_deref(), Some("raw-hash-2MiB-2t"));
+    assert_eq!(raw.layout_baseline.as_deref(), Some("raw-layout-2MiB-2t"));
+    for pct in [raw.pct_of_raw, raw.pct_of_raw_layout, raw.pct_of_raw_hash] {
+        assert!(pct.is_some_and(|p| p > 0.0), "{raw:?}");
+    }
+    // The ratios are the ingest row's MB/s over each baseline's, as the table prints them.
+    let ingest = row(&r, "ingest-medium").summary.mb_per_s;
+    let hash_mb = hash.summary.mb_per_s;
+    assert!((raw.pct_of_raw_hash.unwrap() - 100.0 * ingest / hash_mb).abs() < 1e-6);
+    let md = std::fs::read_to_string(out.path().join("report.md")).unwrap();
+    assert!(
+        md.contains("| % of raw | % of raw-layout | % of raw-hash |"),
+        "{md}"
+    );
+    assert!(
+        md.contains("raw-hash rows"),
+        "the notes explain raw-hash:\n{md}"
+    );
+    assert!(md.contains("sha256"), "{md}");
+}
+
+/// One object's directory as a tree: relative path → (directory?, size of a file, links).
+fn object_tree(dir: &Path) -> BTreeMap<String, (bool, u64, u64)> {
+    fn walk(base: &Path, dir: &Path, out: &mut BTreeMap<String, (bool, u64, u64)>) {
+        for e in std::fs::read_dir(dir).unwrap_or_else(|e| panic!("{}: {e}", dir.display())) {
+            let e = e.unwrap();
+            let m = e.metadata().unwrap();
+            let rel = e.path().strip_prefix(base).unwrap().display().to_string();
+            if m.is_dir() {
+                out.insert(rel, (true, 0, 0));
+                walk(base, &e.path(), out);
+            } else {
+                out.insert(rel, (false, m.len(), m.nlink()));
+            }
+        }
+    }
+    let mut out = BTreeMap::new();
+    walk(dir, dir, &mut out);
+    out
+}
+
+/// raw-layout writes, per object, what a real arca writes for the bench's own requests: the
+/// same directories and files under the same 0004 paths (computed here independently), with
+/// the same sizes and hard links — for an object-only container, and for a container with a
+/// binary of 20 KiB (held in memory), of 1 MiB + 1 byte (streamed through staging/uploads)
+/// and of 0 bytes.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn raw_layout_writes_what_arca_writes_for_an_object() {
+    let data = tempfile::tempdir().unwrap();
+    let arca = common::Arca::serve(data.path());
+    let base = format!("{}/", arca.base);
+    let target = Target::new(&base, None, None, Duration::from_secs(60), 1).unwrap();
+    let payload = Payload::new(1, 2);
+    let raw = tempfile::tempdir().unwrap();
+    let writer = LayoutWriter::create(raw.path()).unwrap();
+    let arca_root = data.path().join("ocfl-root");
+    for (object, size) in [None, Some(20 << 10), Some((1 << 20) + 1), Some(0)]
+        .into_iter()
+        .enumerate()
+    {
+        let object = object as u64;
+        let (out, url) = ingest_object(&target, &payload, object, size).await;
+        assert!(out.ok, "{:?}", out.error);
+        let id = format!("info:fedora/{}", url.unwrap().strip_prefix(&base).unwrap());
+        writer
+            .write_object(object, size.map(|s| payload.chunks(object, s)))
+            .unwrap();
+        let raw_id = layout::container_id(object);
+        assert_eq!(raw_id.len(), id.len(), "{raw_id} is shaped like {id}");
+        let mut pairs = vec![(id.clone(), raw_id.clone())];
+        if size.is_some() {
+            pairs.push((layout::binary_id(&id), layout::binary_id(&raw_id)));
+        }
+        for (real, ours) in pairs {
+            let real_dir = common::object_dir(&arca_root, &real);
+            let raw_dir = common::object_dir(writer.root(), &ours);
+            let real_tree = object_tree(&real_dir);
+            assert!(
+                !real_tree.is_empty(),
+                "arca wrote {real} at {}",
+                real_dir.display()
+            );
+            assert_eq!(
+                object_tree(&raw_dir),
+                real_tree,
+                "{ours} against arca's {real}"
+            );
+            if let Some(size) = size.filter(|_| real.ends_with("/file")) {
+                let content = "v1/content/file";
+                let bytes = std::fs::read(raw_dir.join(content)).unwrap();
+                assert_eq!(bytes.len() as u64, size);
+                assert_eq!(bytes, std::fs::read(real_dir.join(content)).unwrap());
+            }
+        }
+    }
+    arca.stop();
+    // Uploads were renamed into place, in arca and here.
+    for dir in [data.path(), raw.path()] {
+        let uploads = dir.join("staging/uploads");
+        assert_eq!(
+            std::fs::read_dir(&uploads).unwrap().count(),
+            0,
+            "{}",
+            uploads.display()
+        );
+    }
+    // Nothing else in the raw root: the objects written, under their 0004 paths.
+    let objects = common::object_dirs(writer.root());
+    assert_eq!(objects.len(), 7, "{objects:?}");
 }
