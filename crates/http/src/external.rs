@@ -141,7 +141,7 @@ pub(crate) async fn content(
             let binary = upload::receive(
                 ctx.config.limits.timed(body.body),
                 ctx.repo.uploads_dir(),
-                upload::extra_algorithms(&expected),
+                upload::algorithms(DigestAlgorithm::Sha512, &expected),
                 &ctx.budget,
             )
             .await
@@ -467,8 +467,7 @@ async fn probe(url: &CheckedUrl) -> Result<(u64, Option<String>), String> {
     }
 }
 
-/// Reads a whole location once and returns its length and digests (SHA-512 first, then
-/// `algs`).
+/// Reads a whole location once and returns its length and its digests in `algs`.
 async fn remote_digests(
     ctx: &Ctx,
     url: &CheckedUrl,

@@ -886,7 +886,7 @@ async fn read_content(
             let binary = upload::receive(
                 ctx.config.limits.timed(req.into_body()),
                 ctx.repo.uploads_dir(),
-                upload::extra_algorithms(&expected),
+                upload::algorithms(DigestAlgorithm::Sha512, &expected),
                 &ctx.budget,
             )
             .await

@@ -25,14 +25,15 @@ pub struct ReceivedBinary {
     pub data: BinaryData,
     /// Size in bytes.
     pub size: u64,
-    /// SHA-512 first, then the algorithms the client asked to verify.
+    /// The digest of the OCFL object it lands in first (sha512 or sha256), then those of
+    /// the algorithms the client asked to verify.
     pub digests: Vec<DigestValue>,
 }
 
 impl ReceivedBinary {
-    /// Hashes an in-memory body.
-    pub fn from_memory(bytes: Bytes, extra: &[DigestAlgorithm]) -> Self {
-        let mut h = MultiHasher::new(extra);
+    /// Hashes an in-memory body with each of `algorithms`.
+    pub fn from_memory(bytes: Bytes, algorithms: &[DigestAlgorithm]) -> Self {
+        let mut h = MultiHasher::new(algorithms);
         h.update(&bytes);
         Self {
             size: bytes.len() as u64,
@@ -41,9 +42,9 @@ impl ReceivedBinary {
         }
     }
 
-    /// The SHA-512 hex (none for external content kept as a URL).
-    pub fn sha512(&self) -> Option<&str> {
-        self.digests.first().map(|d| d.hex.as_str())
+    /// The digest computed with `algorithm`, if it was.
+    pub fn digest(&self, algorithm: DigestAlgorithm) -> Option<&DigestValue> {
+        self.digests.iter().find(|d| d.algorithm == algorithm)
     }
 
     /// A binary kept as a URL (`redirect` or `proxy`) whose remote content has `size` bytes.

@@ -31,8 +31,8 @@ use std::time::Duration;
 
 use arca_catalog::{Catalog, CatalogOp, ChangeKind, MementoRow, ResourceRecord};
 use arca_model::{
-    format_instant, now, DigestValue, FedoraId, InteractionModel, ResourceHeaders, Timestamp,
-    HEADERS_VERSION, OCFL_USER_ADDRESS, OCFL_USER_NAME,
+    format_instant, now, DigestAlgorithm, DigestValue, FedoraId, InteractionModel, ResourceHeaders,
+    Timestamp, HEADERS_VERSION, OCFL_USER_ADDRESS, OCFL_USER_NAME,
 };
 use arca_ocfl::{Change, Content, HeadMode, ObjectState, OcflRoot, Staged, VersionInfo};
 use arca_storage::{GroupCommit, Journal, JournalStats};
@@ -1055,11 +1055,15 @@ impl ObjectPlan {
         headers.mime_type = Some(mime);
         headers.content_size = Some(binary.size as i64);
         headers.digests = Some(binary.digests.iter().map(DigestValue::urn).collect());
+        let sha512 = binary
+            .digest(DigestAlgorithm::Sha512)
+            .map(|d| d.hex.clone())
+            .unwrap_or_default();
         let content = match binary.data {
             BinaryData::External(location) => return self.add_external(headers, parent, location),
             BinaryData::Memory(bytes) => Content::Bytes(bytes.to_vec()),
             BinaryData::File(upload) => Content::File {
-                sha512: binary.digests[0].hex.clone(),
+                sha512,
                 path: upload.take(),
             },
         };
