@@ -47,6 +47,41 @@ impl ReceivedBinary {
         self.digests.iter().find(|d| d.algorithm == algorithm)
     }
 
+    /// The binary with its digest in `algorithm` (its OCFL object's) first among its
+    /// digests, computed now if it was received with other algorithms only (reading an
+    /// upload file again, on the blocking pool). A binary kept as a URL has no digests and
+    /// comes back as it is.
+    pub async fn with_digest(mut self, algorithm: DigestAlgorithm) -> Result<Self> {
+        if let Some(i) = self.digests.iter().position(|d| d.algorithm == algorithm) {
+            let digest = self.digests.remove(i);
+            self.digests.insert(0, digest);
+            return Ok(self);
+        }
+        let digest = match &self.data {
+            BinaryData::External(_) => return Ok(self),
+            BinaryData::Memory(bytes) => DigestValue {
+                algorithm,
+                hex: MultiHasher::digest(algorithm, bytes),
+            },
+            BinaryData::File(upload) => {
+                tracing::debug!(
+                    path = %upload.path().display(),
+                    %algorithm,
+                    "an upload was hashed for another object's algorithm; hashing it again"
+                );
+                let path = upload.path().to_path_buf();
+                let (_, mut digests) = tokio::task::spawn_blocking(move || {
+                    crate::fixity::digest_file(&path, &[algorithm])
+                })
+                .await
+                .map_err(|e| Error::Internal(format!("hashing an upload did not finish: {e}")))??;
+                digests.remove(0)
+            }
+        };
+        self.digests.insert(0, digest);
+        Ok(self)
+    }
+
     /// A binary kept as a URL (`redirect` or `proxy`) whose remote content has `size` bytes.
     pub fn external(location: crate::ExternalLocation, size: u64) -> Self {
         Self {
