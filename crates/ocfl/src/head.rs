@@ -23,9 +23,9 @@ use crate::error::IoContext;
 use crate::inventory::sidecar_for;
 use crate::record::RecordFile;
 use crate::root::{
-    apply_changes, empty_inventory, head_sidecar, new_version_entry, push_version_inventories,
-    root_sidecar_copy, sidecar, StagedKind, HEAD_INVENTORY, MUTABLE_HEAD, MUTABLE_HEAD_EXT,
-    OBJECT_NAMASTE, REVISIONS,
+    apply_changes, empty_inventory, head_sidecar, inventory_instant, new_version_entry,
+    push_version_inventories, root_sidecar_copy, sidecar, StagedKind, HEAD_INVENTORY, MUTABLE_HEAD,
+    MUTABLE_HEAD_EXT, OBJECT_NAMASTE, REVISIONS,
 };
 use crate::{
     Change, Error, Inventory, ObjectState, OcflRoot, Result, Staged, User, Version, VersionInfo,
@@ -161,7 +161,7 @@ impl OcflRoot {
                 inventory.versions.insert(
                     v1,
                     Version {
-                        created: info.created.clone(),
+                        created: inventory_instant(&info.created),
                         message: Some(AUTO_V1_MESSAGE.to_string()),
                         user: Some(User {
                             name: AUTO_V1_USER_NAME.to_string(),

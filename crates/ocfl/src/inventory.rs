@@ -262,6 +262,30 @@ mod tests {
     use super::*;
 
     #[test]
+    fn created_instants_are_spelled_as_ocfl_java_spells_them() {
+        use crate::root::inventory_instant;
+        for (given, written) in [
+            (
+                "2026-11-24T16:40:51.442474880Z",
+                "2026-11-24T16:40:51.44247488Z",
+            ),
+            (
+                "2026-11-24T16:40:51.442474881Z",
+                "2026-11-24T16:40:51.442474881Z",
+            ),
+            ("2026-11-24T16:40:51.500Z", "2026-11-24T16:40:51.5Z"),
+            ("2026-11-24T16:40:51.000Z", "2026-11-24T16:40:51Z"),
+            ("2026-11-24T16:40:51Z", "2026-11-24T16:40:51Z"),
+            (
+                "2026-11-24T16:40:51.120+01:00",
+                "2026-11-24T16:40:51.12+01:00",
+            ),
+        ] {
+            assert_eq!(inventory_instant(given), written, "{given}");
+        }
+    }
+
+    #[test]
     fn version_numbers_order_numerically() {
         let v2 = VersionNum::parse("v2").unwrap();
         let v10 = VersionNum::parse("v10").unwrap();

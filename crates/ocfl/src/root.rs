@@ -980,7 +980,7 @@ pub(crate) fn empty_inventory(object_id: &str, algorithm: DigestAlgorithm) -> In
 /// A `versions` entry with `info` and the state `state` (logical path → digest).
 pub(crate) fn new_version_entry(info: VersionInfo, state: &BTreeMap<String, String>) -> Version {
     Version {
-        created: info.created,
+        created: inventory_instant(&info.created),
         message: Some(info.message),
         user: Some(User {
             name: info.user_name,
@@ -988,6 +988,24 @@ pub(crate) fn new_version_entry(info: VersionInfo, state: &BTreeMap<String, Stri
         }),
         state: group_state(state),
     }
+}
+
+/// An RFC 3339 instant as ocfl-java writes a version's `created` (Jackson's
+/// `ISO_OFFSET_DATE_TIME`): the fraction of a second without trailing zeros, none if it is
+/// zero. Fedora's headers keep groups of three digits (`Instant.toString`), so the same
+/// instant is spelled `…51.442474880Z` there and `…51.44247488Z` here; ocfl-java rewrites
+/// the root inventory's earlier versions in its own spelling when it adds one, and a version
+/// directory's inventory that spells it otherwise is then a W011 warning.
+pub(crate) fn inventory_instant(created: &str) -> String {
+    let Some(dot) = created.find('.') else {
+        return created.to_string();
+    };
+    let digits = created[dot + 1..]
+        .find(|c: char| !c.is_ascii_digit())
+        .map_or(created.len(), |n| dot + 1 + n);
+    let fraction = created[dot + 1..digits].trim_end_matches('0');
+    let point = if fraction.is_empty() { "" } else { "." };
+    format!("{}{point}{fraction}{}", &created[..dot], &created[digits..])
 }
 
 /// Applies `changes` to `state` (logical path → digest): content whose digest the
