@@ -89,7 +89,7 @@ CREATE TABLE IF NOT EXISTS tx_files (
     logical_path TEXT NOT NULL,
     bytes BLOB,
     upload TEXT,
-    sha512 TEXT,
+    digest TEXT,
     PRIMARY KEY (tx, ocfl_id, logical_path)
 );
 CREATE TABLE IF NOT EXISTS tx_resources (
@@ -120,8 +120,9 @@ CREATE INDEX IF NOT EXISTS tx_ops_by_tx ON tx_ops(tx, seq);
 
 /// Version of the schema above (`PRAGMA user_version`). A catalog written by an older
 /// version lacks derived rows; it is emptied on open so that the kernel rebuilds it from
-/// storage.
-const SCHEMA_VERSION: i64 = 6;
+/// storage. Version 6 differs only in the name of `tx_files.digest` (`sha512`, bare hex):
+/// the column is renamed in place.
+const SCHEMA_VERSION: i64 = 7;
 
 pub(crate) const COLUMNS: &str =
     "id, parent, ocfl_id, headers, content_file, rdf, children_changed";
@@ -160,7 +161,10 @@ impl SqliteCatalog {
              PRAGMA wal_autocheckpoint=0; PRAGMA cache_size=-16384; PRAGMA temp_store=MEMORY;",
         )?;
         let version: i64 = writer.query_row("PRAGMA user_version", [], |r| r.get(0))?;
-        if version != SCHEMA_VERSION {
+        if version == 6 {
+            // Staged uploads' digests name their algorithm since objects may use sha256.
+            writer.execute_batch("ALTER TABLE tx_files RENAME COLUMN sha512 TO digest;")?;
+        } else if version != SCHEMA_VERSION {
             let has_resources: bool = writer.query_row(
                 "SELECT EXISTS(SELECT 1 FROM sqlite_master WHERE name = 'resources')",
                 [],

@@ -10,7 +10,7 @@
 //! back every transaction it finds open when it starts (an acknowledged write inside an
 //! open transaction is not a durable promise; its commit is).
 
-use arca_model::FedoraId;
+use arca_model::{DigestValue, FedoraId};
 use async_trait::async_trait;
 
 use crate::{CatalogOp, ResourceRecord, Result};
@@ -79,12 +79,13 @@ pub struct TxObject {
 pub enum TxContent {
     /// Small content (headers, RDF), kept in the catalog.
     Bytes(Vec<u8>),
-    /// A staged upload file (durable on its own), with its SHA-512 in hex.
+    /// A staged upload file (durable on its own), with its digest in its object's
+    /// algorithm.
     Upload {
         /// The upload file's path.
         path: String,
-        /// Its SHA-512, lowercase hex.
-        sha512: String,
+        /// Its digest (sha512 or sha256, lowercase hex).
+        digest: DigestValue,
     },
 }
 

@@ -9,7 +9,7 @@ use arca_catalog::{
     Catalog, CatalogOp, ChangeKind, ResourceRecord, SqliteCatalog, TransactionStore, TxContent,
     TxEnd, TxFile, TxObject, TxRefusal, TxResource, TxStage, TxStatus,
 };
-use arca_model::FedoraId;
+use arca_model::{DigestAlgorithm, DigestValue, FedoraId};
 
 /// A top-level container (or the root), live or a tombstone.
 fn record(path: &str, deleted: bool) -> ResourceRecord {
@@ -42,7 +42,7 @@ fn stage(path: &str, existed: bool, upload: &str) -> TxStage {
                 logical_path: "data".into(),
                 content: Some(TxContent::Upload {
                     path: upload.into(),
-                    sha512: "00".into(),
+                    digest: sha256("00"),
                 }),
             },
         ],
@@ -56,6 +56,13 @@ fn stage(path: &str, existed: bool, upload: &str) -> TxStage {
             record: r,
             content_logical: Some("data".into()),
         }],
+    }
+}
+
+fn sha256(hex: &str) -> DigestValue {
+    DigestValue {
+        algorithm: DigestAlgorithm::Sha256,
+        hex: hex.into(),
     }
 }
 
@@ -119,7 +126,7 @@ async fn staged_changes_are_seen_inside_only_and_replace_earlier_ones() {
         files[1].content,
         Some(TxContent::Upload {
             path: "/u/2".into(),
-            sha512: "00".into()
+            digest: sha256("00")
         })
     );
     let objects = cat.tx_objects("t1", None, 10).await.unwrap();
@@ -250,4 +257,63 @@ async fn transactions_survive_a_reopen_and_a_rebuild_clear() {
     assert_eq!(cat.tx_open().await.unwrap(), ["t1"]);
     // The claim is known after a reopen (ordinary writes check it).
     assert_eq!(cat.tx_owners(&["info:fedora/a"]).await.unwrap().len(), 1);
+}
+
+/// A schema-6 catalog (before objects could use sha256) keeps its rows when opened: only
+/// the staged uploads' digest column is renamed, and its bare SHA-512 values still read.
+#[tokio::test]
+async fn a_schema_6_catalog_keeps_its_rows_and_its_staged_sha512_digests() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("catalog.db");
+    {
+        let cat = SqliteCatalog::open(&path).unwrap();
+        cat.apply(vec![CatalogOp::Put(record("", false))])
+            .await
+            .unwrap();
+        cat.set_meta("rebuild", "complete").await.unwrap();
+        cat.tx_begin("t1", i64::MAX).await.unwrap();
+        cat.tx_stage("t1", stage("new", false, "/u/1"))
+            .await
+            .unwrap()
+            .unwrap();
+    }
+    {
+        let c = rusqlite::Connection::open(&path).unwrap();
+        c.execute_batch(
+            "ALTER TABLE tx_files RENAME COLUMN digest TO sha512;
+             UPDATE tx_files SET sha512 = 'AB' WHERE upload IS NOT NULL;
+             PRAGMA user_version = 6;",
+        )
+        .unwrap();
+    }
+    let cat = SqliteCatalog::open(&path).unwrap();
+    assert_eq!(cat.count().await.unwrap(), 1);
+    assert_eq!(
+        cat.meta("rebuild").await.unwrap().as_deref(),
+        Some("complete")
+    );
+    let files = cat.tx_files("t1", "info:fedora/new").await.unwrap();
+    assert_eq!(
+        files[1].content,
+        Some(TxContent::Upload {
+            path: "/u/1".into(),
+            digest: DigestValue {
+                algorithm: DigestAlgorithm::Sha512,
+                hex: "ab".into()
+            }
+        })
+    );
+    // Staging goes on in the renamed column.
+    cat.tx_stage("t1", stage("new", false, "/u/2"))
+        .await
+        .unwrap()
+        .unwrap();
+    let files = cat.tx_files("t1", "info:fedora/new").await.unwrap();
+    assert_eq!(
+        files[1].content,
+        Some(TxContent::Upload {
+            path: "/u/2".into(),
+            digest: sha256("00")
+        })
+    );
 }

@@ -1,9 +1,9 @@
 //! Durability: the real `arca serve` is SIGKILLed in the middle of a concurrent ingest,
 //! restarted on the same data directory, and must still hold every resource it
 //! acknowledged, byte for byte, in a valid root with nothing left in staging; its catalog
-//! must agree with storage, the membership and reference rows derived from it included. A
-//! client that disconnects in the middle of an upload leaves
-//! nothing behind.
+//! must agree with storage, the membership and reference rows derived from it included. The
+//! same with sha256 objects, recovered by a server whose new objects get sha512 (a mixed
+//! root). A client that disconnects in the middle of an upload leaves nothing behind.
 
 mod common;
 
@@ -20,7 +20,7 @@ use hyper::{Method, StatusCode};
 use rand::{Rng, RngCore, SeedableRng};
 use tokio::io::AsyncWriteExt;
 
-use common::{object_dir, sha512_hex, Arca, Http};
+use common::{digest_hex, object_dir, sha512_hex, Arca, Http};
 
 const WRITERS: u64 = 16;
 /// Writers adding members to (and deleting them from) the direct container `dc`, whose
@@ -339,6 +339,8 @@ async fn ingest_then_kill(arca: Arca, kill_after: Duration, round: u64) -> Inges
 
 /// A resource at the root of an object, as storage holds it in the head version.
 struct Stored {
+    /// Its object's `digestAlgorithm`.
+    algorithm: String,
     /// Its `.fcrepo/fcr-root.json`.
     header: serde_json::Value,
     /// Digest and file of its content, if it has any.
@@ -367,7 +369,12 @@ fn stored_resources(root: &Path) -> Vec<Stored> {
             let file = dir.join(inv["manifest"][&digest][0].as_str().unwrap());
             (digest, file)
         });
-        out.push(Stored { header, content });
+        let algorithm = inv["digestAlgorithm"].as_str().unwrap().to_string();
+        out.push(Stored {
+            algorithm,
+            header,
+            content,
+        });
     }
     out
 }
@@ -437,7 +444,12 @@ async fn check_after_restart(arca: &Arca, data: &Path, acked: &[Acked]) {
     // Catalog and storage agree, in both directions.
     let mut root_children = BTreeSet::new();
     let mut live_members = BTreeSet::new();
-    for Stored { header, content } in stored_resources(&root) {
+    for Stored {
+        algorithm,
+        header,
+        content,
+    } in stored_resources(&root)
+    {
         let id = header["id"].as_str().unwrap();
         let path = common::url_path(id);
         if header["parent"] == "info:fedora/dc" && header["deleted"] == false {
@@ -458,7 +470,7 @@ async fn check_after_restart(arca: &Arca, data: &Path, acked: &[Acked]) {
         let (digest, file) = content.expect("live resources have content");
         if header["interactionModel"] == "http://www.w3.org/ns/ldp#NonRDFSource" {
             assert_eq!(
-                sha512_hex(&r.body),
+                digest_hex(&algorithm, &r.body),
                 digest,
                 "{id}: served bytes differ from storage"
             );
@@ -526,17 +538,60 @@ async fn check_after_restart(arca: &Arca, data: &Path, acked: &[Acked]) {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn acknowledged_writes_survive_sigkill() {
-    let data = tempfile::tempdir().unwrap();
-    let mut acked: Vec<Acked> = Vec::new();
-    let mut arca = Arca::serve(data.path());
-    create_membership(&arca).await;
     // Kill at different moments: right after the first acknowledgements; later, with
     // many requests and uploads in flight.
-    for (round, ms) in [0u64, 400, 900].into_iter().enumerate() {
+    survive_sigkills(&[(0, "sha512"), (400, "sha512"), (900, "sha512")]).await;
+}
+
+/// sha256 objects are recovered as well, by a server whose new objects get sha512: the
+/// journal's records name their objects' algorithm, not the server's. The second round
+/// then writes sha512 objects beside them.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn acknowledged_writes_to_sha256_objects_survive_sigkill_into_a_mixed_root() {
+    let data = survive_sigkills(&[(400, "sha256"), (900, "sha512")]).await;
+    let root = data.path().join("ocfl-root");
+    let mut used = BTreeMap::new();
+    for dir in common::object_dirs(&root) {
+        let inv: serde_json::Value =
+            serde_json::from_slice(&fs::read(dir.join("inventory.json")).unwrap()).unwrap();
+        *used
+            .entry(inv["digestAlgorithm"].as_str().unwrap().to_string())
+            .or_insert(0) += 1;
+    }
+    assert!(
+        used.get("sha256").is_some_and(|n| *n > 1) && used.get("sha512").is_some_and(|n| *n > 1),
+        "{used:?}"
+    );
+    let repository_root = object_dir(&root, "info:fedora");
+    assert!(repository_root.join("inventory.json.sha256").is_file());
+}
+
+/// Rounds of ingest, SIGKILL and restart on one data directory: `(ms, algorithm)` kills
+/// the server `ms` after the first acknowledgements, the server of that round creating
+/// objects with `algorithm`; each restart uses the next round's (the last restart the
+/// last's). Returns the data directory.
+async fn survive_sigkills(rounds: &[(u64, &str)]) -> tempfile::TempDir {
+    let data = tempfile::tempdir().unwrap();
+    let serve =
+        |algorithm: &str| Arca::serve_with(data.path(), &[("ARCA_DIGEST_ALGORITHM", algorithm)]);
+    let mut acked: Vec<Acked> = Vec::new();
+    let mut arca = serve(rounds[0].1);
+    create_membership(&arca).await;
+    for (round, (ms, algorithm)) in rounds.iter().enumerate() {
+        let ms = *ms;
         let ingest = ingest_then_kill(arca, Duration::from_millis(ms), round as u64).await;
         let new = ingest.acked.len();
         acked.extend(ingest.acked);
-        arca = Arca::serve(data.path());
+        let next = rounds.get(round + 1).map_or(*algorithm, |r| r.1);
+        arca = serve(next);
+        if next != rounds[0].1 {
+            assert!(
+                arca.log()
+                    .contains(&format!("objects written so far use {}", rounds[0].1)),
+                "start-up names the change of algorithm:\n{}",
+                arca.log()
+            );
+        }
         assert!(
             new > 0,
             "round {round}: nothing was acknowledged before the kill\n{}",
@@ -559,11 +614,13 @@ async fn acknowledged_writes_survive_sigkill() {
         .filter(|a| matches!(a, Acked::Binary { .. }))
         .count();
     eprintln!(
-        "crash test: {} acknowledged resources ({binaries} binaries) checked after 3 kills",
-        acked.len()
+        "crash test: {} acknowledged resources ({binaries} binaries) checked after {} kills",
+        acked.len(),
+        rounds.len()
     );
     arca.stop();
     common::assert_staging_clean(data.path());
+    data
 }
 
 /// Files in `staging/uploads/`.

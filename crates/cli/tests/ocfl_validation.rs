@@ -6,17 +6,19 @@
 //! `$OCFL_VALIDATE` or `PATH`; skipped with a message when missing unless
 //! `ARCA_REQUIRE_VALIDATOR=1`), and the root is checked for what a per-object validator
 //! cannot see: root files identical to ocfl-java's, no empty directories or stray files in
-//! the hierarchy, sidecars and inventory copies, and a clean staging area.
+//! the hierarchy, sidecars and inventory copies, and a clean staging area. Both with
+//! sha512 objects (the default) and with `digest_algorithm = "sha256"`.
 
 mod common;
 
 use std::fs;
 
+use arca_config::DigestAlgorithm as Setting;
 use arca_testkit::TestServer;
 use bytes::Bytes;
 use hyper::{Method, StatusCode};
 
-use common::{object_dir, sha512_hex};
+use common::{digest_hex, object_dir};
 
 const TTL: &str = "text/turtle";
 const OCTETS: &str = "application/octet-stream";
@@ -70,7 +72,18 @@ fn head_state(inv: &serde_json::Value) -> std::collections::BTreeMap<String, Str
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn every_object_arca_writes_is_valid_ocfl() {
-    let s = TestServer::start().await;
+    write_and_validate(Setting::Sha512, "sha512").await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn every_sha256_object_arca_writes_is_valid_ocfl() {
+    write_and_validate(Setting::Sha256, "sha256").await;
+}
+
+/// The operations, then the checks, with `setting` for new objects (`algorithm`, its OCFL
+/// name: what every inventory must say).
+async fn write_and_validate(setting: Setting, algorithm: &str) {
+    let s = TestServer::start_with(None, |c| c.digest_algorithm = setting).await;
     let created = StatusCode::CREATED;
     let done = StatusCode::NO_CONTENT;
 
@@ -249,7 +262,7 @@ async fn every_object_arca_writes_is_valid_ocfl() {
         "re-sent bytes must not be stored twice"
     );
     let inv = inventory(&odd);
-    let first = sha512_hex(b"first");
+    let first = digest_hex(algorithm, b"first");
     assert_eq!(
         inv["manifest"][&first],
         serde_json::json!(["v1/content/a%20b%25c.bin"])
@@ -287,9 +300,15 @@ async fn every_object_arca_writes_is_valid_ocfl() {
     // The large binary's bytes are in the object, unchanged.
     let large_dir = object_dir(&root, "info:fedora/c1/large.bin");
     assert_eq!(
-        sha512_hex(&fs::read(large_dir.join("v1/content/large.bin")).unwrap()),
-        sha512_hex(&large)
+        digest_hex(
+            algorithm,
+            &fs::read(large_dir.join("v1/content/large.bin")).unwrap()
+        ),
+        digest_hex(algorithm, &large)
     );
+    for dir in &objects {
+        assert_eq!(inventory(dir)["digestAlgorithm"], algorithm, "{dir:?}");
+    }
 
     // The independent validator, object by object.
     if let Some(n) = common::validate_with_ocfl_py(&root) {

@@ -314,8 +314,26 @@ fn assert_same(
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_catalog_is_rebuilt_from_storage() {
+    rebuild_from_storage("sha512").await;
+}
+
+/// The same for a root of sha256 objects; `arca rebuild` is given no setting (it reads
+/// each object as its inventory says).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_catalog_of_a_sha256_root_is_rebuilt_from_storage() {
+    let data = rebuild_from_storage("sha256").await;
+    for dir in common::object_dirs(&data.path().join("ocfl-root")) {
+        assert!(dir.join("inventory.json.sha256").is_file(), "{dir:?}");
+    }
+}
+
+/// Content written by a server whose new objects get `algorithm`, snapshot, catalog
+/// deleted, rebuilt by `arca rebuild` and by `arca serve`, snapshot again. Returns the
+/// data directory.
+async fn rebuild_from_storage(algorithm: &str) -> tempfile::TempDir {
     let data = tempfile::tempdir().unwrap();
-    let arca = Arca::serve(data.path());
+    let setting = [("ARCA_DIGEST_ALGORITHM", algorithm)];
+    let arca = Arca::serve_with(data.path(), &setting);
     create_content(&arca).await;
     let before = snapshot(&arca).await;
     // The snapshot saw what was written.
@@ -378,7 +396,7 @@ async fn the_catalog_is_rebuilt_from_storage() {
     );
     assert!(data.path().join("catalog.sqlite").is_file());
 
-    let arca = Arca::serve(data.path());
+    let arca = Arca::serve_with(data.path(), &setting);
     assert!(
         !arca.log().contains("rebuilding it from storage"),
         "the catalog `arca rebuild` made was not taken as complete:\n{}",
@@ -389,7 +407,7 @@ async fn the_catalog_is_rebuilt_from_storage() {
 
     // (b) `arca serve` on a data directory without a catalog rebuilds it by itself.
     delete_catalog(data.path());
-    let arca = Arca::serve(data.path());
+    let arca = Arca::serve_with(data.path(), &setting);
     assert!(
         arca.log().contains("rebuilding it from storage"),
         "arca serve did not rebuild the missing catalog:\n{}",
@@ -398,6 +416,8 @@ async fn the_catalog_is_rebuilt_from_storage() {
     assert_same("arca serve", &before, &snapshot(&arca).await);
     arca.stop();
     common::assert_staging_clean(data.path());
+    common::check_storage(&data.path().join("ocfl-root"));
+    data
 }
 
 /// Resources whose versions are compared across a rebuild.

@@ -18,7 +18,7 @@ use std::sync::OnceLock;
 use std::time::Duration;
 
 use arca_catalog::ResourceRecord;
-use arca_model::{DigestAlgorithm, DigestValue, MultiHasher};
+use arca_model::{DigestAlgorithm, DigestValue, FedoraId, MultiHasher};
 use arca_repository::{
     CheckedUrl, Constraint, Error, ExternalHandling, ExternalLocation, NewContent, ReceivedBinary,
 };
@@ -125,10 +125,12 @@ pub(crate) async fn from_headers(
     }))
 }
 
-/// The new content of the binary: the fetched bytes (copy) or the URL with the remote size
-/// (redirect, proxy). The remote location must answer; its failure is 400.
+/// The new content of binary `id`: the fetched bytes (copy, hashed with the digest
+/// algorithm of the object it lands in) or the URL with the remote size (redirect, proxy).
+/// The remote location must answer; its failure is 400.
 pub(crate) async fn content(
     ctx: &Ctx,
+    id: &FedoraId,
     ext: ExternalRequest,
     h: &HeaderMap,
 ) -> Result<NewContent, ApiError> {
@@ -137,11 +139,16 @@ pub(crate) async fn content(
     let url = ext.url.url().to_string();
     match ext.handling {
         ExternalHandling::Copy => {
+            let object_digest = ctx
+                .repo
+                .content_digest_for(id)
+                .await
+                .map_err(|e| ctx.err(e))?;
             let (body, remote_type) = open(&ext.url, None).await.map_err(|m| refused(ctx, m))?;
             let binary = upload::receive(
                 ctx.config.limits.timed(body.body),
                 ctx.repo.uploads_dir(),
-                upload::extra_algorithms(&expected),
+                upload::algorithms(object_digest, &expected),
                 &ctx.budget,
             )
             .await
@@ -467,8 +474,7 @@ async fn probe(url: &CheckedUrl) -> Result<(u64, Option<String>), String> {
     }
 }
 
-/// Reads a whole location once and returns its length and digests (SHA-512 first, then
-/// `algs`).
+/// Reads a whole location once and returns its length and its digests in `algs`.
 async fn remote_digests(
     ctx: &Ctx,
     url: &CheckedUrl,

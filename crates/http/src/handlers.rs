@@ -888,10 +888,15 @@ async fn read_content(
         }
         BodyKind::Binary => {
             let expected = client_digests(ctx, &h)?;
+            let object_digest = ctx
+                .repo
+                .content_digest_for(id)
+                .await
+                .map_err(|e| ctx.err(e))?;
             let binary = upload::receive(
                 ctx.config.limits.timed(req.into_body()),
                 ctx.repo.uploads_dir(),
-                upload::extra_algorithms(&expected),
+                upload::algorithms(object_digest, &expected),
                 &ctx.budget,
             )
             .await
@@ -986,7 +991,7 @@ async fn create_new(
         (BodyKind::Rdf(_), None) => InteractionModel::BasicContainer,
     };
     let content = match external {
-        Some(x) => crate::external::content(ctx, x, h).await?,
+        Some(x) => crate::external::content(ctx, &id, x, h).await?,
         None => read_content(ctx, &id, kind, req).await?,
     };
     let record = ctx
@@ -1049,7 +1054,7 @@ pub(crate) async fn put(ctx: &Ctx, id: FedoraId, req: Request) -> HandlerResult 
             }
             let kind = body_kind(&h, link, Some(model_of(&record)))?;
             let content = match (external, kind) {
-                (Some(x), BodyKind::Binary) => crate::external::content(ctx, x, &h).await?,
+                (Some(x), BodyKind::Binary) => crate::external::content(ctx, &id, x, &h).await?,
                 (Some(_), BodyKind::Rdf(_)) => {
                     return Err(ctx.err(Error::constraint(
                         arca_repository::Constraint::InteractionModel,

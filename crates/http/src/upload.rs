@@ -19,26 +19,29 @@ const MEMORY_LIMIT: usize = 1 << 20;
 /// Chunks in flight between the socket and the writer thread.
 const CHANNEL_DEPTH: usize = 2;
 
-/// The algorithms to compute while receiving a body besides SHA-512 (always computed):
-/// those of the digests the client sent, to verify them.
-pub(crate) fn extra_algorithms(expected: &[DigestValue]) -> Vec<DigestAlgorithm> {
-    let mut extra: Vec<DigestAlgorithm> = expected
-        .iter()
-        .map(|d| d.algorithm)
-        .filter(|a| *a != DigestAlgorithm::Sha512)
-        .collect();
-    extra.sort();
-    extra.dedup();
-    extra
+/// The algorithms to compute while receiving a body: `content`, the digest of the OCFL
+/// object it will land in, first; then those of the digests the client sent, to verify
+/// them.
+pub(crate) fn algorithms(
+    content: DigestAlgorithm,
+    expected: &[DigestValue],
+) -> Vec<DigestAlgorithm> {
+    let mut algorithms = vec![content];
+    for d in expected {
+        if !algorithms.contains(&d.algorithm) {
+            algorithms.push(d.algorithm);
+        }
+    }
+    algorithms
 }
 
-/// Reads a request body, computing SHA-512 plus `extra` digests on the way. While it is
+/// Reads a request body, computing its digests in `algorithms` on the way. While it is
 /// held in memory it takes its share of `budget`; when the budget has no room, the body
 /// goes to a file at once.
 pub(crate) async fn receive(
     body: Body,
     uploads_dir: PathBuf,
-    extra: Vec<DigestAlgorithm>,
+    algorithms: Vec<DigestAlgorithm>,
     budget: &BodyBudget,
 ) -> Result<ReceivedBinary, Error> {
     let mut body = body.into_data_stream();
@@ -50,17 +53,17 @@ pub(crate) async fn receive(
         buf.extend_from_slice(&chunk);
         if buf.len() > MEMORY_LIMIT || !budget.cover(&mut share, buf.len(), Duration::ZERO).await {
             drop(share);
-            return stream_to_file(buf.freeze(), body, uploads_dir, extra).await;
+            return stream_to_file(buf.freeze(), body, uploads_dir, algorithms).await;
         }
     }
-    Ok(ReceivedBinary::from_memory(buf.freeze(), &extra))
+    Ok(ReceivedBinary::from_memory(buf.freeze(), &algorithms))
 }
 
 async fn stream_to_file(
     first: Bytes,
     mut rest: axum::body::BodyDataStream,
     uploads_dir: PathBuf,
-    extra: Vec<DigestAlgorithm>,
+    algorithms: Vec<DigestAlgorithm>,
 ) -> Result<ReceivedBinary, Error> {
     use futures_util::StreamExt;
     let upload = Upload::new_in(&uploads_dir);
@@ -68,7 +71,7 @@ async fn stream_to_file(
     let (tx, mut rx) = tokio::sync::mpsc::channel::<Bytes>(CHANNEL_DEPTH);
     let writer = tokio::task::spawn_blocking(move || -> std::io::Result<_> {
         let mut file = File::create(&path)?;
-        let mut hasher = MultiHasher::new(&extra);
+        let mut hasher = MultiHasher::new(&algorithms);
         while let Some(chunk) = rx.blocking_recv() {
             hasher.update(&chunk);
             file.write_all(&chunk)?;

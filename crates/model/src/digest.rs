@@ -8,9 +8,9 @@ use sha2::{Digest as _, Sha256, Sha512, Sha512_256};
 /// A digest algorithm arca computes for binaries.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum DigestAlgorithm {
-    /// SHA-512, the OCFL content digest.
+    /// SHA-512, Fedora's default OCFL content digest.
     Sha512,
-    /// SHA-256.
+    /// SHA-256, the other content digest OCFL allows.
     Sha256,
     /// SHA-1 (`sha` in RFC 3230).
     Sha1,
@@ -63,6 +63,30 @@ impl DigestAlgorithm {
             Self::Md5 => "urn:md5:",
             Self::Sha512_256 => "urn:sha-512/256:",
         }
+    }
+
+    /// The name OCFL gives the algorithm (`sha512`, `sha256`, `sha1`, `md5`,
+    /// `sha512/256`): an inventory's `digestAlgorithm`, the extension of its sidecar, a key
+    /// of its `fixity` block.
+    pub fn ocfl_name(self) -> &'static str {
+        match self {
+            Self::Sha512 => "sha512",
+            Self::Sha256 => "sha256",
+            Self::Sha1 => "sha1",
+            Self::Md5 => "md5",
+            Self::Sha512_256 => "sha512/256",
+        }
+    }
+
+    /// The algorithm an OCFL name denotes, spelled exactly as OCFL spells it.
+    pub fn from_ocfl_name(name: &str) -> Option<Self> {
+        Self::ALL.into_iter().find(|a| a.ocfl_name() == name)
+    }
+
+    /// Whether OCFL allows the algorithm as an inventory's `digestAlgorithm` (sha512 or
+    /// sha256; E025), i.e. for content addressing rather than fixity only.
+    pub fn is_ocfl_content_digest(self) -> bool {
+        matches!(self, Self::Sha512 | Self::Sha256)
     }
 
     /// Length of the digest in bytes.
@@ -128,9 +152,11 @@ impl DigestValue {
     }
 }
 
-/// Computes SHA-512 and any other requested digests over a stream in one pass.
+/// Computes the digests of a stream in the algorithms it was asked for, in one pass.
 pub struct MultiHasher {
-    sha512: Sha512,
+    /// The algorithms, each once, in the order first asked for.
+    order: Vec<DigestAlgorithm>,
+    sha512: Option<Sha512>,
     sha256: Option<Sha256>,
     sha1: Option<Sha1>,
     md5: Option<Md5>,
@@ -139,16 +165,22 @@ pub struct MultiHasher {
 }
 
 impl MultiHasher {
-    /// A hasher computing SHA-512 plus every algorithm in `extra`.
-    pub fn new(extra: &[DigestAlgorithm]) -> Self {
+    /// A hasher computing every algorithm in `algorithms` (none at all only counts bytes).
+    pub fn new(algorithms: &[DigestAlgorithm]) -> Self {
+        let mut order: Vec<DigestAlgorithm> = Vec::with_capacity(algorithms.len());
+        for a in algorithms {
+            if !order.contains(a) {
+                order.push(*a);
+            }
+        }
+        let wants = |a: DigestAlgorithm| order.contains(&a);
         Self {
-            sha512: Sha512::new(),
-            sha256: extra.contains(&DigestAlgorithm::Sha256).then(Sha256::new),
-            sha1: extra.contains(&DigestAlgorithm::Sha1).then(Sha1::new),
-            md5: extra.contains(&DigestAlgorithm::Md5).then(Md5::new),
-            sha512_256: extra
-                .contains(&DigestAlgorithm::Sha512_256)
-                .then(Sha512_256::new),
+            sha512: wants(DigestAlgorithm::Sha512).then(Sha512::new),
+            sha256: wants(DigestAlgorithm::Sha256).then(Sha256::new),
+            sha1: wants(DigestAlgorithm::Sha1).then(Sha1::new),
+            md5: wants(DigestAlgorithm::Md5).then(Md5::new),
+            sha512_256: wants(DigestAlgorithm::Sha512_256).then(Sha512_256::new),
+            order,
             len: 0,
         }
     }
@@ -156,7 +188,9 @@ impl MultiHasher {
     /// Feeds bytes.
     pub fn update(&mut self, data: &[u8]) {
         self.len += data.len() as u64;
-        self.sha512.update(data);
+        if let Some(h) = &mut self.sha512 {
+            h.update(data);
+        }
         if let Some(h) = &mut self.sha256 {
             h.update(data);
         }
@@ -181,37 +215,27 @@ impl MultiHasher {
         self.len == 0
     }
 
-    /// The digests, SHA-512 first.
-    pub fn finish(self) -> Vec<DigestValue> {
-        let mut out = vec![DigestValue {
-            algorithm: DigestAlgorithm::Sha512,
-            hex: hex::encode(self.sha512.finalize()),
-        }];
-        if let Some(h) = self.sha256 {
-            out.push(DigestValue {
-                algorithm: DigestAlgorithm::Sha256,
-                hex: hex::encode(h.finalize()),
-            });
-        }
-        if let Some(h) = self.sha1 {
-            out.push(DigestValue {
-                algorithm: DigestAlgorithm::Sha1,
-                hex: hex::encode(h.finalize()),
-            });
-        }
-        if let Some(h) = self.md5 {
-            out.push(DigestValue {
-                algorithm: DigestAlgorithm::Md5,
-                hex: hex::encode(h.finalize()),
-            });
-        }
-        if let Some(h) = self.sha512_256 {
-            out.push(DigestValue {
-                algorithm: DigestAlgorithm::Sha512_256,
-                hex: hex::encode(h.finalize()),
-            });
-        }
-        out
+    /// The digests, in the order the algorithms were first named in [`new`](Self::new).
+    pub fn finish(mut self) -> Vec<DigestValue> {
+        let order = std::mem::take(&mut self.order);
+        order
+            .into_iter()
+            .map(|algorithm| {
+                let bytes = match algorithm {
+                    DigestAlgorithm::Sha512 => self.sha512.take().map(|h| h.finalize().to_vec()),
+                    DigestAlgorithm::Sha256 => self.sha256.take().map(|h| h.finalize().to_vec()),
+                    DigestAlgorithm::Sha1 => self.sha1.take().map(|h| h.finalize().to_vec()),
+                    DigestAlgorithm::Md5 => self.md5.take().map(|h| h.finalize().to_vec()),
+                    DigestAlgorithm::Sha512_256 => {
+                        self.sha512_256.take().map(|h| h.finalize().to_vec())
+                    }
+                };
+                DigestValue {
+                    algorithm,
+                    hex: hex::encode(bytes.expect("a hasher for every algorithm asked for")),
+                }
+            })
+            .collect()
     }
 
     /// One-shot digest of a byte slice with one algorithm.
@@ -247,14 +271,38 @@ mod tests {
 
     #[test]
     fn multi_hasher_matches_one_shot() {
-        let mut h = MultiHasher::new(&[DigestAlgorithm::Md5, DigestAlgorithm::Sha256]);
+        let asked = [
+            DigestAlgorithm::Sha256,
+            DigestAlgorithm::Md5,
+            DigestAlgorithm::Sha256,
+        ];
+        let mut h = MultiHasher::new(&asked);
         h.update(b"hello ");
         h.update(b"world");
         let d = h.finish();
-        assert_eq!(d.len(), 3);
+        let algorithms: Vec<DigestAlgorithm> = d.iter().map(|v| v.algorithm).collect();
+        assert_eq!(algorithms, [DigestAlgorithm::Sha256, DigestAlgorithm::Md5]);
         for v in d {
             assert_eq!(v.hex, MultiHasher::digest(v.algorithm, b"hello world"));
         }
+        let mut counting = MultiHasher::new(&[]);
+        counting.update(b"abc");
+        assert_eq!(counting.len(), 3);
+        assert!(counting.finish().is_empty());
+    }
+
+    #[test]
+    fn ocfl_names() {
+        for a in DigestAlgorithm::ALL {
+            assert_eq!(DigestAlgorithm::from_ocfl_name(a.ocfl_name()), Some(a));
+        }
+        assert_eq!(DigestAlgorithm::from_ocfl_name("SHA512"), None);
+        assert_eq!(DigestAlgorithm::from_ocfl_name("sha-512"), None);
+        let content: Vec<_> = DigestAlgorithm::ALL
+            .into_iter()
+            .filter(|a| a.is_ocfl_content_digest())
+            .collect();
+        assert_eq!(content, [DigestAlgorithm::Sha512, DigestAlgorithm::Sha256]);
     }
 
     #[test]

@@ -31,6 +31,19 @@ pub enum Error {
     /// A feature of the root or object that arca does not support (yet).
     #[error("unsupported OCFL feature: {0}")]
     Unsupported(String),
+    /// New content came with a digest in another algorithm than the object's: the caller
+    /// must hash it with the object's algorithm (see `OcflRoot::object_digest_algorithm`).
+    #[error(
+        "object {object} uses {expected} digests, but content for it came with a {found} digest"
+    )]
+    DigestAlgorithm {
+        /// The object.
+        object: String,
+        /// The object's algorithm.
+        expected: arca_model::DigestAlgorithm,
+        /// The algorithm of the digest given.
+        found: arca_model::DigestAlgorithm,
+    },
 }
 
 /// Result type of the OCFL layer.

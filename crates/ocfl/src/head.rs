@@ -6,7 +6,8 @@
 //! * Revision `rN` of the head writes the marker `revisions/rN` (content `rN`), its new
 //!   content under `head/content/rN/`, then the head inventory and sidecar, whose manifest
 //!   paths are relative to the object (`extensions/0005-mutable-head/head/content/rN/…`).
-//!   The first revision also copies the root sidecar to `root-inventory.json.sha512`.
+//!   The first revision also copies the root sidecar to `root-inventory.json.<algorithm>`
+//!   (`.sha512` or `.sha256`, the object's digest algorithm, as every sidecar is named).
 //!   Older markers go, and so does head content the head state no longer references.
 //! * The commit moves the head content to `vN/content/rN/…` (the revision segment stays),
 //!   writes `vN`'s and the root inventory, and removes the extension directory.
@@ -16,12 +17,15 @@ use std::fs;
 use std::io::ErrorKind;
 use std::path::Path;
 
+use arca_model::{DigestAlgorithm, DigestValue};
+
 use crate::error::IoContext;
 use crate::inventory::sidecar_for;
 use crate::record::RecordFile;
 use crate::root::{
-    apply_changes, empty_inventory, new_version_entry, push_version_inventories, StagedKind,
-    MUTABLE_HEAD, MUTABLE_HEAD_EXT, OBJECT_NAMASTE, REVISIONS, ROOT_SIDECAR_COPY, SIDECAR,
+    apply_changes, empty_inventory, head_sidecar, inventory_instant, new_version_entry,
+    push_version_inventories, root_sidecar_copy, sidecar, StagedKind, HEAD_INVENTORY, MUTABLE_HEAD,
+    MUTABLE_HEAD_EXT, OBJECT_NAMASTE, REVISIONS,
 };
 use crate::{
     Change, Error, Inventory, ObjectState, OcflRoot, Result, Staged, User, Version, VersionInfo,
@@ -109,15 +113,19 @@ fn prune_head_content(inventory: &mut Inventory, state: &BTreeMap<String, String
 /// Refuses to touch a mutable HEAD whose object root changed since the head was created
 /// (the extension's version conflict): its copy of the root sidecar must name the same
 /// digest as the root sidecar.
-pub(crate) fn check_root_unchanged(object_dir: &Path, object_id: &str) -> Result<()> {
-    let copy_path = object_dir.join(ROOT_SIDECAR_COPY);
+pub(crate) fn check_root_unchanged(
+    object_dir: &Path,
+    object_id: &str,
+    algorithm: DigestAlgorithm,
+) -> Result<()> {
+    let copy_path = object_dir.join(root_sidecar_copy(algorithm));
     let copy = match fs::read_to_string(&copy_path) {
         Ok(c) => c,
         // Nothing to compare with (not written by ocfl-java or arca).
         Err(e) if e.kind() == ErrorKind::NotFound => return Ok(()),
         Err(e) => return Err(e).at(&copy_path),
     };
-    let root_path = object_dir.join(SIDECAR);
+    let root_path = object_dir.join(sidecar(algorithm));
     let root = fs::read_to_string(&root_path).at(&root_path)?;
     let digest = |s: &str| s.split_whitespace().next().map(str::to_ascii_lowercase);
     if digest(&copy) != digest(&root) {
@@ -142,14 +150,18 @@ impl OcflRoot {
         let object_dir = self.object_dir(object_id);
         let mut files = Vec::new();
         let is_new_object = current.is_none();
+        let algorithm = match current {
+            Some(c) => c.inventory.content_digest()?,
+            None => self.digest_algorithm(),
+        };
         let (mut inventory, root_sidecar) = match current {
             None => {
                 let v1 = VersionNum::first();
-                let mut inventory = empty_inventory(object_id);
+                let mut inventory = empty_inventory(object_id, algorithm);
                 inventory.versions.insert(
                     v1,
                     Version {
-                        created: info.created.clone(),
+                        created: inventory_instant(&info.created),
                         message: Some(AUTO_V1_MESSAGE.to_string()),
                         user: Some(User {
                             name: AUTO_V1_USER_NAME.to_string(),
@@ -162,13 +174,13 @@ impl OcflRoot {
                     OBJECT_NAMASTE,
                     b"ocfl_object_1.1\n".to_vec(),
                 ));
-                push_version_inventories(&mut files, v1, &inventory);
-                let sidecar = sidecar_for(&inventory.to_bytes()).into_bytes();
+                push_version_inventories(&mut files, v1, &inventory)?;
+                let sidecar = sidecar_for(algorithm, &inventory.to_bytes()).into_bytes();
                 (inventory, Some(sidecar))
             }
             Some(c) if !c.mutable_head => {
                 // The copy must be byte for byte the root sidecar as it is on disk.
-                let path = object_dir.join(SIDECAR);
+                let path = object_dir.join(sidecar(algorithm));
                 (c.inventory.clone(), Some(fs::read(&path).at(&path)?))
             }
             Some(c) => (c.inventory.clone(), None),
@@ -187,7 +199,7 @@ impl OcflRoot {
             format!("r{revision}").into_bytes(),
         ));
         if let Some(sidecar) = root_sidecar {
-            files.push(RecordFile::inline(ROOT_SIDECAR_COPY, sidecar));
+            files.push(RecordFile::inline(&root_sidecar_copy(algorithm), sidecar));
         }
         let content_prefix = revision_content_dir(&inventory, revision);
         apply_changes(
@@ -197,19 +209,16 @@ impl OcflRoot {
             &content_prefix,
             &object_dir,
             &mut files,
-        );
+        )?;
         inventory
             .versions
             .insert(version, new_version_entry(info, &state));
         let unreferenced = prune_head_content(&mut inventory, &state);
         let bytes = inventory.to_bytes();
-        let sidecar = sidecar_for(&bytes);
+        let sidecar = sidecar_for(algorithm, &bytes);
+        files.push(RecordFile::inline(HEAD_INVENTORY, bytes));
         files.push(RecordFile::inline(
-            &format!("{MUTABLE_HEAD}/inventory.json"),
-            bytes,
-        ));
-        files.push(RecordFile::inline(
-            &format!("{MUTABLE_HEAD}/inventory.json.sha512"),
+            &head_sidecar(algorithm),
             sidecar.into_bytes(),
         ));
         // Only the newest revision marker stays, as ocfl-java (2.x) leaves it.
@@ -259,13 +268,14 @@ impl OcflRoot {
             &content_prefix,
             &object_dir,
             &mut new_files,
-        );
+        )?;
         inventory
             .versions
             .insert(version, new_version_entry(info, &state));
         // Unreferenced head content goes with the extension directory.
         prune_head_content(&mut inventory, &state);
         let head_prefix = format!("{MUTABLE_HEAD}/");
+        let algorithm = inventory.content_digest()?;
         let mut files = Vec::new();
         for (digest, paths) in inventory.manifest.iter_mut() {
             for path in paths.iter_mut() {
@@ -274,7 +284,10 @@ impl OcflRoot {
                     files.push(RecordFile::Move {
                         rel: moved.clone(),
                         from: path.clone(),
-                        sha512: digest.to_ascii_lowercase(),
+                        digest: DigestValue {
+                            algorithm,
+                            hex: digest.to_ascii_lowercase(),
+                        },
                     });
                     *path = moved;
                 }
@@ -282,7 +295,7 @@ impl OcflRoot {
         }
         rewrite_fixity(&mut inventory, &head_prefix, version);
         files.extend(new_files);
-        push_version_inventories(&mut files, version, &inventory);
+        push_version_inventories(&mut files, version, &inventory)?;
         files.push(RecordFile::Remove {
             rel: MUTABLE_HEAD_EXT.to_string(),
         });

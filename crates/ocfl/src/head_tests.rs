@@ -6,7 +6,7 @@ use std::collections::BTreeMap;
 use std::fs;
 use std::path::{Path, PathBuf};
 
-use sha2::{Digest, Sha512};
+use arca_model::{DigestAlgorithm, DigestValue, MultiHasher};
 
 use crate::{versions_record, Change, Content, HeadMode, OcflRoot, Staged, VersionInfo};
 
@@ -33,15 +33,19 @@ fn remove(path: &str) -> Change {
     }
 }
 
-/// An upload in staging, as the HTTP layer leaves it.
+/// An upload in staging, as the HTTP layer leaves it, hashed with the root's algorithm.
 fn upload(root: &OcflRoot, name: &str, path: &str, bytes: &[u8]) -> Change {
     let file = root.uploads_dir().join(name);
     fs::write(&file, bytes).unwrap();
+    let algorithm = root.digest_algorithm();
     Change {
         logical_path: path.into(),
         content: Some(Content::File {
             path: file,
-            sha512: hex::encode(Sha512::digest(bytes)),
+            digest: DigestValue {
+                algorithm,
+                hex: MultiHasher::digest(algorithm, bytes),
+            },
         }),
     }
 }
@@ -96,9 +100,21 @@ fn reset(live: &Path, snapshot: &Path) {
 
 #[test]
 fn a_crash_at_any_file_then_replay_ends_like_the_uninterrupted_publish() {
+    crash_at_any_file(DigestAlgorithm::Sha512);
+}
+
+#[test]
+fn a_crash_at_any_file_of_a_sha256_object_then_replay_ends_like_the_uninterrupted_publish() {
+    crash_at_any_file(DigestAlgorithm::Sha256);
+}
+
+fn crash_at_any_file(algorithm: DigestAlgorithm) {
     let tmp = tempfile::tempdir().unwrap();
     let live = tmp.path().join("live");
-    let root = OcflRoot::open_or_create(&live.join("root"), &live.join("staging")).unwrap();
+    let root = OcflRoot::open_or_create(&live.join("root"), &live.join("staging"))
+        .unwrap()
+        .with_digest_algorithm(algorithm)
+        .unwrap();
     let id = "info:fedora/crash";
     let object_dir = root.object_dir(id);
     let before = tmp.path().join("before");
@@ -155,6 +171,22 @@ fn a_crash_at_any_file_then_replay_ends_like_the_uninterrupted_publish() {
         copy_dir(&live, &after);
         let published = root.read_object(id).unwrap().unwrap();
         assert_eq!(published.inventory, staged.inventory, "step {step}");
+        assert_eq!(
+            published.inventory.content_digest().unwrap(),
+            algorithm,
+            "step {step}"
+        );
+        let sidecars = expected
+            .keys()
+            .filter(|f| f.contains("inventory.json."))
+            .collect::<Vec<_>>();
+        assert!(!sidecars.is_empty());
+        assert!(
+            sidecars
+                .iter()
+                .all(|f| f.ends_with(&format!("inventory.json.{}", algorithm.ocfl_name()))),
+            "step {step}: {sidecars:?}"
+        );
 
         // Undone after a full publish (another object of the same operation failed).
         root.undo(&staged);
@@ -253,7 +285,10 @@ fn failed_publish_restores_the_mutable_head() {
         logical_path: "gone".into(),
         content: Some(Content::File {
             path: tmp.path().join("missing"),
-            sha512: "ab".repeat(64),
+            digest: DigestValue {
+                algorithm: DigestAlgorithm::Sha512,
+                hex: "ab".repeat(64),
+            },
         }),
     };
     for mode in [HeadMode::Mutable, HeadMode::NewVersion] {

@@ -2,8 +2,10 @@ use std::cmp::Ordering;
 use std::collections::BTreeMap;
 use std::fmt;
 
+use arca_model::{DigestAlgorithm, MultiHasher};
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
-use sha2::{Digest, Sha512};
+
+use crate::{Error, Result};
 
 /// The `type` of an OCFL 1.1 inventory.
 pub const INVENTORY_TYPE_1_1: &str = "https://ocfl.io/1.1/spec/#inventory";
@@ -79,13 +81,13 @@ impl fmt::Display for VersionNum {
 }
 
 impl Serialize for VersionNum {
-    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+    fn serialize<S: Serializer>(&self, s: S) -> std::result::Result<S::Ok, S::Error> {
         s.collect_str(self)
     }
 }
 
 impl<'de> Deserialize<'de> for VersionNum {
-    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> std::result::Result<Self, D::Error> {
         let s = String::deserialize(d)?;
         VersionNum::parse(&s)
             .ok_or_else(|| serde::de::Error::custom(format!("invalid version name {s:?}")))
@@ -126,7 +128,8 @@ pub struct Inventory {
     /// Inventory type URI.
     #[serde(rename = "type")]
     pub inventory_type: String,
-    /// `sha512` (or `sha256`).
+    /// `sha512` (Fedora's default) or `sha256`: the digest of the manifest, the states and
+    /// the sidecar (see [`Inventory::content_digest`]).
     pub digest_algorithm: String,
     /// The newest version.
     pub head: VersionNum,
@@ -151,6 +154,23 @@ impl Inventory {
     /// Compact JSON as ocfl-java writes it.
     pub fn to_bytes(&self) -> Vec<u8> {
         serde_json::to_vec(self).expect("inventory always serializes")
+    }
+
+    /// The algorithm `digestAlgorithm` names. An object keeps it for good: arca writes
+    /// every later version of the object with it, as ocfl-java does.
+    ///
+    /// # Errors
+    /// [`Error::Unsupported`] for a name OCFL does not allow there (only `sha512` and
+    /// `sha256`, E025).
+    pub fn content_digest(&self) -> Result<DigestAlgorithm> {
+        DigestAlgorithm::from_ocfl_name(&self.digest_algorithm)
+            .filter(|a| a.is_ocfl_content_digest())
+            .ok_or_else(|| {
+                Error::Unsupported(format!(
+                    "object {} uses digest algorithm {:?}; OCFL allows sha512 or sha256",
+                    self.id, self.digest_algorithm
+                ))
+            })
     }
 
     /// The content directory name.
@@ -213,17 +233,57 @@ pub(crate) fn group_state(by_path: &BTreeMap<String, String>) -> BTreeMap<String
     out
 }
 
-/// The sidecar line `<hex>  inventory.json\n` for inventory bytes (sha512).
-pub(crate) fn sidecar_for(inventory_bytes: &[u8]) -> String {
+/// The sidecar line `<hex>  inventory.json\n` for inventory bytes, with the inventory's
+/// own digest algorithm.
+pub(crate) fn sidecar_for(algorithm: DigestAlgorithm, inventory_bytes: &[u8]) -> String {
     format!(
         "{}  inventory.json\n",
-        hex::encode(Sha512::digest(inventory_bytes))
+        MultiHasher::digest(algorithm, inventory_bytes)
     )
+}
+
+/// The name of the sidecar beside an inventory file named `inventory`:
+/// `<inventory>.<algorithm>` (E058).
+pub(crate) fn sidecar_name(inventory: &str, algorithm: DigestAlgorithm) -> String {
+    format!("{inventory}.{}", algorithm.ocfl_name())
+}
+
+/// Whether `name` is the sidecar of the inventory file `inventory` for some content
+/// digest algorithm (`inventory.json.sha512`, `inventory.json.sha256`).
+pub(crate) fn is_sidecar_of(name: &str, inventory: &str) -> bool {
+    name.strip_prefix(inventory)
+        .and_then(|rest| rest.strip_prefix('.'))
+        .and_then(DigestAlgorithm::from_ocfl_name)
+        .is_some_and(DigestAlgorithm::is_ocfl_content_digest)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn created_instants_are_spelled_as_ocfl_java_spells_them() {
+        use crate::root::inventory_instant;
+        for (given, written) in [
+            (
+                "2026-11-24T16:40:51.442474880Z",
+                "2026-11-24T16:40:51.44247488Z",
+            ),
+            (
+                "2026-11-24T16:40:51.442474881Z",
+                "2026-11-24T16:40:51.442474881Z",
+            ),
+            ("2026-11-24T16:40:51.500Z", "2026-11-24T16:40:51.5Z"),
+            ("2026-11-24T16:40:51.000Z", "2026-11-24T16:40:51Z"),
+            ("2026-11-24T16:40:51Z", "2026-11-24T16:40:51Z"),
+            (
+                "2026-11-24T16:40:51.120+01:00",
+                "2026-11-24T16:40:51.12+01:00",
+            ),
+        ] {
+            assert_eq!(inventory_instant(given), written, "{given}");
+        }
+    }
 
     #[test]
     fn version_numbers_order_numerically() {

@@ -1,6 +1,9 @@
 //! OCFL 1.1 for arca, written once, in the exact layout Fedora 6 uses (see OCFL-FEDORA.md).
 //!
-//! * [`Inventory`]: `inventory.json` as ocfl-java writes it (compact JSON, sha512, `fixity:{}`).
+//! * [`Inventory`]: `inventory.json` as ocfl-java writes it (compact JSON, `fixity:{}`), with
+//!   the object's digest algorithm (sha512, Fedora's default, or sha256) for its manifest and
+//!   sidecar; an object keeps its algorithm, new objects get the root's
+//!   ([`OcflRoot::with_digest_algorithm`]).
 //! * [`layout`]: the storage layout extension 0004 (hashed n-tuple) and the root files.
 //! * [`OcflRoot`]: open or create a root, read objects, and commit versions:
 //!   [`OcflRoot::stage`] prepares the change in memory (a new immutable version, or a

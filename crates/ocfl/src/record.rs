@@ -7,8 +7,8 @@ use std::fs;
 use std::io::{ErrorKind, Read};
 use std::path::{Path, PathBuf};
 
+use arca_model::{DigestAlgorithm, DigestValue, MultiHasher};
 use arca_storage::fsutil;
-use sha2::{Digest, Sha512};
 
 use crate::error::IoContext;
 use crate::root::is_replaced_in_place;
@@ -18,9 +18,16 @@ const KIND_VERSIONS: u8 = 1;
 const KIND_PURGE: u8 = 2;
 const KIND_CANCEL: u8 = 3;
 const FILE_INLINE: u8 = 1;
+/// An upload with its SHA-512 (hex): how every upload was journaled before objects could
+/// use sha256, and still how a sha512 object's are.
 const FILE_EXTERNAL: u8 = 2;
+/// A move with the moved file's SHA-512 (hex), likewise.
 const FILE_MOVE: u8 = 3;
 const FILE_REMOVE: u8 = 4;
+/// An upload with its digest in another algorithm (its OCFL name, then the hex).
+const FILE_EXTERNAL_DIGEST: u8 = 5;
+/// A move with the moved file's digest in another algorithm.
+const FILE_MOVE_DIGEST: u8 = 6;
 
 /// One file of a recorded version, relative to its object directory.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -39,8 +46,8 @@ pub(crate) enum RecordFile {
         rel: String,
         /// Where it may be after a crash, most advanced first.
         locations: Vec<PathBuf>,
-        /// Its SHA-512 (hex).
-        sha512: String,
+        /// Its digest, in its object's algorithm.
+        digest: DigestValue,
     },
     /// A file already in the object that moves to `rel` (a mutable HEAD's content going
     /// into its new version directory).
@@ -49,8 +56,8 @@ pub(crate) enum RecordFile {
         rel: String,
         /// Path below the object directory where it was.
         from: String,
-        /// Its SHA-512 (hex), to recognize it after a crash.
-        sha512: String,
+        /// Its digest, in its object's algorithm, to recognize it after a crash.
+        digest: DigestValue,
     },
     /// A file or directory (with everything in it) that leaves the object; directories left
     /// empty above it go too, up to the object directory.
@@ -98,6 +105,22 @@ impl Writer {
     fn str(&mut self, s: &str) {
         self.bytes(s.as_bytes());
     }
+    /// A file kind that carries a digest, then the digest: SHA-512 as it always was
+    /// written (`sha512_kind`, the hex), any other algorithm as `other_kind` with its OCFL
+    /// name before the hex.
+    fn kind_with_digest(&mut self, sha512_kind: u8, other_kind: u8, digest: &DigestValue) {
+        if digest.algorithm == DigestAlgorithm::Sha512 {
+            self.u8(sha512_kind);
+        } else {
+            self.u8(other_kind);
+        }
+    }
+    fn digest(&mut self, digest: &DigestValue) {
+        if digest.algorithm != DigestAlgorithm::Sha512 {
+            self.str(digest.algorithm.ocfl_name());
+        }
+        self.str(&digest.hex);
+    }
 }
 
 struct Reader<'a>(&'a [u8]);
@@ -127,6 +150,24 @@ impl<'a> Reader<'a> {
         String::from_utf8(self.bytes()?.to_vec())
             .map_err(|_| Error::Invalid("journal record holds invalid UTF-8".into()))
     }
+    /// A digest written by [`Writer::digest`]: SHA-512 hex for the old file kinds, else
+    /// an algorithm name and hex.
+    fn digest(&mut self, sha512: bool) -> Result<DigestValue> {
+        let algorithm = if sha512 {
+            DigestAlgorithm::Sha512
+        } else {
+            let name = self.string()?;
+            DigestAlgorithm::from_ocfl_name(&name).ok_or_else(|| {
+                Error::Invalid(format!(
+                    "unknown digest algorithm {name:?} in journal record"
+                ))
+            })?
+        };
+        Ok(DigestValue {
+            algorithm,
+            hex: self.string()?,
+        })
+    }
 }
 
 impl Record {
@@ -150,21 +191,21 @@ impl Record {
                             RecordFile::External {
                                 rel,
                                 locations,
-                                sha512,
+                                digest,
                             } => {
-                                w.u8(FILE_EXTERNAL);
+                                w.kind_with_digest(FILE_EXTERNAL, FILE_EXTERNAL_DIGEST, digest);
                                 w.str(rel);
-                                w.str(sha512);
+                                w.digest(digest);
                                 w.u32(locations.len() as u32);
                                 for l in locations {
                                     w.str(&l.to_string_lossy());
                                 }
                             }
-                            RecordFile::Move { rel, from, sha512 } => {
-                                w.u8(FILE_MOVE);
+                            RecordFile::Move { rel, from, digest } => {
+                                w.kind_with_digest(FILE_MOVE, FILE_MOVE_DIGEST, digest);
                                 w.str(rel);
                                 w.str(from);
-                                w.str(sha512);
+                                w.digest(digest);
                             }
                             RecordFile::Remove { rel } => {
                                 w.u8(FILE_REMOVE);
@@ -206,9 +247,9 @@ impl Record {
                                 rel: r.string()?,
                                 bytes: r.bytes()?.to_vec(),
                             },
-                            FILE_EXTERNAL => {
+                            kind @ (FILE_EXTERNAL | FILE_EXTERNAL_DIGEST) => {
                                 let rel = r.string()?;
-                                let sha512 = r.string()?;
+                                let digest = r.digest(kind == FILE_EXTERNAL)?;
                                 let nl = r.u32()?;
                                 let mut locations = Vec::new();
                                 for _ in 0..nl {
@@ -217,13 +258,13 @@ impl Record {
                                 RecordFile::External {
                                     rel,
                                     locations,
-                                    sha512,
+                                    digest,
                                 }
                             }
-                            FILE_MOVE => RecordFile::Move {
+                            kind @ (FILE_MOVE | FILE_MOVE_DIGEST) => RecordFile::Move {
                                 rel: r.string()?,
                                 from: r.string()?,
-                                sha512: r.string()?,
+                                digest: r.digest(kind == FILE_MOVE)?,
                             },
                             FILE_REMOVE => RecordFile::Remove { rel: r.string()? },
                             other => {
@@ -293,18 +334,22 @@ fn remove_all_but(dir: &Path, keep: &[PathBuf]) -> Result<()> {
     Ok(())
 }
 
-fn sha512_of(path: &Path) -> std::io::Result<String> {
-    let mut f = fs::File::open(path)?;
-    let mut h = Sha512::new();
-    let mut buf = vec![0u8; 1 << 20];
-    loop {
-        let n = f.read(&mut buf)?;
-        if n == 0 {
-            break;
+/// Whether the file at `path` exists and has `digest` (compared ignoring case).
+fn holds(path: &Path, digest: &DigestValue) -> bool {
+    let read = || -> std::io::Result<bool> {
+        let mut f = fs::File::open(path)?;
+        let mut h = MultiHasher::new(&[digest.algorithm]);
+        let mut buf = vec![0u8; 1 << 20];
+        loop {
+            let n = f.read(&mut buf)?;
+            if n == 0 {
+                break;
+            }
+            h.update(&buf[..n]);
         }
-        h.update(&buf[..n]);
-    }
-    Ok(hex::encode(h.finalize()))
+        Ok(h.finish()[0].hex.eq_ignore_ascii_case(&digest.hex))
+    };
+    read().unwrap_or(false)
 }
 
 /// What the replayed records do to files after writing them, so that replaying an older
@@ -317,8 +362,8 @@ struct Fates<'a> {
     /// in it).
     removed: HashMap<&'a str, Vec<(usize, &'a str)>>,
     /// object → the records that put content that only they can reproduce (an upload, a
-    /// moved file) at a path, with its digest: (record, path, sha512).
-    owned: HashMap<&'a str, Vec<(usize, &'a str, &'a str)>>,
+    /// moved file) at a path, with its digest: (record, path, digest).
+    owned: HashMap<&'a str, Vec<(usize, &'a str, &'a DigestValue)>>,
     /// object → the records that purge it.
     purged: HashMap<&'a str, Vec<usize>>,
 }
@@ -337,12 +382,12 @@ impl<'a> Fates<'a> {
                     for (id, files) in objects {
                         for f in files {
                             match f {
-                                RecordFile::External { rel, sha512, .. } => fates
+                                RecordFile::External { rel, digest, .. } => fates
                                     .owned
                                     .entry(id.as_str())
                                     .or_default()
-                                    .push((index, rel.as_str(), sha512.as_str())),
-                                RecordFile::Move { rel, from, sha512 } => {
+                                    .push((index, rel.as_str(), digest)),
+                                RecordFile::Move { rel, from, digest } => {
                                     fates
                                         .moved
                                         .entry((id.as_str(), from.as_str()))
@@ -351,7 +396,7 @@ impl<'a> Fates<'a> {
                                     fates.owned.entry(id.as_str()).or_default().push((
                                         index,
                                         rel.as_str(),
-                                        sha512.as_str(),
+                                        digest,
                                     ));
                                 }
                                 RecordFile::Remove { rel } => fates
@@ -398,14 +443,14 @@ impl Later<'_> {
                 *i > self.record
                     && (*path == rel || path.strip_prefix(rel).is_some_and(|r| r.starts_with('/')))
             })
-            .filter(|(_, path, sha)| sha512_of(&dir.join(path)).ok().as_deref() == Some(*sha))
+            .filter(|(_, path, digest)| holds(&dir.join(path), digest))
             .map(|(_, path, _)| dir.join(path))
             .collect()
     }
 
     /// Whether a later record purges the object, removes `rel`, or moves it to a place
     /// that holds content with this digest.
-    fn accounts_for(&self, dir: &Path, rel: &str, sha512: &str) -> bool {
+    fn accounts_for(&self, dir: &Path, rel: &str, digest: &DigestValue) -> bool {
         let after = |i: &usize| *i > self.record;
         if self
             .fates
@@ -429,7 +474,7 @@ impl Later<'_> {
         }
         self.fates.moved.get(&(self.object, rel)).is_some_and(|m| {
             m.iter()
-                .any(|(i, to)| after(i) && sha512_of(&dir.join(to)).ok().as_deref() == Some(sha512))
+                .any(|(i, to)| after(i) && holds(&dir.join(to), digest))
         })
     }
 }
@@ -523,49 +568,49 @@ impl OcflRoot {
             RecordFile::External {
                 rel,
                 locations,
-                sha512,
+                digest,
             } => {
                 let target = dir.join(&rel);
-                if sha512_of(&target).ok().as_deref() == Some(sha512.as_str())
-                    || !later.protected(dir, &rel).is_empty()
-                {
+                if holds(&target, &digest) || !later.protected(dir, &rel).is_empty() {
                     return Ok(());
                 }
                 for candidate in &locations {
-                    if sha512_of(candidate).ok().as_deref() == Some(sha512.as_str()) {
+                    if holds(candidate, &digest) {
                         let parent = target.parent().expect("files have parents");
                         fs::create_dir_all(parent).at(parent)?;
                         fs::rename(candidate, &target).at(candidate)?;
                         return Ok(());
                     }
                 }
-                if later.accounts_for(dir, &rel, &sha512) {
+                if later.accounts_for(dir, &rel, &digest) {
                     return Ok(());
                 }
                 Err(Error::Invalid(format!(
-                    "journal replay: content of {} (sha512 {sha512}) is nowhere to be found",
-                    target.display()
+                    "journal replay: content of {} ({} {}) is nowhere to be found",
+                    target.display(),
+                    digest.algorithm.ocfl_name(),
+                    digest.hex
                 )))
             }
-            RecordFile::Move { rel, from, sha512 } => {
+            RecordFile::Move { rel, from, digest } => {
                 let target = dir.join(&rel);
-                if sha512_of(&target).ok().as_deref() == Some(sha512.as_str())
-                    || !later.protected(dir, &rel).is_empty()
-                {
+                if holds(&target, &digest) || !later.protected(dir, &rel).is_empty() {
                     return Ok(());
                 }
                 let source = dir.join(&from);
-                if sha512_of(&source).ok().as_deref() == Some(sha512.as_str()) {
+                if holds(&source, &digest) {
                     let parent = target.parent().expect("files have parents");
                     fs::create_dir_all(parent).at(parent)?;
                     return fs::rename(&source, &target).at(&source);
                 }
-                if later.accounts_for(dir, &rel, &sha512) {
+                if later.accounts_for(dir, &rel, &digest) {
                     return Ok(());
                 }
                 Err(Error::Invalid(format!(
-                    "journal replay: {} (sha512 {sha512}) is neither there nor at {}",
+                    "journal replay: {} ({} {}) is neither there nor at {}",
                     target.display(),
+                    digest.algorithm.ocfl_name(),
+                    digest.hex,
                     source.display()
                 )))
             }
@@ -591,6 +636,20 @@ impl OcflRoot {
 mod tests {
     use super::*;
 
+    fn sha512(hex: &str) -> DigestValue {
+        DigestValue {
+            algorithm: DigestAlgorithm::Sha512,
+            hex: hex.into(),
+        }
+    }
+
+    fn sha256(hex: &str) -> DigestValue {
+        DigestValue {
+            algorithm: DigestAlgorithm::Sha256,
+            hex: hex.into(),
+        }
+    }
+
     #[test]
     fn records_round_trip() {
         let r = Record::Versions {
@@ -602,12 +661,22 @@ mod tests {
                     RecordFile::External {
                         rel: "v1/content/big".into(),
                         locations: vec!["/a".into(), "/b".into()],
-                        sha512: "00".into(),
+                        digest: sha512("00"),
                     },
                     RecordFile::Move {
                         rel: "v2/content/r1/x".into(),
                         from: "extensions/0005-mutable-head/head/content/r1/x".into(),
-                        sha512: "01".into(),
+                        digest: sha512("01"),
+                    },
+                    RecordFile::External {
+                        rel: "v1/content/big2".into(),
+                        locations: vec!["/c".into()],
+                        digest: sha256("02"),
+                    },
+                    RecordFile::Move {
+                        rel: "v2/content/r1/y".into(),
+                        from: "extensions/0005-mutable-head/head/content/r1/y".into(),
+                        digest: sha256("03"),
                     },
                     RecordFile::Remove {
                         rel: "extensions/0005-mutable-head".into(),
@@ -621,5 +690,46 @@ mod tests {
         let p = Record::Purge(vec!["info:fedora/x".into()]);
         assert_eq!(Record::decode(&p.encode()).unwrap(), p);
         assert!(Record::decode(&[9]).is_err());
+    }
+
+    /// Records of sha512 objects are written as before sha256 objects existed, so a
+    /// journal left by an older arca replays, and the other way round.
+    #[test]
+    fn sha512_files_keep_the_original_encoding() {
+        let mut old = Writer(Vec::new());
+        old.u8(KIND_VERSIONS);
+        old.str("op");
+        old.u32(1);
+        old.str("info:fedora/a");
+        old.u32(2);
+        old.u8(FILE_EXTERNAL);
+        old.str("v1/content/big");
+        old.str("aa");
+        old.u32(1);
+        old.str("/up");
+        old.u8(FILE_MOVE);
+        old.str("v2/content/r1/x");
+        old.str("extensions/0005-mutable-head/head/content/r1/x");
+        old.str("bb");
+        let record = Record::Versions {
+            op: "op".into(),
+            objects: vec![(
+                "info:fedora/a".into(),
+                vec![
+                    RecordFile::External {
+                        rel: "v1/content/big".into(),
+                        locations: vec!["/up".into()],
+                        digest: sha512("aa"),
+                    },
+                    RecordFile::Move {
+                        rel: "v2/content/r1/x".into(),
+                        from: "extensions/0005-mutable-head/head/content/r1/x".into(),
+                        digest: sha512("bb"),
+                    },
+                ],
+            )],
+        };
+        assert_eq!(record.encode(), old.0);
+        assert_eq!(Record::decode(&old.0).unwrap(), record);
     }
 }

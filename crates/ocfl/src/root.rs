@@ -4,11 +4,11 @@ use std::io::ErrorKind;
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 
+use arca_model::{DigestAlgorithm, DigestValue, MultiHasher};
 use arca_storage::fsutil;
-use sha2::{Digest, Sha512};
 
 use crate::error::IoContext;
-use crate::inventory::{group_state, sidecar_for};
+use crate::inventory::{group_state, is_sidecar_of, sidecar_for, sidecar_name};
 use crate::layout::{HashedNTuple, EXTENSION_0004, LAYOUT_CONFIG_JSON, OCFL_LAYOUT_JSON};
 use crate::mapper::encode_logical_path;
 use crate::record::RecordFile;
@@ -20,27 +20,42 @@ pub(crate) const OBJECT_NAMASTE: &str = "0=ocfl_object_1.1";
 /// The object declaration Fedora 6.1.0 (ocfl-java 1.x) writes.
 const OBJECT_NAMASTE_1_0: &str = "0=ocfl_object_1.0";
 pub(crate) const INVENTORY: &str = "inventory.json";
-pub(crate) const SIDECAR: &str = "inventory.json.sha512";
 /// The mutable HEAD extension's directory in an object (OCFL extension 0005).
 pub(crate) const MUTABLE_HEAD_EXT: &str = "extensions/0005-mutable-head";
 /// The mutable HEAD version directory; head content paths start with it.
 pub(crate) const MUTABLE_HEAD: &str = "extensions/0005-mutable-head/head";
 /// The revision markers' directory.
 pub(crate) const REVISIONS: &str = "extensions/0005-mutable-head/revisions";
-/// The copy of the root sidecar taken when the mutable HEAD was created.
-pub(crate) const ROOT_SIDECAR_COPY: &str =
-    "extensions/0005-mutable-head/root-inventory.json.sha512";
-const HEAD_INVENTORY: &str = "extensions/0005-mutable-head/head/inventory.json";
-const HEAD_SIDECAR: &str = "extensions/0005-mutable-head/head/inventory.json.sha512";
+/// The copy of the root sidecar taken when the mutable HEAD was created is this name plus
+/// `.<algorithm>`.
+const ROOT_INVENTORY_COPY: &str = "extensions/0005-mutable-head/root-inventory.json";
+pub(crate) const HEAD_INVENTORY: &str = "extensions/0005-mutable-head/head/inventory.json";
 const UPLOADS: &str = "uploads";
+
+/// The root sidecar of an object whose inventory uses `algorithm`
+/// (`inventory.json.sha512`, `inventory.json.sha256`).
+pub(crate) fn sidecar(algorithm: DigestAlgorithm) -> String {
+    sidecar_name(INVENTORY, algorithm)
+}
+
+/// The mutable HEAD's sidecar.
+pub(crate) fn head_sidecar(algorithm: DigestAlgorithm) -> String {
+    sidecar_name(HEAD_INVENTORY, algorithm)
+}
+
+/// The copy of the root sidecar that the mutable HEAD keeps (`root-inventory.json.sha512`).
+pub(crate) fn root_sidecar_copy(algorithm: DigestAlgorithm) -> String {
+    sidecar_name(ROOT_INVENTORY_COPY, algorithm)
+}
 
 /// Whether a file of an object is replaced by a new one at the same name (atomically, by
 /// a rename) when it changes: the root inventory and sidecar and the mutable HEAD's.
 pub(crate) fn is_replaced_in_place(rel: &str) -> bool {
-    matches!(
-        rel,
-        INVENTORY | SIDECAR | HEAD_INVENTORY | HEAD_SIDECAR | ROOT_SIDECAR_COPY
-    )
+    rel == INVENTORY
+        || rel == HEAD_INVENTORY
+        || is_sidecar_of(rel, INVENTORY)
+        || is_sidecar_of(rel, HEAD_INVENTORY)
+        || is_sidecar_of(rel, ROOT_INVENTORY_COPY)
 }
 
 /// How a staged change lands in the object.
@@ -74,13 +89,13 @@ pub struct VersionInfo {
 pub enum Content {
     /// Small content held in memory (headers, RDF).
     Bytes(Vec<u8>),
-    /// A file already written under the staging area (an upload), with its SHA-512. It is
-    /// moved, not copied.
+    /// A file already written under the staging area (an upload), with its digest in the
+    /// object's algorithm (see [`Inventory::content_digest`]). It is moved, not copied.
     File {
         /// The staged file.
         path: PathBuf,
-        /// Its lowercase hex SHA-512.
-        sha512: String,
+        /// Its digest.
+        digest: DigestValue,
     },
 }
 
@@ -275,11 +290,16 @@ impl ObjectState {
 
 /// An OCFL storage root on the local filesystem plus its staging area (which must be on the
 /// same filesystem, so that publishing is a rename).
+///
+/// Each object keeps the digest algorithm its inventory names; new objects get the root's
+/// [`digest_algorithm`](Self::digest_algorithm) (sha512 unless set otherwise), as ocfl-java
+/// does with its default algorithm. OCFL records no algorithm at the root level.
 #[derive(Debug)]
 pub struct OcflRoot {
     root: PathBuf,
     pub(crate) staging: PathBuf,
     layout: HashedNTuple,
+    digest_algorithm: DigestAlgorithm,
 }
 
 impl OcflRoot {
@@ -311,7 +331,45 @@ impl OcflRoot {
             root: root.to_path_buf(),
             staging: staging.to_path_buf(),
             layout,
+            digest_algorithm: DigestAlgorithm::Sha512,
         })
+    }
+
+    /// The root with `algorithm` for the objects it creates from now on (existing objects
+    /// keep theirs).
+    ///
+    /// # Errors
+    /// [`Error::Unsupported`] unless `algorithm` is sha512 or sha256, the two OCFL allows
+    /// for content.
+    pub fn with_digest_algorithm(mut self, algorithm: DigestAlgorithm) -> Result<Self> {
+        if !algorithm.is_ocfl_content_digest() {
+            return Err(Error::Unsupported(format!(
+                "digest algorithm {}; OCFL objects use sha512 or sha256",
+                algorithm.ocfl_name()
+            )));
+        }
+        self.digest_algorithm = algorithm;
+        Ok(self)
+    }
+
+    /// The digest algorithm of the objects this root creates.
+    pub fn digest_algorithm(&self) -> DigestAlgorithm {
+        self.digest_algorithm
+    }
+
+    /// The digest algorithm of an existing object, known from the name of its root sidecar
+    /// (one or two `stat`s, no inventory read); `None` if there is no object.
+    pub fn object_digest_algorithm(&self, object_id: &str) -> Result<Option<DigestAlgorithm>> {
+        let dir = self.object_dir(object_id);
+        for algorithm in [DigestAlgorithm::Sha512, DigestAlgorithm::Sha256] {
+            let path = dir.join(sidecar(algorithm));
+            match fs::symlink_metadata(&path) {
+                Ok(_) => return Ok(Some(algorithm)),
+                Err(e) if e.kind() == ErrorKind::NotFound => {}
+                Err(e) => return Err(e).at(&path),
+            }
+        }
+        Ok(None)
     }
 
     fn create_root_files(root: &Path) -> Result<()> {
@@ -434,9 +492,6 @@ impl OcflRoot {
         info: VersionInfo,
         mode: HeadMode,
     ) -> Result<Staged> {
-        if let Some(c) = current {
-            check_digest_algorithm(object_id, &c.inventory)?;
-        }
         match (mode, current) {
             (HeadMode::NewVersion, Some(c)) if c.mutable_head => {
                 self.stage_head_commit(object_id, c, changes, info)
@@ -460,7 +515,6 @@ impl OcflRoot {
         if !current.mutable_head {
             return Ok(None);
         }
-        check_digest_algorithm(object_id, &current.inventory)?;
         self.stage_head_commit(object_id, current, Vec::new(), info)
             .map(Some)
     }
@@ -481,7 +535,10 @@ impl OcflRoot {
                 let v = inv.head;
                 (inv, v)
             }
-            None => (empty_inventory(object_id), VersionNum::first()),
+            None => (
+                empty_inventory(object_id, self.digest_algorithm),
+                VersionNum::first(),
+            ),
         };
         let is_new_object = current.is_none();
         let mut files = Vec::new();
@@ -496,7 +553,7 @@ impl OcflRoot {
             &content_prefix,
             &object_dir,
             &mut files,
-        );
+        )?;
         inventory
             .versions
             .insert(version, new_version_entry(info, &state));
@@ -506,7 +563,7 @@ impl OcflRoot {
                 b"ocfl_object_1.1\n".to_vec(),
             ));
         }
-        push_version_inventories(&mut files, version, &inventory);
+        push_version_inventories(&mut files, version, &inventory)?;
         Ok(Staged::new(
             &self.staging,
             object_id,
@@ -553,7 +610,7 @@ impl OcflRoot {
     /// Writes (or moves, or removes) one file of a staged change.
     pub(crate) fn publish_file(&self, staged: &Staged, file: &RecordFile) -> Result<()> {
         match file {
-            RecordFile::Inline { rel, .. } if rel == INVENTORY || rel == SIDECAR => {
+            RecordFile::Inline { rel, .. } if rel == INVENTORY || is_sidecar_of(rel, INVENTORY) => {
                 self.install_root_copy(staged, rel, file)
             }
             RecordFile::Inline { rel, .. } if is_replaced_in_place(rel) => {
@@ -599,7 +656,11 @@ impl OcflRoot {
                     )));
                 }
                 if from_head {
-                    crate::head::check_root_unchanged(dir, &staged.object_id)?;
+                    crate::head::check_root_unchanged(
+                        dir,
+                        &staged.object_id,
+                        staged.inventory.content_digest()?,
+                    )?;
                 }
             }
             StagedKind::Revision {
@@ -619,7 +680,11 @@ impl OcflRoot {
                             staged.object_id
                         )));
                     }
-                    crate::head::check_root_unchanged(dir, &staged.object_id)?;
+                    crate::head::check_root_unchanged(
+                        dir,
+                        &staged.object_id,
+                        staged.inventory.content_digest()?,
+                    )?;
                 }
             }
         }
@@ -848,12 +913,16 @@ impl OcflRoot {
             )));
         };
         let version_dir = object_dir.join(version.to_string());
-        let inventory = fs::read(version_dir.join(INVENTORY)).at(&version_dir)?;
-        let sidecar = sidecar_for(&inventory);
+        let path = version_dir.join(INVENTORY);
+        let inventory = fs::read(&path).at(&version_dir)?;
+        let algorithm = Inventory::from_slice(&inventory)
+            .map_err(|source| Error::Json { path, source })?
+            .content_digest()?;
+        let sidecar_bytes = sidecar_for(algorithm, &inventory);
         self.write_file(object_dir, &RecordFile::inline(INVENTORY, inventory), true)?;
         self.write_file(
             object_dir,
-            &RecordFile::inline(SIDECAR, sidecar.into_bytes()),
+            &RecordFile::inline(&sidecar(algorithm), sidecar_bytes.into_bytes()),
             true,
         )
     }
@@ -891,31 +960,27 @@ impl OcflRoot {
         Ok(out)
     }
 
-    /// Verifies an inventory file against its sidecar.
-    pub fn check_sidecar(object_dir: &Path) -> Result<bool> {
-        let inv = fs::read(object_dir.join(INVENTORY)).at(object_dir)?;
-        let sidecar = fs::read_to_string(object_dir.join(SIDECAR)).at(object_dir)?;
-        Ok(sidecar.split_whitespace().next() == Some(&hex::encode(Sha512::digest(&inv))[..]))
+    /// Verifies the inventory file in `dir` (an object or a version directory) against
+    /// its sidecar: the one named after the inventory's `digestAlgorithm`, whose digest
+    /// must be that algorithm's digest of the inventory's bytes.
+    pub fn check_sidecar(dir: &Path) -> Result<bool> {
+        let path = dir.join(INVENTORY);
+        let inv = fs::read(&path).at(dir)?;
+        let algorithm = Inventory::from_slice(&inv)
+            .map_err(|source| Error::Json { path, source })?
+            .content_digest()?;
+        let sidecar = fs::read_to_string(dir.join(sidecar(algorithm))).at(dir)?;
+        Ok(sidecar.split_whitespace().next() == Some(&MultiHasher::digest(algorithm, &inv)[..]))
     }
 }
 
-/// arca writes sha512 objects only (as Fedora does).
-fn check_digest_algorithm(object_id: &str, inventory: &Inventory) -> Result<()> {
-    if inventory.digest_algorithm != "sha512" {
-        return Err(Error::Unsupported(format!(
-            "object {object_id} uses digest algorithm {}",
-            inventory.digest_algorithm
-        )));
-    }
-    Ok(())
-}
-
-/// The inventory of a new object before its first version.
-pub(crate) fn empty_inventory(object_id: &str) -> Inventory {
+/// The inventory of a new object (with digest algorithm `algorithm`) before its first
+/// version.
+pub(crate) fn empty_inventory(object_id: &str, algorithm: DigestAlgorithm) -> Inventory {
     Inventory {
         id: object_id.to_string(),
         inventory_type: INVENTORY_TYPE_1_1.to_string(),
-        digest_algorithm: "sha512".to_string(),
+        digest_algorithm: algorithm.ocfl_name().to_string(),
         head: VersionNum::first(),
         content_directory: Some("content".to_string()),
         fixity: Default::default(),
@@ -927,7 +992,7 @@ pub(crate) fn empty_inventory(object_id: &str) -> Inventory {
 /// A `versions` entry with `info` and the state `state` (logical path → digest).
 pub(crate) fn new_version_entry(info: VersionInfo, state: &BTreeMap<String, String>) -> Version {
     Version {
-        created: info.created,
+        created: inventory_instant(&info.created),
         message: Some(info.message),
         user: Some(User {
             name: info.user_name,
@@ -937,10 +1002,31 @@ pub(crate) fn new_version_entry(info: VersionInfo, state: &BTreeMap<String, Stri
     }
 }
 
+/// An RFC 3339 instant as ocfl-java writes a version's `created` (Jackson's
+/// `ISO_OFFSET_DATE_TIME`): the fraction of a second without trailing zeros, none if it is
+/// zero. Fedora's headers keep groups of three digits (`Instant.toString`), so the same
+/// instant is spelled `…51.442474880Z` there and `…51.44247488Z` here; ocfl-java rewrites
+/// the root inventory's earlier versions in its own spelling when it adds one, and a version
+/// directory's inventory that spells it otherwise is then a W011 warning.
+pub(crate) fn inventory_instant(created: &str) -> String {
+    let Some(dot) = created.find('.') else {
+        return created.to_string();
+    };
+    let digits = created[dot + 1..]
+        .find(|c: char| !c.is_ascii_digit())
+        .map_or(created.len(), |n| dot + 1 + n);
+    let fraction = created[dot + 1..digits].trim_end_matches('0');
+    let point = if fraction.is_empty() { "" } else { "." };
+    format!("{}{point}{fraction}{}", &created[..dot], &created[digits..])
+}
+
 /// Applies `changes` to `state` (logical path → digest): content whose digest the
 /// manifest already holds is reused (keeping the manifest's spelling of the digest and
 /// dropping an upload), new content goes to `content_prefix/<encoded logical path>` and
-/// into `files`.
+/// into `files`. Digests are the inventory's algorithm's.
+///
+/// # Errors
+/// [`Error::DigestAlgorithm`] for an upload whose digest is in another algorithm.
 pub(crate) fn apply_changes(
     inventory: &mut Inventory,
     state: &mut BTreeMap<String, String>,
@@ -948,15 +1034,25 @@ pub(crate) fn apply_changes(
     content_prefix: &str,
     object_dir: &Path,
     files: &mut Vec<RecordFile>,
-) {
+) -> Result<()> {
+    let algorithm = inventory.content_digest()?;
     for change in changes {
         let Some(content) = change.content else {
             state.remove(&change.logical_path);
             continue;
         };
         let digest = match &content {
-            Content::Bytes(b) => hex::encode(Sha512::digest(b)),
-            Content::File { sha512, .. } => sha512.to_ascii_lowercase(),
+            Content::Bytes(b) => MultiHasher::digest(algorithm, b),
+            Content::File { digest, .. } if digest.algorithm == algorithm => {
+                digest.hex.to_ascii_lowercase()
+            }
+            Content::File { digest, .. } => {
+                return Err(Error::DigestAlgorithm {
+                    object: inventory.id.clone(),
+                    expected: algorithm,
+                    found: digest.algorithm,
+                })
+            }
         };
         let known = inventory
             .manifest
@@ -976,10 +1072,13 @@ pub(crate) fn apply_changes(
                 let content_path = format!("{content_prefix}/{encoded}");
                 files.push(match content {
                     Content::Bytes(b) => RecordFile::inline(&content_path, b),
-                    Content::File { path, sha512 } => RecordFile::External {
+                    Content::File { path, .. } => RecordFile::External {
                         locations: vec![object_dir.join(&content_path), path],
                         rel: content_path.clone(),
-                        sha512,
+                        digest: DigestValue {
+                            algorithm,
+                            hex: digest.clone(),
+                        },
                     },
                 });
                 inventory
@@ -990,6 +1089,7 @@ pub(crate) fn apply_changes(
         };
         state.insert(change.logical_path, digest);
     }
+    Ok(())
 }
 
 /// A version's inventory and sidecar, then the root copies (inventory before sidecar):
@@ -998,17 +1098,20 @@ pub(crate) fn push_version_inventories(
     files: &mut Vec<RecordFile>,
     version: VersionNum,
     inventory: &Inventory,
-) {
+) -> Result<()> {
+    let algorithm = inventory.content_digest()?;
     let bytes = inventory.to_bytes();
-    let sidecar = sidecar_for(&bytes);
+    let sidecar_bytes = sidecar_for(algorithm, &bytes);
+    let sidecar = sidecar(algorithm);
     files.push(RecordFile::inline(
         &format!("{version}/{INVENTORY}"),
         bytes.clone(),
     ));
     files.push(RecordFile::inline(
-        &format!("{version}/{SIDECAR}"),
-        sidecar.clone().into_bytes(),
+        &format!("{version}/{sidecar}"),
+        sidecar_bytes.clone().into_bytes(),
     ));
     files.push(RecordFile::inline(INVENTORY, bytes));
-    files.push(RecordFile::inline(SIDECAR, sidecar.into_bytes()));
+    files.push(RecordFile::inline(&sidecar, sidecar_bytes.into_bytes()));
+    Ok(())
 }

@@ -3,6 +3,7 @@
 use std::fs;
 use std::path::Path;
 
+use arca_model::{DigestAlgorithm, DigestValue, MultiHasher};
 use arca_ocfl::{Change, Content, HeadMode, OcflRoot, VersionInfo};
 
 fn info() -> VersionInfo {
@@ -205,9 +206,9 @@ fn replay_completes_journaled_versions_and_skips_cancelled_ones() {
     // inventory still the old one, the upload already moved)
     let upload = tmp.path().join("staging/uploads/u1");
     fs::write(&upload, vec![7u8; 100_000]).unwrap();
-    let sha = {
-        use sha2::{Digest, Sha512};
-        hex::encode(Sha512::digest(vec![7u8; 100_000]))
+    let sha = DigestValue {
+        algorithm: DigestAlgorithm::Sha512,
+        hex: MultiHasher::digest(DigestAlgorithm::Sha512, &[7u8; 100_000]),
     };
     let staged = root
         .stage(
@@ -217,7 +218,7 @@ fn replay_completes_journaled_versions_and_skips_cancelled_ones() {
                 logical_path: "big".into(),
                 content: Some(Content::File {
                     path: upload.clone(),
-                    sha512: sha,
+                    digest: sha,
                 }),
             }],
             info(),
@@ -294,7 +295,10 @@ fn failed_publish_leaves_the_previous_version() {
                     logical_path: "gone".into(),
                     content: Some(Content::File {
                         path: tmp.path().join("missing"),
-                        sha512: "ab".repeat(64),
+                        digest: DigestValue {
+                            algorithm: DigestAlgorithm::Sha512,
+                            hex: "ab".repeat(64),
+                        },
                     }),
                 },
             ],

@@ -25,14 +25,15 @@ pub struct ReceivedBinary {
     pub data: BinaryData,
     /// Size in bytes.
     pub size: u64,
-    /// SHA-512 first, then the algorithms the client asked to verify.
+    /// The digest of the OCFL object it lands in first (sha512 or sha256), then those of
+    /// the algorithms the client asked to verify.
     pub digests: Vec<DigestValue>,
 }
 
 impl ReceivedBinary {
-    /// Hashes an in-memory body.
-    pub fn from_memory(bytes: Bytes, extra: &[DigestAlgorithm]) -> Self {
-        let mut h = MultiHasher::new(extra);
+    /// Hashes an in-memory body with each of `algorithms`.
+    pub fn from_memory(bytes: Bytes, algorithms: &[DigestAlgorithm]) -> Self {
+        let mut h = MultiHasher::new(algorithms);
         h.update(&bytes);
         Self {
             size: bytes.len() as u64,
@@ -41,9 +42,44 @@ impl ReceivedBinary {
         }
     }
 
-    /// The SHA-512 hex (none for external content kept as a URL).
-    pub fn sha512(&self) -> Option<&str> {
-        self.digests.first().map(|d| d.hex.as_str())
+    /// The digest computed with `algorithm`, if it was.
+    pub fn digest(&self, algorithm: DigestAlgorithm) -> Option<&DigestValue> {
+        self.digests.iter().find(|d| d.algorithm == algorithm)
+    }
+
+    /// The binary with its digest in `algorithm` (its OCFL object's) first among its
+    /// digests, computed now if it was received with other algorithms only (reading an
+    /// upload file again, on the blocking pool). A binary kept as a URL has no digests and
+    /// comes back as it is.
+    pub async fn with_digest(mut self, algorithm: DigestAlgorithm) -> Result<Self> {
+        if let Some(i) = self.digests.iter().position(|d| d.algorithm == algorithm) {
+            let digest = self.digests.remove(i);
+            self.digests.insert(0, digest);
+            return Ok(self);
+        }
+        let digest = match &self.data {
+            BinaryData::External(_) => return Ok(self),
+            BinaryData::Memory(bytes) => DigestValue {
+                algorithm,
+                hex: MultiHasher::digest(algorithm, bytes),
+            },
+            BinaryData::File(upload) => {
+                tracing::debug!(
+                    path = %upload.path().display(),
+                    %algorithm,
+                    "an upload was hashed for another object's algorithm; hashing it again"
+                );
+                let path = upload.path().to_path_buf();
+                let (_, mut digests) = tokio::task::spawn_blocking(move || {
+                    crate::fixity::digest_file(&path, &[algorithm])
+                })
+                .await
+                .map_err(|e| Error::Internal(format!("hashing an upload did not finish: {e}")))??;
+                digests.remove(0)
+            }
+        };
+        self.digests.insert(0, digest);
+        Ok(self)
     }
 
     /// A binary kept as a URL (`redirect` or `proxy`) whose remote content has `size` bytes.

@@ -54,8 +54,8 @@ impl FixityReport {
     }
 }
 
-/// Reads the file at `path` once and returns its length and its digests in `algorithms`
-/// (SHA-512 is always computed and returned first).
+/// Reads the file at `path` once and returns its length and its digests in `algorithms`,
+/// in that order.
 pub fn digest_file(
     path: &Path,
     algorithms: &[DigestAlgorithm],

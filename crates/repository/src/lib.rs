@@ -33,13 +33,12 @@ use std::time::Duration;
 
 use arca_catalog::{Catalog, CatalogOp, ChangeKind, MementoRow, ResourceRecord};
 use arca_model::{
-    format_instant, now, DigestValue, FedoraId, InteractionModel, ResourceHeaders, Timestamp,
-    HEADERS_VERSION, OCFL_USER_ADDRESS, OCFL_USER_NAME,
+    format_instant, now, DigestAlgorithm, DigestValue, FedoraId, InteractionModel, MultiHasher,
+    ResourceHeaders, Timestamp, HEADERS_VERSION, OCFL_USER_ADDRESS, OCFL_USER_NAME,
 };
 use arca_ocfl::{Change, Content, HeadMode, ObjectState, OcflRoot, Staged, VersionInfo};
 use arca_storage::{GroupCommit, Journal, JournalStats};
 use oxrdf::Triple;
-use sha2::{Digest, Sha512};
 
 pub use arca_catalog::TxEnd;
 pub use content::{BinaryData, ReceivedBinary, Upload};
@@ -137,6 +136,9 @@ struct ObjectPlan {
     /// (deletes, as in Fedora 6, and `POST fcr:versions`).
     new_version: bool,
     current: Option<ObjectState>,
+    /// The object's digest algorithm: its inventory's, or for a new object the root's.
+    /// Header digests and staged uploads use it.
+    algorithm: DigestAlgorithm,
     changes: Vec<Change>,
     resources: Vec<ResourcePlan>,
 }
@@ -185,6 +187,7 @@ impl Repository {
         }
         touched.sort();
         touched.dedup();
+        repo.note_digest_algorithm()?;
         repo.checkpoint().await?;
         repo.spawn_checkpointer();
         repo.roll_back_abandoned_transactions().await?;
@@ -213,6 +216,27 @@ impl Repository {
         }
         repo.ensure_root().await?;
         Ok(repo)
+    }
+
+    /// Says once, at start-up, when new objects get another digest algorithm than the
+    /// repository root's object, the first one written (so the algorithm the repository
+    /// started with): every existing object keeps its own, as in Fedora 6.
+    fn note_digest_algorithm(&self) -> Result<()> {
+        let new_objects = self.ocfl.digest_algorithm();
+        let existing = self
+            .ocfl
+            .object_digest_algorithm(FedoraId::root().as_str())?;
+        if let Some(existing) = existing.filter(|e| *e != new_objects) {
+            tracing::warn!(
+                existing = existing.ocfl_name(),
+                new_objects = new_objects.ocfl_name(),
+                "objects written so far use {}; they keep it, and objects created from now on \
+                 use {} (digest_algorithm)",
+                existing.ocfl_name(),
+                new_objects.ocfl_name()
+            );
+        }
+        Ok(())
     }
 
     /// Whether every change makes a new OCFL version (`true`, the default, as Fedora's
@@ -433,13 +457,7 @@ impl Repository {
             }
             None => {
                 headers.archival_group = archival_group;
-                ObjectPlan {
-                    ocfl_id: id.to_string(),
-                    new_version: false,
-                    current: None,
-                    changes: Vec::new(),
-                    resources: Vec::new(),
-                }
+                self.new_plan(id.to_string(), None)?
             }
         };
         match content {
@@ -456,7 +474,8 @@ impl Repository {
                 let (_, content) = plan.paths(&id, true);
                 // As Fedora 6.1: an empty filename when the request named none.
                 headers.filename = Some(filename.unwrap_or_default());
-                plan.add_binary(&content, headers, Some(parent.clone()), binary, mime);
+                plan.add_binary(&content, headers, Some(parent.clone()), binary, mime)
+                    .await?;
                 let desc_id = id.description();
                 let mut desc = new_headers(
                     &desc_id,
@@ -948,13 +967,7 @@ impl Repository {
 
     async fn plan_for_object(&self, ocfl_id: &str) -> Result<ObjectPlan> {
         if let Some(current) = self.pending_object(ocfl_id).await? {
-            return Ok(ObjectPlan {
-                ocfl_id: ocfl_id.to_string(),
-                new_version: false,
-                current,
-                changes: Vec::new(),
-                resources: Vec::new(),
-            });
+            return self.new_plan(ocfl_id.to_string(), current);
         }
         self.settled(ocfl_id).await?;
         let current = self.ocfl.read_object(ocfl_id)?.ok_or_else(|| {
@@ -962,13 +975,45 @@ impl Repository {
                 "the catalog knows object {ocfl_id} but storage does not"
             )))
         })?;
+        self.new_plan(ocfl_id.to_string(), Some(current))
+    }
+
+    /// An empty plan for object `ocfl_id` in state `current` (`None`: a new object), with
+    /// the object's digest algorithm.
+    fn new_plan(&self, ocfl_id: String, current: Option<ObjectState>) -> Result<ObjectPlan> {
+        let algorithm = match &current {
+            Some(c) => c.inventory.content_digest()?,
+            None => self.ocfl.digest_algorithm(),
+        };
         Ok(ObjectPlan {
-            ocfl_id: ocfl_id.to_string(),
+            ocfl_id,
             new_version: false,
-            current: Some(current),
+            current,
+            algorithm,
             changes: Vec::new(),
             resources: Vec::new(),
         })
+    }
+
+    /// The digest algorithm of the OCFL object a binary written at `id` lands in: the
+    /// object holding `id` if it exists, the Archival Group it would become part of, else
+    /// a new object (the root's algorithm). Cheap (catalog lookups and a `stat` of a
+    /// sidecar), so that a body can be hashed with it while it streams in; the write checks
+    /// again under its locks and hashes a file again in the rare case it guessed wrong.
+    pub async fn content_digest_for(&self, id: &FedoraId) -> Result<DigestAlgorithm> {
+        let object = match self.record(id).await? {
+            Some(record) => Some(record.ocfl_id),
+            None => match self.find_parent(id).await {
+                Ok(parent) => archival_group_of(&parent)?.map(|ag| ag.to_string()),
+                // The write will refuse it; any algorithm does until then.
+                Err(_) => None,
+            },
+        };
+        Ok(match object {
+            Some(ocfl_id) => self.ocfl.object_digest_algorithm(&ocfl_id)?,
+            None => None,
+        }
+        .unwrap_or(self.ocfl.digest_algorithm()))
     }
 
     /// Creates the repository root resource if the catalog has none.
@@ -988,13 +1033,7 @@ impl Repository {
             at,
             OCFL_USER_NAME,
         );
-        let mut plan = ObjectPlan {
-            ocfl_id: root.to_string(),
-            new_version: false,
-            current: None,
-            changes: Vec::new(),
-            resources: Vec::new(),
-        };
+        let mut plan = self.new_plan(root.to_string(), None)?;
         plan.add_rdf(ROOT_HEADER, CONTAINER_CONTENT, headers, None, &[]);
         self.execute(
             vec![plan],
@@ -1051,10 +1090,11 @@ impl ObjectPlan {
     ) {
         let nt = arca_rdf::to_ntriples(triples);
         headers.content_size = Some(nt.len() as i64);
-        headers.digests = Some(vec![format!(
-            "urn:sha-512:{}",
-            hex::encode(Sha512::digest(&nt))
-        )]);
+        let digest = DigestValue {
+            algorithm: self.algorithm,
+            hex: MultiHasher::digest(self.algorithm, &nt),
+        };
+        headers.digests = Some(vec![digest.urn()]);
         headers.content_path = Some(content_path.to_string());
         self.put(header_path, headers.to_json());
         self.put(content_path, nt.clone());
@@ -1066,22 +1106,32 @@ impl ObjectPlan {
         });
     }
 
-    fn add_binary(
+    /// A binary's bytes and header. Its header digests are those computed while it was
+    /// received, the object's algorithm first (computed now if the body was hashed with
+    /// another, see [`Repository::content_digest_for`]), as Fedora keeps the client's and
+    /// adds the object's.
+    async fn add_binary(
         &mut self,
         content_path: &str,
         mut headers: ResourceHeaders,
         parent: Option<FedoraId>,
         binary: ReceivedBinary,
         mime: String,
-    ) {
+    ) -> Result<()> {
+        let binary = binary.with_digest(self.algorithm).await?;
         headers.mime_type = Some(mime);
         headers.content_size = Some(binary.size as i64);
         headers.digests = Some(binary.digests.iter().map(DigestValue::urn).collect());
+        let digest = binary.digests.first().cloned();
         let content = match binary.data {
-            BinaryData::External(location) => return self.add_external(headers, parent, location),
+            BinaryData::External(location) => {
+                self.add_external(headers, parent, location);
+                return Ok(());
+            }
             BinaryData::Memory(bytes) => Content::Bytes(bytes.to_vec()),
             BinaryData::File(upload) => Content::File {
-                sha512: binary.digests[0].hex.clone(),
+                digest: digest
+                    .ok_or_else(|| Error::Internal("an uploaded binary without digests".into()))?,
                 path: upload.take(),
             },
         };
@@ -1099,6 +1149,7 @@ impl ObjectPlan {
             content_logical: Some(content_path.to_string()),
             rdf: None,
         });
+        Ok(())
     }
 
     /// New triples for an existing RDF source.
@@ -1150,7 +1201,8 @@ impl ObjectPlan {
             .content_path
             .clone()
             .unwrap_or_else(|| record.id.last_segment().to_string());
-        self.add_binary(&content_path, headers, record.parent.clone(), binary, mime);
+        self.add_binary(&content_path, headers, record.parent.clone(), binary, mime)
+            .await?;
         if let Some(mut desc) = repo.record(&record.id.description()).await? {
             desc.headers.memento_created_date = Some(format_instant(at));
             self.put(&self.header_path(&desc.headers), desc.headers.to_json());

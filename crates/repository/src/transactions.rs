@@ -19,10 +19,9 @@ use arca_catalog::{
     CatalogOp, ResourceRecord, TxContent, TxEnd, TxFile, TxObject, TxRefusal, TxResource, TxStage,
     TxStatus,
 };
-use arca_model::FedoraId;
+use arca_model::{DigestAlgorithm, DigestValue, FedoraId, MultiHasher};
 use arca_ocfl::{Change, Content, ObjectState};
 use parking_lot::Mutex;
-use sha2::{Digest, Sha512};
 
 use crate::{Error, ObjectPlan, Repository, ResourcePlan, Result};
 
@@ -220,9 +219,9 @@ impl Repository {
                     logical_path: f.logical_path,
                     content: f.content.map(|c| match c {
                         TxContent::Bytes(b) => Content::Bytes(b),
-                        TxContent::Upload { path, sha512 } => Content::File {
+                        TxContent::Upload { path, digest } => Content::File {
                             path: path.into(),
-                            sha512,
+                            digest,
                         },
                     }),
                 })
@@ -239,13 +238,11 @@ impl Repository {
                     rdf: r.record.rdf,
                 })
                 .collect();
-            plans.push(ObjectPlan {
-                ocfl_id: object.ocfl_id.clone(),
-                new_version: object.new_version,
-                current,
-                changes,
-                resources,
-            });
+            let mut plan = self.new_plan(object.ocfl_id.clone(), current)?;
+            plan.new_version = object.new_version;
+            plan.changes = changes;
+            plan.resources = resources;
+            plans.push(plan);
         }
         let extra = self.catalog.tx_ops(id).await?;
         self.execute(plans, extra).await?;
@@ -423,15 +420,15 @@ impl Repository {
                 });
                 let content = match change.content {
                     Some(Content::Bytes(bytes)) if binary_content => {
-                        let (path, sha512) = self.stage_bytes(&bytes)?;
+                        let (path, digest) = self.stage_bytes(&bytes, plan.algorithm)?;
                         uploads.push(path.clone());
-                        Some(TxContent::Upload { path, sha512 })
+                        Some(TxContent::Upload { path, digest })
                     }
                     Some(Content::Bytes(bytes)) => Some(TxContent::Bytes(bytes)),
-                    Some(Content::File { path, sha512 }) => {
+                    Some(Content::File { path, digest }) => {
                         let path = path.to_string_lossy().into_owned();
                         uploads.push(path.clone());
-                        Some(TxContent::Upload { path, sha512 })
+                        Some(TxContent::Upload { path, digest })
                     }
                     None => None,
                 };
@@ -476,8 +473,12 @@ impl Repository {
     }
 
     /// Writes bytes to a new upload file (durable before any journal record names it);
-    /// returns its path and SHA-512.
-    fn stage_bytes(&self, bytes: &[u8]) -> Result<(String, String)> {
+    /// returns its path and its digest in `algorithm` (its object's).
+    fn stage_bytes(
+        &self,
+        bytes: &[u8],
+        algorithm: DigestAlgorithm,
+    ) -> Result<(String, DigestValue)> {
         let path = self
             .uploads_dir()
             .join(format!("tx-{}", uuid::Uuid::new_v4().simple()));
@@ -493,7 +494,10 @@ impl Repository {
         arca_storage::fsutil::sync_dir(&self.uploads_dir())?;
         Ok((
             path.to_string_lossy().into_owned(),
-            hex::encode(Sha512::digest(bytes)),
+            DigestValue {
+                algorithm,
+                hex: MultiHasher::digest(algorithm, bytes),
+            },
         ))
     }
 }

@@ -33,6 +33,7 @@ pub async fn open_repository(
     std::fs::create_dir_all(&config.data)
         .with_context(|| format!("cannot create data directory {}", config.data.display()))?;
     let ocfl = OcflRoot::open_or_create(&config.ocfl_root(), &config.staging())
+        .and_then(|root| root.with_digest_algorithm(digest_algorithm(config)))
         .with_context(|| format!("cannot open the OCFL root {}", config.ocfl_root().display()))?;
     let catalog = Arc::new(
         SqliteCatalog::open(&config.catalog_path()).with_context(|| {
@@ -54,6 +55,14 @@ pub async fn open_repository(
     repo.set_auto_versioning(config.auto_versioning);
     repo.set_transaction_timeout(std::time::Duration::from_secs(config.transaction_timeout));
     Ok((Arc::new(repo), catalog))
+}
+
+/// The digest algorithm of the OCFL objects `config` has arca create.
+pub fn digest_algorithm(config: &Config) -> arca_model::DigestAlgorithm {
+    match config.digest_algorithm {
+        arca_config::DigestAlgorithm::Sha512 => arca_model::DigestAlgorithm::Sha512,
+        arca_config::DigestAlgorithm::Sha256 => arca_model::DigestAlgorithm::Sha256,
+    }
 }
 
 /// The request bounds of `config`, the defaults where it sets none.

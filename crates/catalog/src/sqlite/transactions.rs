@@ -4,7 +4,7 @@
 
 use std::sync::atomic::Ordering;
 
-use arca_model::FedoraId;
+use arca_model::{DigestAlgorithm, DigestValue, FedoraId};
 use async_trait::async_trait;
 use rusqlite::{params, Connection, OptionalExtension};
 
@@ -75,13 +75,13 @@ impl SqliteCatalog {
                 .query_row(params![tx, file.ocfl_id, file.logical_path], |r| r.get(0))
                 .optional()?;
             replaced.extend(earlier.flatten());
-            let (bytes, upload, sha512) = match file.content {
+            let (bytes, upload, digest) = match file.content {
                 None => (None, None, None),
                 Some(TxContent::Bytes(b)) => (Some(b), None, None),
-                Some(TxContent::Upload { path, sha512 }) => (None, Some(path), Some(sha512)),
+                Some(TxContent::Upload { path, digest }) => (None, Some(path), Some(digest.urn())),
             };
             conn.prepare_cached(
-                "INSERT OR REPLACE INTO tx_files (tx, ocfl_id, logical_path, bytes, upload, sha512)
+                "INSERT OR REPLACE INTO tx_files (tx, ocfl_id, logical_path, bytes, upload, digest)
                  VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
             )?
             .execute(params![
@@ -90,7 +90,7 @@ impl SqliteCatalog {
                 file.logical_path,
                 bytes,
                 upload,
-                sha512
+                digest
             ])?;
         }
         for r in stage.resources {
@@ -136,6 +136,16 @@ impl SqliteCatalog {
 }
 
 type TxStaged = std::result::Result<Vec<String>, TxRefusal>;
+
+/// A staged upload's digest as `tx_files.digest` holds it: `urn:<algorithm>:<hex>`, or the
+/// bare SHA-512 hex of a row staged before catalogs named the algorithm (schema 6).
+fn staged_digest(stored: Option<&str>) -> DigestValue {
+    let stored = stored.unwrap_or_default();
+    DigestAlgorithm::parse_urn(stored).unwrap_or_else(|| DigestValue {
+        algorithm: DigestAlgorithm::Sha512,
+        hex: stored.to_ascii_lowercase(),
+    })
+}
 
 fn object_from_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<TxObject> {
     Ok(TxObject {
@@ -289,13 +299,13 @@ impl TransactionStore for SqliteCatalog {
     async fn tx_files(&self, tx: &str, ocfl_id: &str) -> Result<Vec<TxFile>> {
         self.with_reader(|c| {
             let mut stmt = c.prepare_cached(
-                "SELECT logical_path, bytes, upload, sha512 FROM tx_files
+                "SELECT logical_path, bytes, upload, digest FROM tx_files
                  WHERE tx = ?1 AND ocfl_id = ?2 ORDER BY logical_path",
             )?;
             let rows = stmt.query_map(params![tx, ocfl_id], |r| {
                 let bytes: Option<Vec<u8>> = r.get(1)?;
                 let upload: Option<String> = r.get(2)?;
-                let sha512: Option<String> = r.get(3)?;
+                let digest: Option<String> = r.get(3)?;
                 Ok(TxFile {
                     ocfl_id: ocfl_id.to_string(),
                     logical_path: r.get(0)?,
@@ -303,7 +313,7 @@ impl TransactionStore for SqliteCatalog {
                         (Some(b), _) => Some(TxContent::Bytes(b)),
                         (None, Some(path)) => Some(TxContent::Upload {
                             path,
-                            sha512: sha512.unwrap_or_default(),
+                            digest: staged_digest(digest.as_deref()),
                         }),
                         (None, None) => None,
                     },

@@ -66,6 +66,13 @@ impl Fedora {
     /// Starts Fedora with an empty `fcrepo.home` and waits until it answers. `None` (after
     /// printing why) if it cannot run here and `ARCA_REQUIRE_FEDORA` is not `1`.
     pub async fn start() -> Option<Self> {
+        Self::start_with(None, &[]).await
+    }
+
+    /// [`start`](Self::start) with a copy of the OCFL root `ocfl_root` as its storage (an
+    /// empty database: Fedora rebuilds its index from the root first) and extra system
+    /// properties `(name, value)`, e.g. `fcrepo.persistence.defaultDigestAlgorithm`.
+    pub async fn start_with(ocfl_root: Option<&Path>, properties: &[(&str, &str)]) -> Option<Self> {
         let (war, runner) = match artifacts() {
             Ok(found) => found,
             Err(why) => {
@@ -106,11 +113,15 @@ impl Fedora {
             ),
         )
         .unwrap();
+        if let Some(root) = ocfl_root {
+            super::copy_tree(root, &dir.path().join("home/data/ocfl-root"));
+        }
         let [port, jms, stomp] = free_ports();
         let log = fs::File::create(dir.path().join("fedora.log")).unwrap();
         let started = Instant::now();
         let child = Command::new("java")
             .arg("-Xmx1g")
+            .args(properties.iter().map(|(k, v)| format!("-D{k}={v}")))
             .arg(format!(
                 "-Dfcrepo.home={}",
                 dir.path().join("home").display()
