@@ -149,3 +149,139 @@ async fn reads_and_a_crash_while_publishing_is_behind_lose_nothing() {
     common::validate_with_ocfl_py(&root);
     common::assert_staging_clean(data.path());
 }
+
+/// Sets or clears the immutable attribute of `path` (ext4, root only); false if that is
+/// not possible here.
+fn immutable(path: &std::path::Path, on: bool) -> bool {
+    std::process::Command::new("chattr")
+        .arg(if on { "+i" } else { "-i" })
+        .arg(path)
+        .status()
+        .is_ok_and(|s| s.success())
+}
+
+/// Clears the immutable attribute again however the test ends.
+struct Mutable(std::path::PathBuf);
+
+impl Drop for Mutable {
+    fn drop(&mut self) {
+        immutable(&self.0, false);
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_failing_publication_is_retried_and_refuses_new_writes_meanwhile() {
+    let data = tempfile::tempdir().unwrap();
+    let root = data.path().join("ocfl-root");
+    let arca = Arca::serve(data.path());
+    let http = Http::new();
+    let turtle = [("content-type", "text/turtle")];
+    let title = |t: &str| format!("<> <http://purl.org/dc/terms/title> \"{t}\" .");
+    let r = http
+        .request(Method::PUT, &arca.url("/before"), &turtle, title("before"))
+        .await;
+    assert_eq!(r.status, StatusCode::CREATED, "{}", r.text());
+
+    // Nothing can be created in the storage root from now on (even by root): the next
+    // acknowledged write cannot be published.
+    if !immutable(&root, true) {
+        eprintln!("failing-publication test NOT RUN: chattr +i is not possible here");
+        return;
+    }
+    let guard = Mutable(root.clone());
+    let r = http
+        .request(Method::PUT, &arca.url("/stuck"), &turtle, title("stuck"))
+        .await;
+    assert_eq!(
+        r.status,
+        StatusCode::CREATED,
+        "acknowledged from the journal: {}",
+        r.text()
+    );
+    // Its RDF comes from the catalog; its version is not in the root.
+    let r = http
+        .request(Method::GET, &arca.url("/stuck"), &[], "")
+        .await;
+    assert_eq!(r.status, StatusCode::OK, "{}", r.text());
+    assert!(r.text().contains("stuck"), "{}", r.text());
+    assert!(!object_dir(&root, "info:fedora/stuck").exists());
+    // New writes are refused while publishing fails, and store nothing.
+    let mut refused = None;
+    for n in 0..100 {
+        let path = format!("/refused-{n}");
+        let r = http
+            .request(Method::PUT, &arca.url(&path), &turtle, title("refused"))
+            .await;
+        if r.status != StatusCode::CREATED {
+            refused = Some((path, r));
+            break;
+        }
+        // The first failure may not have happened yet.
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    }
+    let (refused_path, refused) = refused.expect("writes were refused while publishing failed");
+    assert_eq!(
+        refused.status,
+        StatusCode::SERVICE_UNAVAILABLE,
+        "{}",
+        refused.text()
+    );
+    assert!(refused.text().contains("retried"), "{}", refused.text());
+    // Its memento cannot be read from the root yet: 503, not a wrong answer.
+    let r = http
+        .request(
+            Method::GET,
+            &arca.url("/stuck/fcr:versions"),
+            &[("accept", "application/link-format")],
+            "",
+        )
+        .await;
+    let memento = r
+        .text()
+        .split(',')
+        .find(|l| l.contains("rel=\"memento\""))
+        .and_then(|l| l.split('<').nth(1))
+        .and_then(|l| l.split('>').next())
+        .map(str::to_string)
+        .unwrap_or_else(|| panic!("a memento in {}", r.text()));
+    let r = http.request(Method::GET, &memento, &[], "").await;
+    assert_eq!(r.status, StatusCode::SERVICE_UNAVAILABLE, "{}", r.text());
+
+    // The storage heals: the change is published, and everything works again.
+    drop(guard);
+    let mut healed = false;
+    for _ in 0..200 {
+        if object_dir(&root, "info:fedora/stuck")
+            .join("inventory.json")
+            .exists()
+        {
+            healed = true;
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    }
+    assert!(
+        healed,
+        "the stuck change was not published once storage healed:\n{}",
+        arca.log()
+    );
+    let r = http.request(Method::GET, &memento, &[], "").await;
+    assert_eq!(r.status, StatusCode::OK, "{}", r.text());
+    assert!(r.text().contains("stuck"), "{}", r.text());
+    let r = http
+        .request(Method::PUT, &arca.url("/after"), &turtle, title("after"))
+        .await;
+    assert_eq!(r.status, StatusCode::CREATED, "{}", r.text());
+    assert!(arca.log().contains("publishing failed"), "{}", arca.log());
+    let r = http
+        .request(Method::GET, &arca.url(&refused_path), &[], "")
+        .await;
+    assert_eq!(
+        r.status,
+        StatusCode::NOT_FOUND,
+        "a refused write was stored"
+    );
+    arca.stop();
+    common::check_storage(&root);
+    common::validate_with_ocfl_py(&root);
+}

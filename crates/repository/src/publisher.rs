@@ -153,11 +153,13 @@ impl Publisher {
     pub(crate) async fn admit(&self) -> Result<Slot> {
         if self.inner.failing.load(Ordering::Relaxed) > 0 {
             let failure = self.inner.failure();
-            let message = format!("{}; nothing was stored, try again later", failure.message);
             return Err(if failure.storage_full {
-                Error::StorageFull(message)
+                Error::StorageFull(failure.message)
             } else {
-                Error::Unavailable(message)
+                Error::Unavailable(format!(
+                    "{}; nothing was stored, try again later",
+                    failure.message
+                ))
             });
         }
         if let Err(message) = self.inner.space.check() {
