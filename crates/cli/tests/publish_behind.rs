@@ -182,6 +182,20 @@ async fn a_failing_publication_is_retried_and_refuses_new_writes_meanwhile() {
         .await;
     assert_eq!(r.status, StatusCode::CREATED, "{}", r.text());
 
+    // Its version is published (behind the answer) before the root is locked.
+    let mut published = false;
+    for _ in 0..200 {
+        if object_dir(&root, "info:fedora/before")
+            .join("inventory.json.sha512")
+            .exists()
+        {
+            published = true;
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(25)).await;
+    }
+    assert!(published, "the first write was never published");
+
     // Nothing can be created in the storage root from now on (even by root): the next
     // acknowledged write cannot be published.
     if !immutable(&root, true) {
