@@ -1,0 +1,1 @@
+//! Authentication: htpasswd and JWT (to be written).

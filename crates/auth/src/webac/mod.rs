@@ -1,0 +1,1 @@
+//! Web Access Control (to be written).
