@@ -12,8 +12,9 @@ pub enum Action {
     /// belongs to.
     Control,
     /// PUT. Replacing an existing resource needs `acl:Write` (requirement 5.7.1); creating one
-    /// needs `acl:Append` (5.7.1-B), decided on the new resource's id, which inherits from the
-    /// nearest container up the tree.
+    /// needs `acl:Append` (5.7.1-B). As in Fedora (`WebACAuthorizingRealm`, which takes the
+    /// roles of the nearest existing container for a path that does not exist), the modes for
+    /// a creation are those of that container, decided as the container's own.
     Put {
         /// Whether the target exists.
         exists: bool,
