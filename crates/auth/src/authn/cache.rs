@@ -72,6 +72,11 @@ impl<V> BoundedCache<V> {
         self.entries.insert(key, value);
     }
 
+    /// Drops the entry under `key`.
+    pub(crate) fn remove(&mut self, key: &Key) {
+        self.entries.remove(key);
+    }
+
     /// Drops every entry.
     pub(crate) fn clear(&mut self) {
         self.entries.clear();
