@@ -119,7 +119,8 @@ pub struct BenchArgs {
     #[arg(long, env = "ARCA_BIN", value_name = "PATH")]
     pub arca_bin: Option<PathBuf>,
 
-    /// User name for HTTP Basic authentication.
+    /// User name for HTTP Basic authentication [default: fedoraAdmin with password
+    /// fedoraAdmin, the quick-start admin of arca and of Fedora].
     #[arg(long, env = "ARCA_BENCH_USER")]
     pub user: Option<String>,
 

@@ -60,6 +60,8 @@ use crate::spawn::{find_arca_bin, Interrupt, SpawnedServer};
 
 /// The base URL used when neither `--url` nor `--spawn` is given (arca's and Fedora's default).
 pub const DEFAULT_URL: &str = "http://127.0.0.1:8080/rest/";
+/// User (and password) of the quick-start admin, used when no `--user` is given.
+const QUICK_START_USER: &str = "fedoraAdmin";
 
 /// Exit status when any transaction failed or a scenario was aborted.
 pub const EXIT_ERRORS: u8 = 1;
@@ -198,12 +200,20 @@ async fn measure(
         ),
     };
     let raw_parent = raw_parent(args, server);
+    if args.user.is_none() && args.password.is_some() {
+        anyhow::bail!("--password needs --user");
+    }
     let max_clients = phases.iter().map(|p| p.clients).max().unwrap_or(1);
     let target = match &url {
         Some(u) => Some(Arc::new(Target::new(
             u,
-            args.user.as_deref(),
-            args.password.as_deref(),
+            // Without --user: the quick-start admin that arca (on loopback, with no users
+            // configured) and a Fedora quick start both have.
+            Some(args.user.as_deref().unwrap_or(QUICK_START_USER)),
+            match &args.user {
+                Some(_) => args.password.as_deref(),
+                None => Some(QUICK_START_USER),
+            },
             std::time::Duration::from_secs_f64(args.timeout),
             max_clients,
         )?)),

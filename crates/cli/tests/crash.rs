@@ -650,7 +650,7 @@ async fn abandon_upload(s: &TestServer, path: &str, sent: usize, data: &Path) {
         .unwrap();
     let mut tcp = tokio::net::TcpStream::connect(addr).await.unwrap();
     let head = format!(
-        "PUT /rest/{path} HTTP/1.1\r\nHost: {addr}\r\nContent-Type: application/octet-stream\r\nContent-Length: {}\r\n\r\n",
+        "PUT /rest/{path} HTTP/1.1\r\nHost: {addr}\r\nAuthorization: Basic ZmVkb3JhQWRtaW46ZmVkb3JhQWRtaW4=\r\nContent-Type: application/octet-stream\r\nContent-Length: {}\r\n\r\n",
         5 << 20
     );
     tcp.write_all(head.as_bytes()).await.unwrap();

@@ -157,7 +157,6 @@ const RDF_READS: &[(&str, &str)] = &[
 /// named here with `triple <IRI>`; each `Link: rel="type"` value is a field of its own
 /// (`link rel=type <IRI>`).
 const KNOWN: &[(&str, &str, &str, &str, &str)] = &[
-    ("*", "*", "*", "link rel=acl", "no ACLs (fcr:acl) in arca yet, so no link to one"),
     ("*", "", "*", "link rel=http://fedora.info/definitions/v4/transaction#endpoint", "no transactions (fcr:tx) in arca yet"),
     ("*", "", "*", "triple http://fedora.info/definitions/v4/repository#hasTransactionProvider", "no transactions (fcr:tx) in arca yet"),
     ("*", "*", "*", "accept-external-content-handling", "arca offers external content only when an allow-list is configured (README), Fedora 6.1 always advertises it"),

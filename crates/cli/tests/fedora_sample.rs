@@ -132,7 +132,7 @@ fn json(path: &Path) -> Value {
 }
 
 /// Compares one object arca wrote with the sample's, restricted to the sample's versions
-/// up to `versions` (arca has no ACLs yet, so c1 stops at v1).
+/// up to `versions`.
 fn compare_object(id: &str, ours_root: &Path, versions: u32) {
     let ours = object_dir(ours_root, id);
     let theirs = object_dir(&sample_root(), id);
@@ -183,7 +183,7 @@ fn compare_object(id: &str, ours_root: &Path, versions: u32) {
     }
 }
 
-/// (a) The sample's operations for the root, c1 (v1) and c1/file.txt, replayed through
+/// (a) The sample's operations for the root, c1 (v1, its ACL in v2) and c1/file.txt, replayed through
 /// arca, give the same files and structures.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn same_files_and_structure_as_fedora() {
@@ -194,6 +194,16 @@ async fn same_files_and_structure_as_fedora() {
             &s.url("c1"),
             &[("content-type", "text/turtle")],
             "@prefix dcterms: <http://purl.org/dc/terms/> .\n<> dcterms:title \"Hello\" .",
+        )
+        .await;
+    assert_eq!(r.status, StatusCode::CREATED, "{}", r.text());
+    // c1's v2: the sample's ACL (an untyped authorization, so it grants nothing).
+    let r = s
+        .request(
+            Method::PUT,
+            &s.url("c1/fcr:acl"),
+            &[("content-type", "text/turtle")],
+            "<#auth> <http://www.w3.org/ns/auth/acl#mode> <http://www.w3.org/ns/auth/acl#Read> .",
         )
         .await;
     assert_eq!(r.status, StatusCode::CREATED, "{}", r.text());
@@ -219,7 +229,7 @@ async fn same_files_and_structure_as_fedora() {
 
     common::assert_root_files_match_sample(&root);
     compare_object("info:fedora", &root, 1);
-    compare_object("info:fedora/c1", &root, 1);
+    compare_object("info:fedora/c1", &root, 2);
     compare_object("info:fedora/c1/file.txt", &root, 2);
     assert_eq!(
         common::object_dirs(&root).len(),
@@ -472,9 +482,6 @@ async fn serves_the_mementos_of_the_fedora_written_root() {
     let lf = [("accept", "application/link-format")];
     let mut checked = 0;
     for (id, mementos) in &expected {
-        if id.ends_with("/fcr:acl") {
-            continue; // arca serves no ACLs yet.
-        }
         // (A description's `fcr:metadata` is a path segment, its colon not escaped.)
         let path = common::url_path(id).replace("%3A", ":");
         let r = s.get(&format!("{path}/fcr:versions"), &lf).await;
@@ -495,6 +502,27 @@ async fn serves_the_mementos_of_the_fedora_written_root() {
         checked += 1;
     }
     assert!(checked >= 6, "only {checked} TimeMaps checked");
+
+    // Fedora's ACL of c1 is served (its authorization has no rdf:type, so it grants
+    // nothing but to admins, 5.2).
+    let r = s
+        .get("c1/fcr:acl", &[("accept", "application/n-triples")])
+        .await;
+    assert_eq!(r.status, StatusCode::OK, "{}", r.text());
+    assert!(
+        r.text()
+            .contains("<http://www.w3.org/ns/auth/acl#mode> <http://www.w3.org/ns/auth/acl#Read>"),
+        "{}",
+        r.text()
+    );
+    let r = s
+        .request_anonymous(Method::GET, &s.url("c1"), &[], "")
+        .await;
+    assert_eq!(
+        r.status,
+        StatusCode::UNAUTHORIZED,
+        "c1's ACL grants anonymous nothing"
+    );
 
     // mh1 (mutable HEAD, never versioned): no memento, so no TimeGate answer.
     let r = s.get("mh1/fcr:versions", &lf).await;

@@ -75,7 +75,7 @@ fn complete(buf: &[u8]) -> Option<usize> {
 }
 
 fn request(method: &str, target: &str, headers: &[(&str, &str)], body: &[u8]) -> Vec<u8> {
-    let mut raw = format!("{method} {target} HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n");
+    let mut raw = format!("{method} {target} HTTP/1.1\r\nHost: localhost\r\nAuthorization: Basic ZmVkb3JhQWRtaW46ZmVkb3JhQWRtaW4=\r\nConnection: close\r\n");
     for (k, v) in headers {
         raw.push_str(&format!("{k}: {v}\r\n"));
     }
@@ -135,10 +135,10 @@ fn corpus() -> Vec<(&'static str, Vec<u8>, u16)> {
         ("deep JSON-LD", request("POST", "/rest/h", &[("Content-Type", "application/ld+json")], format!("{}{}", "[".repeat(50_000), "]".repeat(50_000)).as_bytes()), 400),
         (
             "declared huge RDF body",
-            b"PUT /rest/h HTTP/1.1\r\nHost: localhost\r\nContent-Type: text/turtle\r\nContent-Length: 999999999999\r\nConnection: close\r\n\r\n".to_vec(),
+            b"PUT /rest/h HTTP/1.1\r\nHost: localhost\r\nAuthorization: Basic ZmVkb3JhQWRtaW46ZmVkb3JhQWRtaW4=\r\nContent-Type: text/turtle\r\nContent-Length: 999999999999\r\nConnection: close\r\n\r\n".to_vec(),
             413,
         ),
-        ("bad chunk", b"PUT /rest/h HTTP/1.1\r\nHost: localhost\r\nContent-Type: text/turtle\r\nTransfer-Encoding: chunked\r\nConnection: close\r\n\r\nzz\r\nabc\r\n0\r\n\r\n".to_vec(), 400),
+        ("bad chunk", b"PUT /rest/h HTTP/1.1\r\nHost: localhost\r\nAuthorization: Basic ZmVkb3JhQWRtaW46ZmVkb3JhQWRtaW4=\r\nContent-Type: text/turtle\r\nTransfer-Encoding: chunked\r\nConnection: close\r\n\r\nzz\r\nabc\r\n0\r\n\r\n".to_vec(), 400),
     ]
 }
 
@@ -197,7 +197,7 @@ fn hostile_requests_get_4xx_and_leave_the_server_and_the_root_intact() {
 
     // A client that never finishes its headers is cut off after the header timeout.
     let mut slow = connect(&base);
-    slow.write_all(b"GET /rest/h HTTP/1.1\r\nHost: localhost\r\nX-Slow: ")
+    slow.write_all(b"GET /rest/h HTTP/1.1\r\nHost: localhost\r\nAuthorization: Basic ZmVkb3JhQWRtaW46ZmVkb3JhQWRtaW4=\r\nX-Slow: ")
         .unwrap();
     let started = Instant::now();
     let answer = read_answer(&mut slow);
@@ -211,7 +211,7 @@ fn hostile_requests_get_4xx_and_leave_the_server_and_the_root_intact() {
     // A client that stops sending its body gets 408 after the body idle timeout.
     let mut stalled = connect(&base);
     stalled
-        .write_all(b"PUT /rest/h HTTP/1.1\r\nHost: localhost\r\nContent-Type: text/turtle\r\nContent-Length: 100\r\n\r\n<> <http")
+        .write_all(b"PUT /rest/h HTTP/1.1\r\nHost: localhost\r\nAuthorization: Basic ZmVkb3JhQWRtaW46ZmVkb3JhQWRtaW4=\r\nContent-Type: text/turtle\r\nContent-Length: 100\r\n\r\n<> <http")
         .unwrap();
     let started = Instant::now();
     let (status, body) = read_answer(&mut stalled).expect("an answer to a stalled body");

@@ -64,9 +64,135 @@ pub struct Config {
     /// `sha256` (`ARCA_DIGEST_ALGORITHM`; Fedora's `fcrepo.persistence.defaultDigestAlgorithm`).
     /// An existing object keeps the algorithm its inventory names.
     pub digest_algorithm: DigestAlgorithm,
+    /// Authentication and access control (`[auth]` table, `ARCA_AUTH_<KEY>`).
+    pub auth: Auth,
     /// Bounds on requests (`[limits]` table, `ARCA_LIMIT_<KEY>`); unset keys keep the
     /// server's defaults, listed in the README.
     pub limits: Limits,
+}
+
+/// Who may log in and how access is decided. With no users configured and a loopback
+/// listen address, arca has Fedora's quick-start admin `fedoraAdmin`/`fedoraAdmin`; on any
+/// other address it refuses to start without users.
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct Auth {
+    /// Check credentials and ACLs (`true`). `false` lets every request do everything and is
+    /// allowed on a loopback address only.
+    pub enabled: bool,
+    /// An Apache htpasswd file (bcrypt, SHA-1 or MD5 entries), reloaded when it changes.
+    pub htpasswd: Option<PathBuf>,
+    /// HS256 secret for Bearer JWTs (better given as `ARCA_AUTH_JWT_KEY` or in a file,
+    /// `jwt_key_file`).
+    pub jwt_key: Option<String>,
+    /// File holding the HS256 secret (trailing whitespace ignored).
+    pub jwt_key_file: Option<PathBuf>,
+    /// PEM public key for RS256 or ES256 Bearer JWTs.
+    pub jwt_public_key: Option<PathBuf>,
+    /// The JWT claim holding the user's roles (`roles`).
+    pub jwt_roles_claim: String,
+    /// Users who bypass ACLs and may act for others (`On-Behalf-Of`), as Fedora's
+    /// `fedoraAdmin` (`["fedoraAdmin"]`; `ARCA_AUTH_ADMINS` comma-separated).
+    pub admins: Vec<String>,
+    /// A role whose holders are admins (`fedoraAdmin`, Fedora's admin role).
+    pub admin_role: Option<String>,
+    /// Base of users' agent IRIs: user `alice` is `<base>alice` in ACLs and in
+    /// `createdBy`/`lastModifiedBy` (Fedora's `fcrepo.auth.webac.userAgent.baseUri`). Without
+    /// it, users are their bare names.
+    pub user_base_uri: Option<String>,
+    /// Base of role groups: role `editors` is the `acl:agentGroup` `<base>editors` (Fedora's
+    /// `fcrepo.auth.webac.groupAgent.baseUri`).
+    pub group_base_uri: Option<String>,
+    /// Turtle file with the ACL that applies where no resource up the tree has one;
+    /// Fedora's default (everyone may read) without it.
+    pub root_acl: Option<PathBuf>,
+}
+
+impl Default for Auth {
+    fn default() -> Self {
+        Self {
+            enabled: true,
+            htpasswd: None,
+            jwt_key: None,
+            jwt_key_file: None,
+            jwt_public_key: None,
+            jwt_roles_claim: "roles".into(),
+            admins: vec!["fedoraAdmin".into()],
+            admin_role: Some("fedoraAdmin".into()),
+            user_base_uri: None,
+            group_base_uri: None,
+            root_acl: None,
+        }
+    }
+}
+
+impl Auth {
+    /// Whether any way to log in is configured (an htpasswd file or a JWT key).
+    pub fn has_users(&self) -> bool {
+        self.htpasswd.is_some()
+            || self.jwt_key.is_some()
+            || self.jwt_key_file.is_some()
+            || self.jwt_public_key.is_some()
+    }
+
+    fn apply_env(&mut self, get: &impl Fn(&str) -> Option<String>) -> Result<(), Error> {
+        if let Some(v) = get("ARCA_AUTH_ENABLED") {
+            self.enabled = parse_bool("ARCA_AUTH_ENABLED", &v)?;
+        }
+        let path = |k: &str| get(k).map(PathBuf::from);
+        self.htpasswd = path("ARCA_AUTH_HTPASSWD").or(self.htpasswd.take());
+        self.jwt_key = get("ARCA_AUTH_JWT_KEY").or(self.jwt_key.take());
+        self.jwt_key_file = path("ARCA_AUTH_JWT_KEY_FILE").or(self.jwt_key_file.take());
+        self.jwt_public_key = path("ARCA_AUTH_JWT_PUBLIC_KEY").or(self.jwt_public_key.take());
+        self.root_acl = path("ARCA_AUTH_ROOT_ACL").or(self.root_acl.take());
+        self.user_base_uri = get("ARCA_AUTH_USER_BASE_URI").or(self.user_base_uri.take());
+        self.group_base_uri = get("ARCA_AUTH_GROUP_BASE_URI").or(self.group_base_uri.take());
+        self.admin_role = get("ARCA_AUTH_ADMIN_ROLE").or(self.admin_role.take());
+        if let Some(v) = get("ARCA_AUTH_JWT_ROLES_CLAIM") {
+            self.jwt_roles_claim = v;
+        }
+        if let Some(v) = get("ARCA_AUTH_ADMINS") {
+            self.admins = v
+                .split(',')
+                .map(str::trim)
+                .filter(|a| !a.is_empty())
+                .map(str::to_string)
+                .collect();
+        }
+        Ok(())
+    }
+
+    fn validate(&self, listen: &str) -> Result<(), Error> {
+        let loopback = listen
+            .parse::<std::net::SocketAddr>()
+            .is_ok_and(|a| a.ip().is_loopback());
+        if !self.enabled && !loopback {
+            return Err(Error::Invalid(format!(
+                "auth.enabled = false is allowed on a loopback address only (listen = {listen:?})"
+            )));
+        }
+        if self.enabled && !loopback && !self.has_users() {
+            return Err(Error::Invalid(format!(
+                "listening on {listen:?} needs configured users: set auth.htpasswd, auth.jwt_key(_file) or auth.jwt_public_key (the built-in fedoraAdmin/fedoraAdmin exists on loopback addresses only)"
+            )));
+        }
+        if self.jwt_key.is_some() && self.jwt_key_file.is_some() {
+            return Err(Error::Invalid(
+                "set auth.jwt_key or auth.jwt_key_file, not both".into(),
+            ));
+        }
+        Ok(())
+    }
+}
+
+fn parse_bool(var: &str, v: &str) -> Result<bool, Error> {
+    match v.trim() {
+        "true" | "1" => Ok(true),
+        "false" | "0" => Ok(false),
+        _ => Err(Error::Invalid(format!(
+            "{var} must be true or false (got {v:?})"
+        ))),
+    }
 }
 
 /// The digest algorithms OCFL allows for an inventory's `digestAlgorithm`.
@@ -174,6 +300,7 @@ impl Default for Config {
             auto_versioning: true,
             transaction_timeout: 180,
             digest_algorithm: DigestAlgorithm::Sha512,
+            auth: Auth::default(),
             limits: Limits::default(),
         }
     }
@@ -233,16 +360,9 @@ impl Config {
             self.external_content_allowed = Some(PathBuf::from(v));
         }
         if let Some(v) = get("ARCA_AUTO_VERSIONING") {
-            self.auto_versioning = match v.trim() {
-                "true" | "1" => true,
-                "false" | "0" => false,
-                _ => {
-                    return Err(Error::Invalid(format!(
-                        "ARCA_AUTO_VERSIONING must be true or false (got {v:?})"
-                    )))
-                }
-            };
+            self.auto_versioning = parse_bool("ARCA_AUTO_VERSIONING", &v)?;
         }
+        self.auth.apply_env(&get)?;
         if let Some(v) = get("ARCA_DIGEST_ALGORITHM") {
             self.digest_algorithm = DigestAlgorithm::parse(&v).ok_or_else(|| {
                 Error::Invalid(format!(
@@ -279,6 +399,7 @@ impl Config {
                 self.listen
             )));
         }
+        self.auth.validate(&self.listen)?;
         for (key, value) in self.limits.entries() {
             if *value == Some(0) {
                 return Err(Error::Invalid(format!("limits.{key} must be at least 1")));
@@ -323,7 +444,7 @@ mod tests {
         let f = dir.path().join("arca.toml");
         std::fs::write(
             &f,
-            "listen = \"0.0.0.0:9000\"\ndata = \"/srv/arca\"\nbase_path = \"/fcrepo/rest/\"\n",
+            "listen = \"0.0.0.0:9000\"\ndata = \"/srv/arca\"\nbase_path = \"/fcrepo/rest/\"\n[auth]\nhtpasswd = \"/srv/htpasswd\"\n",
         )
         .unwrap();
         let mut c: Config = toml::from_str(&std::fs::read_to_string(&f).unwrap()).unwrap();
@@ -363,6 +484,47 @@ mod tests {
         assert!(toml::from_str::<Config>("digest_algorithm = \"SHA-256\"").is_err());
         assert!(Config::default()
             .apply_env(|k| (k == "ARCA_DIGEST_ALGORITHM").then(|| "sha-256".to_string()))
+            .is_err());
+    }
+
+    #[test]
+    fn auth_defaults_and_address_rules() {
+        let mut c = Config::default();
+        c.validate().unwrap();
+        assert!(c.auth.enabled && !c.auth.has_users());
+        assert_eq!(c.auth.admins, vec!["fedoraAdmin".to_string()]);
+        // Another address needs users; checks off only on loopback.
+        let mut c = Config {
+            listen: "0.0.0.0:8080".into(),
+            ..Config::default()
+        };
+        assert!(c
+            .validate()
+            .unwrap_err()
+            .to_string()
+            .contains("needs configured users"));
+        c.auth.htpasswd = Some("/etc/arca/htpasswd".into());
+        c.validate().unwrap();
+        c.auth.enabled = false;
+        assert!(c.validate().unwrap_err().to_string().contains("loopback"));
+        let mut c: Config = toml::from_str(
+            "[auth]\nhtpasswd = \"/srv/users\"\nadmins = [\"root\"]\nuser_base_uri = \"http://example.org/\"",
+        )
+        .unwrap();
+        c.apply_env(|k| match k {
+            "ARCA_AUTH_ADMINS" => Some("alice, bob".into()),
+            "ARCA_AUTH_JWT_KEY" => Some("s3cret".into()),
+            _ => None,
+        })
+        .unwrap();
+        c.validate().unwrap();
+        assert_eq!(c.auth.admins, vec!["alice".to_string(), "bob".to_string()]);
+        assert_eq!(c.auth.htpasswd, Some(PathBuf::from("/srv/users")));
+        assert_eq!(c.auth.jwt_key.as_deref(), Some("s3cret"));
+        assert_eq!(c.auth.user_base_uri.as_deref(), Some("http://example.org/"));
+        assert!(toml::from_str::<Config>("[auth]\nnope = 1").is_err());
+        assert!(Config::default()
+            .apply_env(|k| (k == "ARCA_AUTH_ENABLED").then(|| "maybe".to_string()))
             .is_err());
     }
 

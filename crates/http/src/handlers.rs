@@ -28,6 +28,12 @@ pub(crate) struct Ctx {
     pub budget: BodyBudget,
     /// The memento (datetime, seconds since the epoch) this request reads, if any.
     pub memento: Option<i64>,
+    /// Access control, for listings and ACL writes.
+    pub access: Arc<crate::access::Access>,
+    /// Who sent the request.
+    pub caller: Arc<crate::access::Caller>,
+    /// What the caller's access allows a PATCH to do.
+    pub grant: crate::access::Grant,
 }
 
 type HandlerResult = Result<Response, ApiError>;
@@ -57,16 +63,26 @@ impl Ctx {
     }
 
     pub(crate) fn url(&self, id: &FedoraId) -> String {
-        if id.is_root() {
-            // As Fedora 6: the root's URL ends with a slash.
-            format!("{}/", self.base_url)
-        } else {
-            format!("{}/{}", self.base_url, id.encoded_path())
-        }
+        url_of(&self.base_url, id)
+    }
+
+    /// Whether the caller may read `id` (listings show nothing else).
+    pub(crate) async fn can_read(&self, id: &FedoraId) -> bool {
+        self.access.can_read(&self.repo, &self.caller, id).await
     }
 
     pub(crate) fn mapper(&self) -> IdMapper {
         IdMapper::new(&self.base_url)
+    }
+}
+
+/// The external URL of `id` below the REST root `base_url`.
+pub(crate) fn url_of(base_url: &str, id: &FedoraId) -> String {
+    if id.is_root() {
+        // As Fedora 6: the root's URL ends with a slash.
+        format!("{base_url}/")
+    } else {
+        format!("{base_url}/{}", id.encoded_path())
     }
 }
 
@@ -79,6 +95,7 @@ pub(crate) fn model_of(record: &ResourceRecord) -> InteractionModel {
 
 fn allow_for(record: &ResourceRecord) -> &'static str {
     match model_of(record) {
+        InteractionModel::Acl => crate::acl::ALLOW,
         m if m.is_container() && record.id.is_root() => "GET, HEAD, OPTIONS, POST, PUT, PATCH",
         m if m.is_container() => "GET, HEAD, OPTIONS, POST, PUT, PATCH, DELETE",
         InteractionModel::NonRdfSource => "GET, HEAD, OPTIONS, PUT, DELETE",
@@ -193,7 +210,7 @@ fn fedora_link_types(record: &ResourceRecord, model: InteractionModel) -> Vec<&'
 
 /// Headers every response about a resource carries: type links, ETag, Last-Modified,
 /// Allow, Accept-Post/Accept-Patch, describedby/describes.
-fn resource_headers(ctx: &Ctx, record: &ResourceRecord, h: &mut HeaderMap) {
+pub(crate) fn resource_headers(ctx: &Ctx, record: &ResourceRecord, h: &mut HeaderMap) {
     let model = model_of(record);
     for t in model.rdf_types() {
         add_link(h, format!("<{t}>;rel=\"type\""));
@@ -208,6 +225,14 @@ fn resource_headers(ctx: &Ctx, record: &ResourceRecord, h: &mut HeaderMap) {
     };
     for t in memento_types {
         add_link(h, format!("<{}{t}>;rel=\"type\"", vocab::MEMENTO_NS));
+    }
+    // As Fedora 6: every resource but an ACL and a memento names its ACL (5.3), existing
+    // or not; a description names its binary's.
+    if !record.id.is_acl() && ctx.memento.is_none() {
+        add_link(
+            h,
+            format!("<{}>;rel=\"acl\"", ctx.url(&record.id.base().acl())),
+        );
     }
     if let Some(ag) = record.headers.archival_group_id.as_deref() {
         if let Ok(ag) = FedoraId::from_internal(ag) {
@@ -291,6 +316,15 @@ pub(crate) fn response(status: StatusCode, body: Body) -> Response {
     r
 }
 
+/// Evaluates a write's conditional headers against `record` (412 when they fail).
+pub(crate) fn check_write_condition(
+    ctx: &Ctx,
+    h: &HeaderMap,
+    record: &ResourceRecord,
+) -> Result<(), ApiError> {
+    check_condition(ctx, h, record, false).map(|_| ())
+}
+
 fn check_condition(
     ctx: &Ctx,
     h: &HeaderMap,
@@ -316,7 +350,7 @@ fn check_condition(
 }
 
 /// A precondition re-checked under the resource's lock, for writes.
-fn write_precondition(h: &HeaderMap) -> Option<Precondition> {
+pub(crate) fn write_precondition(h: &HeaderMap) -> Option<Precondition> {
     let relevant = [
         header::IF_MATCH,
         header::IF_NONE_MATCH,
@@ -841,6 +875,51 @@ fn body_kind(
     }
 }
 
+/// Reads the body as the RDF (in `format`) of resource `id`: `<>` is the resource (a
+/// description's statements are about its binary).
+pub(crate) async fn read_rdf_body(
+    ctx: &Ctx,
+    id: &FedoraId,
+    format: RdfFormat,
+    req: Request,
+) -> Result<NewContent, ApiError> {
+    let h = req.headers().clone();
+    let prefer = Prefer::parse(h.get_all("prefer").iter().filter_map(|v| v.to_str().ok()));
+    let limits = &ctx.config.limits;
+    let body = read_body(
+        &h,
+        limits.timed(req.into_body()),
+        limits.max_rdf_body,
+        "RDF body (limit max_rdf_body)",
+        &ctx.budget,
+    )
+    .await?;
+    // A description's statements are about its binary.
+    let subject = if id.is_description() {
+        id.base()
+    } else {
+        id.clone()
+    };
+    let url = ctx.url(&subject);
+    let (mapper, rdf_limits) = (ctx.mapper(), limits.rdf.clone());
+    let inline = body.bytes.len() <= INLINE_PARSE;
+    let parse = move || arca_rdf::parse(&body.bytes, format, &url, &mapper, &rdf_limits);
+    // Small bodies parse faster than a hop to the blocking pool; large ones must not
+    // hold an async worker.
+    let triples = if inline {
+        parse()
+    } else {
+        tokio::task::spawn_blocking(parse)
+            .await
+            .map_err(|e| ctx.err(Error::Internal(format!("parsing did not finish: {e}"))))?
+    }
+    .map_err(|e| ctx.err(Error::Rdf(e)))?;
+    Ok(NewContent::Rdf {
+        triples,
+        lenient: prefer.lenient,
+    })
+}
+
 /// Reads the body as the new content of resource `id`.
 async fn read_content(
     ctx: &Ctx,
@@ -849,43 +928,8 @@ async fn read_content(
     req: Request,
 ) -> Result<NewContent, ApiError> {
     let h = req.headers().clone();
-    let prefer = Prefer::parse(h.get_all("prefer").iter().filter_map(|v| v.to_str().ok()));
     match kind {
-        BodyKind::Rdf(format) => {
-            let limits = &ctx.config.limits;
-            let body = read_body(
-                &h,
-                limits.timed(req.into_body()),
-                limits.max_rdf_body,
-                "RDF body (limit max_rdf_body)",
-                &ctx.budget,
-            )
-            .await?;
-            // A description's statements are about its binary.
-            let subject = if id.is_description() {
-                id.base()
-            } else {
-                id.clone()
-            };
-            let url = ctx.url(&subject);
-            let (mapper, rdf_limits) = (ctx.mapper(), limits.rdf.clone());
-            let inline = body.bytes.len() <= INLINE_PARSE;
-            let parse = move || arca_rdf::parse(&body.bytes, format, &url, &mapper, &rdf_limits);
-            // Small bodies parse faster than a hop to the blocking pool; large ones must not
-            // hold an async worker.
-            let triples = if inline {
-                parse()
-            } else {
-                tokio::task::spawn_blocking(parse)
-                    .await
-                    .map_err(|e| ctx.err(Error::Internal(format!("parsing did not finish: {e}"))))?
-            }
-            .map_err(|e| ctx.err(Error::Rdf(e)))?;
-            Ok(NewContent::Rdf {
-                triples,
-                lenient: prefer.lenient,
-            })
-        }
+        BodyKind::Rdf(format) => read_rdf_body(ctx, id, format, req).await,
         BodyKind::Binary => {
             let expected = client_digests(ctx, &h)?;
             let object_digest = ctx
@@ -936,7 +980,7 @@ fn link_type(ctx: &Ctx, h: &HeaderMap) -> Result<headers::TypeLinks, ApiError> {
     })
 }
 
-fn created_response(ctx: &Ctx, record: &ResourceRecord) -> Response {
+pub(crate) fn created_response(ctx: &Ctx, record: &ResourceRecord) -> Response {
     let url = ctx.url(&record.id);
     let mut out = response(StatusCode::CREATED, Body::from(url.clone()));
     let h = out.headers_mut();
@@ -980,6 +1024,16 @@ async fn create_new(
     req: Request,
 ) -> HandlerResult {
     let link = types.model;
+    if headers::has_link_rel(h, "acl") {
+        // 5.4: arca does not take a client-named ACL; a resource's ACL is <id>/fcr:acl.
+        return Err(ctx.err(Error::constraint(
+            arca_repository::Constraint::Acl,
+            format!(
+                "a resource's ACL cannot be named with a rel=\"acl\" Link; create the resource, then PUT its ACL at {}",
+                ctx.url(&id.acl())
+            ),
+        )));
+    }
     // External content is a binary whatever else the request says, as in Fedora 6.
     let kind = match external {
         Some(_) => BodyKind::Binary,
@@ -1130,11 +1184,26 @@ pub(crate) async fn patch(ctx: &Ctx, id: FedoraId, req: Request) -> HandlerResul
     };
     let url = ctx.url(&subject);
     let mapper = ctx.mapper();
+    let append_only = ctx.grant == crate::access::Grant::AppendOnly;
+    let acl_check = id.is_acl().then(|| (ctx.access.clone(), id.clone()));
     let apply = Box::new(move |triples: Vec<Triple>| {
         let result = arca_rdf::apply_sparql_update(&triples, &update, &url, &mapper, &rdf_limits)
             .map_err(Error::Rdf);
         drop(share);
-        result
+        let updated = result?;
+        if append_only {
+            // acl:Append without acl:Write adds triples, never removes one (5.7.1).
+            let kept: std::collections::HashSet<&Triple> = updated.iter().collect();
+            if let Some(removed) = triples.iter().find(|t| !kept.contains(t)) {
+                return Err(Error::NotPermitted(format!(
+                    "you may only add statements here (acl:Append), and this update removes {removed}"
+                )));
+            }
+        }
+        if let Some((access, acl_id)) = &acl_check {
+            access.validate(acl_id, &updated)?;
+        }
+        Ok(updated)
     });
     let record = ctx
         .repo

@@ -110,6 +110,21 @@ fn excerpt(s: &str) -> String {
     arca_model::excerpt(s, QUOTED_CHARS)
 }
 
+/// Whether a request has a `Link` with relation `rel`.
+pub fn has_link_rel(headers: &HeaderMap, rel: &str) -> bool {
+    headers
+        .get_all(http::header::LINK)
+        .iter()
+        .filter_map(|v| v.to_str().ok())
+        .flat_map(split_links)
+        .filter_map(parse_link)
+        .any(|(_, params)| {
+            params.iter().any(|(k, v)| {
+                k.eq_ignore_ascii_case("rel") && v.split_whitespace().any(|r| r == rel)
+            })
+        })
+}
+
 /// The `rel="http://fedora.info/definitions/fcrepo#ExternalContent"` links of a request, each
 /// as its target and parameters (unparseable values are skipped; [`link_type`] reports
 /// them).

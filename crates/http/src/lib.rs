@@ -12,6 +12,8 @@
 //! children follow.
 #![warn(missing_docs)]
 
+mod access;
+mod acl;
 mod error;
 mod external;
 mod fixity;
@@ -33,6 +35,7 @@ use axum::routing::get;
 use axum::Router;
 use http::{Method, StatusCode};
 
+pub use access::AuthConfig;
 pub use error::{constrained_by, ApiError};
 pub use limits::{RequestLimits, BUDGET_WAIT};
 
@@ -44,8 +47,10 @@ pub struct HttpConfig {
     /// External URL of the REST root (e.g. `https://repo.example.org/rest`); derived from the
     /// `Host` header when `None`.
     pub base_url: Option<String>,
-    /// The user recorded as creator and modifier (no authentication yet).
+    /// The user recorded as creator and modifier when access checks are off.
     pub default_user: String,
+    /// Authentication and access control (off by default: [`AuthConfig::enabled`]).
+    pub auth: AuthConfig,
     /// Bounds on request sizes and parsing.
     pub limits: RequestLimits,
     /// Where external content may come from; `None` refuses every external-content
@@ -59,6 +64,7 @@ impl Default for HttpConfig {
             base_path: "/rest".into(),
             base_url: None,
             default_user: "fedoraAdmin".into(),
+            auth: AuthConfig::default(),
             limits: RequestLimits::default(),
             external_allowed: None,
         }
@@ -70,19 +76,23 @@ struct AppState {
     repo: Arc<Repository>,
     config: Arc<HttpConfig>,
     budget: limits::BodyBudget,
+    access: Arc<access::Access>,
 }
 
-/// Builds the router for the Fedora API and the constraint documents.
-pub fn router(repo: Arc<Repository>, config: HttpConfig) -> Router {
+/// Builds the router for the Fedora API and the constraint documents. Fails when the
+/// configured root ACL is not a valid ACL.
+pub fn router(repo: Arc<Repository>, config: HttpConfig) -> Result<Router, String> {
+    let access = Arc::new(access::Access::new(config.auth.clone(), &repo)?);
     let state = AppState {
         repo,
         budget: limits::BodyBudget::new(config.limits.buffered_bodies),
         config: Arc::new(config),
+        access,
     };
-    Router::new()
+    Ok(Router::new()
         .route("/static/constraints/{name}", get(constraint_document))
         .fallback(dispatch)
-        .with_state(state)
+        .with_state(state))
 }
 
 async fn constraint_document(Path(name): Path<String>) -> Response {
@@ -110,6 +120,8 @@ enum Operation {
     Delete(FedoraId),
     Purge(FedoraId),
     Tombstone,
+    /// A request on `<id>/fcr:acl`.
+    Acl(FedoraId, acl::AclMethod),
     Fixity(FedoraId),
     FixityOptions,
     TimeMap {
@@ -203,7 +215,11 @@ fn parse_operation(method: &Method, path: &str) -> Result<Operation, arca_reposi
             }
             "fcr:search" => return Ok(Operation::NotSupported("search (fcr:search)")),
             "fcr:acl" if i + 1 == segments.len() => {
-                return Ok(Operation::NotSupported("access control lists (fcr:acl)"))
+                let id = FedoraId::from_path(&segments[..i].join("/"))?;
+                return Ok(match acl::AclMethod::of(method) {
+                    Some(m) => Operation::Acl(id, m),
+                    None => Operation::MethodNotAllowed(acl::ALLOW),
+                });
             }
             "fcr:tombstone" if i + 1 == segments.len() => {
                 let id = FedoraId::from_path(&segments[..i].join("/"))?;
@@ -292,13 +308,25 @@ async fn dispatch(State(state): State<AppState>, req: Request) -> Response {
         Ok(op) => op,
         Err(e) => return ApiError::from_kernel(e, &base_url).into_response(),
     };
+    let caller = match state.access.identify(req.headers()).await {
+        Ok(c) => c,
+        Err(e) => return e.into_response(),
+    };
+    let url = |id: &FedoraId| handlers::url_of(&base_url, id);
+    let grant = match state.access.authorize(&state.repo, &caller, &op, url).await {
+        Ok(g) => g,
+        Err(e) => return e.into_response(),
+    };
     let ctx = handlers::Ctx {
         repo: state.repo.clone(),
+        user: caller.recorded_user(&state.config.default_user),
         base_url,
-        user: state.config.default_user.clone(),
         config: state.config.clone(),
         budget: state.budget.clone(),
         memento: None,
+        access: state.access.clone(),
+        caller: Arc::new(caller),
+        grant,
     };
     let atomic = match transactions::atomic_id(&ctx, req.headers()) {
         Ok(a) => a,
@@ -357,6 +385,7 @@ async fn run(mut ctx: handlers::Ctx, op: Operation, req: Request) -> Result<Resp
         Operation::Delete(id) => handlers::delete(&ctx, id, req).await,
         Operation::Purge(id) => handlers::purge(&ctx, id).await,
         Operation::Tombstone => Err(ApiError::method_not_allowed("DELETE")),
+        Operation::Acl(id, method) => acl::handle(&ctx, id, method, req).await,
         Operation::Fixity(id) => fixity::get(&ctx, id, req).await,
         Operation::FixityOptions => Ok(fixity::options()),
         Operation::NotSupported(what) => Err(ApiError::constraint(

@@ -143,6 +143,8 @@ pub(crate) struct Listing {
     pub children: Vec<FedoraId>,
     /// The `after` value of the next page, if the page was cut.
     pub next: Option<String>,
+    /// Where the last fetch stopped: its last item, shown or hidden from the caller.
+    last: Option<Cursor>,
 }
 
 /// Lists one page of `record`'s listed triples. For a binary's description the membership
@@ -155,11 +157,7 @@ pub(crate) async fn list(
 ) -> Result<Listing, Error> {
     let subject = record.id.base();
     let subject_node = NamedNode::new_unchecked(subject.iri());
-    let mut out = Listing {
-        triples: Vec::new(),
-        children: Vec::new(),
-        next: None,
-    };
+    let mut out = Listing::empty();
     let mut remaining = paging.limit;
     let start = paging.after.as_ref().map(Cursor::category);
     let categories = [
@@ -236,7 +234,7 @@ pub(crate) async fn list(
             if got < want {
                 break;
             }
-            cursor = Some(last_cursor(*category, &out));
+            cursor = out.last.clone();
         }
     }
     Ok(out)
@@ -248,6 +246,7 @@ impl Listing {
             triples: Vec::new(),
             children: Vec::new(),
             next: None,
+            last: None,
         }
     }
 }
@@ -261,36 +260,9 @@ fn start_of(category: Category) -> Cursor {
     }
 }
 
-/// The cursor after the last item listed in `category`.
-fn last_cursor(category: Category, out: &Listing) -> Cursor {
-    match category {
-        Category::Containment => Cursor::Containment(out.children.last().cloned()),
-        Category::Membership => Cursor::Membership(out.triples.last().map(|t| {
-            (
-                t.predicate.as_str().to_string(),
-                term_iri(&t.object).to_string(),
-            )
-        })),
-        Category::References => Cursor::References(out.triples.last().map(|t| {
-            (
-                match &t.subject {
-                    oxrdf::NamedOrBlankNode::NamedNode(n) => n.as_str().to_string(),
-                    other => other.to_string(),
-                },
-                t.predicate.as_str().to_string(),
-            )
-        })),
-    }
-}
-
-fn term_iri(term: &oxrdf::Term) -> &str {
-    match term {
-        oxrdf::Term::NamedNode(n) => n.as_str(),
-        _ => "",
-    }
-}
-
-/// Reads up to `limit` items of `category` after `cursor` into `out`; returns how many.
+/// Reads up to `limit` items of `category` after `cursor` and adds those the caller may
+/// read to `out`; returns how many were read (shown or not), and leaves `out.last` at the
+/// last one, so that paging goes on behind hidden items.
 #[allow(clippy::too_many_arguments)]
 async fn fetch(
     ctx: &Ctx,
@@ -315,18 +287,22 @@ async fn fetch(
                 _ => None,
             };
             let children = ctx.repo.children(subject, after, limit).await?;
-            if wanted.contains {
-                let contains = NamedNode::new_unchecked(vocab::LDP_CONTAINS);
-                out.triples.extend(children.iter().map(|c| {
-                    Triple::new(
+            let n = children.len();
+            out.last = Some(Cursor::Containment(children.last().cloned()));
+            let contains = NamedNode::new_unchecked(vocab::LDP_CONTAINS);
+            for child in children {
+                if !ctx.can_read(&child).await {
+                    continue;
+                }
+                if wanted.contains {
+                    out.triples.push(Triple::new(
                         subject_node.clone(),
                         contains.clone(),
-                        NamedNode::new_unchecked(c.iri()),
-                    )
-                }));
+                        NamedNode::new_unchecked(child.iri()),
+                    ));
+                }
+                out.children.push(child);
             }
-            let n = children.len();
-            out.children.extend(children);
             Ok(n)
         }
         Category::Membership => {
@@ -340,13 +316,17 @@ async fn fetch(
                 )
                 .await?;
             let n = rows.len();
-            out.triples.extend(rows.into_iter().map(|(p, o)| {
-                Triple::new(
+            out.last = Some(Cursor::Membership(rows.last().cloned()));
+            for (p, o) in rows {
+                if !readable_iri(ctx, &o).await {
+                    continue;
+                }
+                out.triples.push(Triple::new(
                     subject_node.clone(),
                     NamedNode::new_unchecked(p),
                     NamedNode::new_unchecked(o),
-                )
-            }));
+                ));
+            }
             Ok(n)
         }
         Category::References => {
@@ -360,15 +340,29 @@ async fn fetch(
                 )
                 .await?;
             let n = rows.len();
-            out.triples.extend(rows.into_iter().map(|(s, p)| {
-                Triple::new(
+            out.last = Some(Cursor::References(rows.last().cloned()));
+            for (s, p) in rows {
+                if !readable_iri(ctx, &s).await {
+                    continue;
+                }
+                out.triples.push(Triple::new(
                     NamedNode::new_unchecked(s),
                     NamedNode::new_unchecked(p),
                     subject_node.clone(),
-                )
-            }));
+                ));
+            }
             Ok(n)
         }
+    }
+}
+
+/// Whether the caller may read what an IRI of a listed triple names: always for IRIs
+/// outside the repository, else the resource (a hash URI's document).
+async fn readable_iri(ctx: &Ctx, iri: &str) -> bool {
+    let document = iri.split_once('#').map_or(iri, |(doc, _)| doc);
+    match FedoraId::from_iri(document) {
+        Some(id) => ctx.can_read(&id).await,
+        None => true,
     }
 }
 
@@ -380,15 +374,15 @@ pub(crate) async fn children_at(
     wanted: &Wanted,
     datetime: i64,
 ) -> Result<Listing, Error> {
-    let mut out = Listing {
-        triples: Vec::new(),
-        children: Vec::new(),
-        next: None,
-    };
+    let mut out = Listing::empty();
     if !wanted.children || !crate::handlers::model_of(record).is_container() {
         return Ok(out);
     }
-    out.children = ctx.repo.children_at(&record.id, datetime).await?;
+    for child in ctx.repo.children_at(&record.id, datetime).await? {
+        if ctx.can_read(&child).await {
+            out.children.push(child);
+        }
+    }
     if wanted.contains {
         let subject = NamedNode::new_unchecked(record.id.iri());
         let contains = NamedNode::new_unchecked(vocab::LDP_CONTAINS);

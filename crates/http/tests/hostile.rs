@@ -310,7 +310,7 @@ async fn a_slug_with_slashes_makes_a_path_as_in_fedora() {
         .unwrap()
         .to_string();
     let mut raw = format!(
-        "POST /rest/h HTTP/1.1\r\nHost: {host}\r\nContent-Type: text/turtle\r\nContent-Length: 0\r\nConnection: close\r\nSlug: "
+        "POST /rest/h HTTP/1.1\r\nHost: {host}\r\nAuthorization: Basic ZmVkb3JhQWRtaW46ZmVkb3JhQWRtaW4=\r\nContent-Type: text/turtle\r\nContent-Length: 0\r\nConnection: close\r\nSlug: "
     )
     .into_bytes();
     raw.extend_from_slice("hiver é\r\n\r\n".as_bytes());

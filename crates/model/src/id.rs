@@ -209,6 +209,11 @@ impl FedoraId {
         FedoraId(format!("{}/{DESCRIPTION_SUFFIX}", self.0))
     }
 
+    /// The access control list (`fcr:acl`) id of this resource id.
+    pub fn acl(&self) -> FedoraId {
+        FedoraId(format!("{}/{ACL_SUFFIX}", self.0))
+    }
+
     /// The id one path segment up; `None` for the root.
     pub fn path_parent(&self) -> Option<FedoraId> {
         if self.is_root() {

@@ -26,6 +26,9 @@ pub enum Constraint {
     /// allow-list, a URL outside it, an unreachable or failing location, a malformed link
     /// (400, as Fedora 6 answers).
     ExternalContent,
+    /// An access control list that is not a valid WebAC ACL (no mode, unknown mode, no
+    /// target, a remote ACL or group listing), or a client-named ACL (`rel="acl"`).
+    Acl,
 }
 
 impl Constraint {
@@ -40,11 +43,12 @@ impl Constraint {
             Self::Unsupported => "unsupported",
             Self::ArchivalGroup => "archival-group",
             Self::ExternalContent => "external-content",
+            Self::Acl => "acl",
         }
     }
 
     /// Every constraint, for the constraint documents.
-    pub const ALL: [Constraint; 8] = [
+    pub const ALL: [Constraint; 9] = [
         Self::ServerManagedTriples,
         Self::InteractionModel,
         Self::InvalidPath,
@@ -53,6 +57,7 @@ impl Constraint {
         Self::Unsupported,
         Self::ArchivalGroup,
         Self::ExternalContent,
+        Self::Acl,
     ];
 }
 
@@ -62,6 +67,10 @@ pub enum Error {
     /// No such resource.
     #[error("{0} not found")]
     NotFound(FedoraId),
+    /// The user's access does not allow this change (403), e.g. an update that removes
+    /// statements where the user may only append.
+    #[error("{0}")]
+    NotPermitted(String),
     /// The resource was deleted; its tombstone is there.
     #[error("{0} has been deleted")]
     Gone(FedoraId),

@@ -11,6 +11,7 @@
 //! every object it touched.
 #![warn(missing_docs)]
 
+mod acl;
 mod content;
 mod derived;
 mod error;
@@ -53,6 +54,8 @@ pub use transactions::{TxInfo, DEFAULT_TIMEOUT as DEFAULT_TRANSACTION_TIMEOUT};
 const ROOT_HEADER: &str = ".fcrepo/fcr-root.json";
 /// Content logical path of a container that is an object root.
 const CONTAINER_CONTENT: &str = "fcr-container.nt";
+/// The content file of a container's ACL (Fedora 6's name).
+const ACL_CONTAINER_CONTENT: &str = "fcr-container~fcr-acl.nt";
 
 /// New content for a resource.
 #[derive(Debug)]
@@ -96,9 +99,14 @@ pub struct Repository {
     auto_versioning: AtomicBool,
     txs: transactions::Transactions,
     publisher: publisher::Publisher,
+    watchers: parking_lot::RwLock<Vec<ChangeWatcher>>,
     /// Where write time goes.
     pub phases: PhaseTimes,
 }
+
+/// Told the ids of the resources every committed change wrote, deleted or purged, before
+/// the change is answered (caches of derived state, such as effective ACLs, follow it).
+pub type ChangeWatcher = Arc<dyn Fn(&[FedoraId]) + Send + Sync>;
 
 /// Time spent in each phase of the write path, in nanoseconds (for benchmarks).
 #[derive(Debug, Default)]
@@ -172,6 +180,7 @@ impl Repository {
             auto_versioning: AtomicBool::new(true),
             txs: transactions::Transactions::default(),
             publisher,
+            watchers: Default::default(),
             phases,
         };
         // Crash recovery: everything journaled is written again, everything else staged
@@ -243,6 +252,17 @@ impl Repository {
     /// auto-versioning) or goes into the object's mutable HEAD until a version is asked for.
     pub fn set_auto_versioning(&self, on: bool) {
         self.auto_versioning.store(on, Ordering::Relaxed);
+    }
+
+    /// Calls `watcher` with the ids every committed change touches, from now on.
+    pub fn watch_changes(&self, watcher: ChangeWatcher) {
+        self.watchers.write().push(watcher);
+    }
+
+    fn changed(&self, ids: &[FedoraId]) {
+        for watcher in self.watchers.read().iter() {
+            watcher(ids);
+        }
     }
 
     /// The OCFL root.
@@ -734,6 +754,7 @@ impl Repository {
         let mut ops = forget(affected.iter().map(|r| &r.id));
         ops.push(log(id, ChangeKind::Purge, at, user));
         self.catalog.apply(ops).await?;
+        self.changed(&affected.iter().map(|r| r.id.clone()).collect::<Vec<_>>());
         drop(ticket);
         for t in trash {
             self.ocfl.finish_purge(t);
@@ -915,6 +936,7 @@ impl Repository {
             return Err(e);
         }
         lap(&self.phases.catalog, &mut since);
+        self.changed(&records.iter().map(|r| r.id.clone()).collect::<Vec<_>>());
         let staged = staged.into_iter().map(|(s, _)| s).collect();
         self.publisher.submit(staged, registration, ticket, slot);
         for ocfl_id in head_commits {
@@ -1435,12 +1457,18 @@ fn logical_paths(ocfl_id: &str, id: &FedoraId, binary: bool) -> (String, String)
             format!("{stem}~fcr-desc.nt"),
         );
     }
-    let content = match (binary, rel.is_some_and(|r| !r.is_empty())) {
-        (true, _) => stem,
-        (false, true) => format!("{stem}/{CONTAINER_CONTENT}"),
-        (false, false) => CONTAINER_CONTENT.to_string(),
+    // An ACL's files are named after its resource's (`binary`: the resource is a binary).
+    let (header_end, container_file, binary_end) = if id.is_acl() {
+        ("~fcr-acl.json", ACL_CONTAINER_CONTENT, "~fcr-acl.nt")
+    } else {
+        (".json", CONTAINER_CONTENT, "")
     };
-    (format!("{header}.json"), content)
+    let content = match (binary, rel.is_some_and(|r| !r.is_empty())) {
+        (true, _) => format!("{stem}{binary_end}"),
+        (false, true) => format!("{stem}/{container_file}"),
+        (false, false) => container_file.to_string(),
+    };
+    (format!("{header}{header_end}"), content)
 }
 
 /// The Archival Group a resource is or belongs to, if any.

@@ -12,7 +12,7 @@ use std::time::Duration;
 use anyhow::Context;
 use arca_catalog::SqliteCatalog;
 use arca_config::Config;
-use arca_http::{HttpConfig, RequestLimits};
+use arca_http::{AuthConfig, HttpConfig, RequestLimits};
 use arca_ocfl::OcflRoot;
 use arca_repository::Repository;
 pub use serve::{serve, ConnectionLimits};
@@ -119,6 +119,73 @@ pub fn connection_limits(config: &Config, requests: &RequestLimits) -> Connectio
     c
 }
 
+/// The quick-start admin (user and password) on a loopback address with no users
+/// configured: Fedora's, so that its clients and tools work unchanged.
+const QUICK_START_ADMIN: &str = "fedoraAdmin";
+
+/// The access settings of the HTTP layer: credentials checked by an authenticator built
+/// from `config.auth` (refusing to start when a configured file or key cannot be read),
+/// the quick-start admin when no users are configured (the config allows that on
+/// loopback addresses only), and the root ACL file.
+fn auth_config(config: &Config) -> anyhow::Result<AuthConfig> {
+    let a = &config.auth;
+    if !a.enabled {
+        tracing::warn!("access checks are off (auth.enabled = false): every request may read and change everything");
+        return Ok(AuthConfig::default());
+    }
+    let jwt_key = match &a.jwt_key_file {
+        Some(path) => Some(
+            std::fs::read_to_string(path)
+                .with_context(|| format!("cannot read auth.jwt_key_file {}", path.display()))?
+                .trim_end()
+                .to_string(),
+        ),
+        None => a.jwt_key.clone(),
+    };
+    let quick_start = !a.has_users();
+    let mut admins = a.admins.clone();
+    if quick_start {
+        tracing::warn!(
+            "no users are configured: {QUICK_START_ADMIN}/{QUICK_START_ADMIN} is the only user, an admin (loopback addresses only); configure auth.htpasswd or a JWT key for real use"
+        );
+        if !admins.iter().any(|u| u == QUICK_START_ADMIN) {
+            admins.push(QUICK_START_ADMIN.to_string());
+        }
+    }
+    let authenticator = arca_auth::authn::Authenticator::new(arca_auth::authn::AuthnSettings {
+        htpasswd: a.htpasswd.clone(),
+        jwt_key,
+        jwt_public_key: a.jwt_public_key.clone(),
+        jwt_roles_claim: a.jwt_roles_claim.clone(),
+        builtin_user: quick_start
+            .then(|| (QUICK_START_ADMIN.to_string(), QUICK_START_ADMIN.to_string())),
+    })
+    .context("cannot set up authentication")?;
+    let root_acl = match &a.root_acl {
+        Some(path) => {
+            let text = std::fs::read(path)
+                .with_context(|| format!("cannot read auth.root_acl {}", path.display()))?;
+            let base = config
+                .base_url
+                .clone()
+                .unwrap_or_else(|| format!("http://{}{}", config.listen, config.base_path));
+            Some(AuthConfig::root_acl_from_turtle(&text, &base).map_err(|e| {
+                anyhow::anyhow!("auth.root_acl {} is not valid Turtle: {e}", path.display())
+            })?)
+        }
+        None => None,
+    };
+    Ok(AuthConfig {
+        enabled: true,
+        authenticator: Some(Arc::new(authenticator)),
+        admins,
+        admin_role: a.admin_role.clone(),
+        user_base_uri: a.user_base_uri.clone(),
+        group_base_uri: a.group_base_uri.clone(),
+        root_acl,
+    })
+}
+
 /// Serves the Fedora API on `listener` until `shutdown` resolves, then drains requests in
 /// flight and checkpoints the catalog.
 pub async fn run(
@@ -148,6 +215,7 @@ pub async fn run_observed(
         )),
         None => None,
     };
+    let auth = auth_config(&config)?;
     let (repo, catalog) = open_repository(&config, true).await?;
     opened(repo.clone());
     let repo_stats = repo.clone();
@@ -160,8 +228,10 @@ pub async fn run_observed(
             default_user: config.default_user.clone(),
             limits: requests.clone(),
             external_allowed,
+            auth,
         },
-    );
+    )
+    .map_err(anyhow::Error::msg)?;
     let addr = listener.local_addr()?;
     tracing::info!(%addr, base = %config.base_path, data = %config.data.display(), "arca is serving the Fedora API");
     // Not eprintln!: a full disk under stderr must not stop the server.

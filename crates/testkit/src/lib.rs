@@ -13,11 +13,17 @@ use hyper_util::client::legacy::Client;
 use hyper_util::rt::TokioExecutor;
 use tokio::sync::oneshot;
 
+/// `Authorization` of the quick-start admin `fedoraAdmin`/`fedoraAdmin`, which arca has on a
+/// loopback address when no users are configured (and the Fedora under comparison too).
+pub const ADMIN_AUTHORIZATION: &str = "Basic ZmVkb3JhQWRtaW46ZmVkb3JhQWRtaW4=";
+
 /// A small HTTP/1.1 client with a connection pool, for any arca under test (in-process or
-/// spawned).
+/// spawned). It sends [`ADMIN_AUTHORIZATION`] unless a request names its own
+/// `Authorization` ([`Http::anonymous`] sends none).
 #[derive(Clone)]
 pub struct Http {
     client: Client<hyper_util::client::legacy::connect::HttpConnector, Full<Bytes>>,
+    authorization: Option<&'static str>,
 }
 
 impl Default for Http {
@@ -27,10 +33,19 @@ impl Default for Http {
 }
 
 impl Http {
-    /// A new client.
+    /// A new client that acts as the quick-start admin.
     pub fn new() -> Self {
         Self {
             client: Client::builder(TokioExecutor::new()).build_http(),
+            authorization: Some(ADMIN_AUTHORIZATION),
+        }
+    }
+
+    /// A new client that sends no credentials unless a request names them.
+    pub fn anonymous() -> Self {
+        Self {
+            authorization: None,
+            ..Self::new()
         }
     }
 
@@ -45,6 +60,12 @@ impl Http {
         let mut req = hyper::Request::builder().method(method).uri(url);
         for (k, v) in headers {
             req = req.header(*k, *v);
+        }
+        let named = headers
+            .iter()
+            .any(|(k, _)| k.eq_ignore_ascii_case("authorization"));
+        if let (false, Some(authorization)) = (named, self.authorization) {
+            req = req.header("authorization", authorization);
         }
         let req = req
             .body(Full::new(body.into()))
@@ -244,7 +265,8 @@ impl TestServer {
                 .try_request(Method::GET, &server.base, &[], Bytes::new())
                 .await
             {
-                if r.status == StatusCode::OK {
+                // 401: up, with users configured that the quick-start admin is not one of.
+                if r.status == StatusCode::OK || r.status == StatusCode::UNAUTHORIZED {
                     return server;
                 }
             }
@@ -315,6 +337,23 @@ impl TestServer {
         body: Bytes,
     ) -> Result<Reply, String> {
         self.client.try_request(method, url, headers, body).await
+    }
+
+    /// Sends a request without credentials (unless `headers` names an `Authorization`);
+    /// panics on transport errors.
+    pub async fn request_anonymous(
+        &self,
+        method: Method,
+        url: &str,
+        headers: &[(&str, &str)],
+        body: impl Into<Bytes>,
+    ) -> Reply {
+        let write = !matches!(method, Method::GET | Method::HEAD | Method::OPTIONS);
+        let reply = Http::anonymous().request(method, url, headers, body).await;
+        if write && self.wait_for_publishing.load(Ordering::Relaxed) {
+            self.published().await;
+        }
+        reply
     }
 
     /// GET shorthand.

@@ -250,6 +250,11 @@ impl HtpasswdFile {
         Check::Accepted(principal)
     }
 
+    /// Whether these credentials (by their cache key) were verified already.
+    pub(crate) fn is_cached(&self, key: &Key) -> bool {
+        self.state.read().cache.get(key).is_some()
+    }
+
     /// Verifies `password` against some user's hash and ignores the outcome, so that
     /// refusing an unknown user takes as long as refusing a wrong password.
     pub(crate) fn spend_decoy(&self, password: &str) {

@@ -86,6 +86,14 @@ impl JwtVerifier {
 
     /// Verifies `token`; `cache_key` is its cache key. A token verified before and not yet
     /// expired costs a hash-map look-up.
+    /// Whether a token (by its cache key) was verified already and has not expired.
+    pub(crate) fn is_cached(&self, cache_key: &Key) -> bool {
+        self.cache
+            .read()
+            .get(cache_key)
+            .is_some_and(|c| unix_now() <= c.expires.saturating_add(LEEWAY_SECONDS))
+    }
+
     pub(crate) fn verify(&self, token: &str, cache_key: &Key) -> Result<Principal, Rejected> {
         let now = unix_now();
         let mut stale = false;

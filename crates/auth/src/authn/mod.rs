@@ -245,6 +245,33 @@ impl Authenticator {
         }
     }
 
+    /// Whether checking `authorization` may be slow: Basic credentials of the htpasswd file
+    /// or a Bearer token not verified before cost a bcrypt round or a signature check
+    /// (milliseconds), so callers on an async runtime run them where blocking is allowed.
+    /// Everything else (no header, cached credentials, malformed headers) costs about a
+    /// microsecond.
+    pub fn may_block(&self, authorization: Option<&[u8]>) -> bool {
+        let Some(authorization) = authorization else {
+            return false;
+        };
+        match header::parse(authorization) {
+            Ok(Credentials::Basic(basic)) => self
+                .htpasswd
+                .as_ref()
+                .is_some_and(|h| !h.is_cached(&self.keyer.key(basic.as_bytes()))),
+            Ok(Credentials::Bearer(token)) => self
+                .jwt
+                .as_ref()
+                .is_some_and(|j| !j.is_cached(&self.keyer.key(token.as_bytes()))),
+            Err(_) => false,
+        }
+    }
+
+    /// Whether Bearer tokens are accepted (a JWT key is configured).
+    pub fn accepts_bearer(&self) -> bool {
+        self.jwt.is_some()
+    }
+
     /// Whether any way to log in is configured: an htpasswd file, a JWT key or the built-in
     /// user.
     pub fn has_users(&self) -> bool {

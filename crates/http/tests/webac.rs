@@ -1,0 +1,752 @@
+//! Web Access Control (Fedora API §5) end to end: users from an htpasswd file, ACLs at
+//! `<resource>/fcr:acl`, and what every mode lets each kind of agent do. Each test names the
+//! requirement of ../shared/fedora-api-requirements.md it covers.
+mod common;
+
+use std::path::PathBuf;
+
+use arca_testkit::{Reply, TestServer};
+use base64::Engine as _;
+use common::*;
+use http::Method;
+use sha1::Digest as _;
+
+const ACL: &str = "http://www.w3.org/ns/auth/acl#";
+const PREFIXES: &str = "@prefix acl: <http://www.w3.org/ns/auth/acl#> .\n@prefix foaf: <http://xmlns.com/foaf/0.1/> .\n@prefix vcard: <http://www.w3.org/2006/vcard/ns#> .\n";
+
+/// Basic credentials of a test user (password `<name>-pw`).
+fn basic(user: &str) -> String {
+    let token = base64::engine::general_purpose::STANDARD.encode(format!("{user}:{user}-pw"));
+    format!("Basic {token}")
+}
+
+/// An htpasswd line as `htpasswd -s` writes it.
+fn sha_entry(user: &str, password: &str) -> String {
+    let digest = sha1::Sha1::digest(password.as_bytes());
+    format!(
+        "{user}:{{SHA}}{}\n",
+        base64::engine::general_purpose::STANDARD.encode(digest)
+    )
+}
+
+/// A server whose users are alice, bob and carol (not admins) and the admin `root`; user
+/// `alice` is the agent `<http://users.example/alice>`.
+async fn server_with(
+    edit: impl FnOnce(&mut arca_config::Config),
+) -> (TestServer, tempfile::TempDir) {
+    let dir = tempfile::tempdir().unwrap();
+    let file: PathBuf = dir.path().join("htpasswd");
+    let mut text = String::from("# test users\n");
+    for u in ["alice", "bob", "carol", "root"] {
+        text.push_str(&sha_entry(u, &format!("{u}-pw")));
+    }
+    std::fs::write(&file, text).unwrap();
+    let s = TestServer::start_with(None, |c| {
+        c.auth.htpasswd = Some(file);
+        c.auth.admins = vec!["root".into()];
+        c.auth.user_base_uri = Some("http://users.example/".into());
+        edit(c);
+    })
+    .await;
+    (s, dir)
+}
+
+async fn server() -> (TestServer, tempfile::TempDir) {
+    server_with(|_| {}).await
+}
+
+/// Sends a request as `user` (`None`: anonymous).
+async fn req(
+    s: &TestServer,
+    user: Option<&str>,
+    method: Method,
+    path: &str,
+    headers: &[(&str, &str)],
+    body: &str,
+) -> Reply {
+    let auth = user.map(basic);
+    let mut all: Vec<(&str, &str)> = headers.to_vec();
+    if let Some(a) = &auth {
+        all.push(("authorization", a));
+    }
+    s.request_anonymous(method, &s.url(path), &all, body.to_string())
+        .await
+}
+
+/// As the admin `root`.
+async fn admin(
+    s: &TestServer,
+    method: Method,
+    path: &str,
+    headers: &[(&str, &str)],
+    body: &str,
+) -> Reply {
+    req(s, Some("root"), method, path, headers, body).await
+}
+
+async fn make(s: &TestServer, path: &str) {
+    let r = admin(s, Method::PUT, path, &[TURTLE], "").await;
+    assert_eq!(r.status, 201, "{path}: {}", r.text());
+}
+
+/// Puts an ACL (Turtle, `<>` is the ACL) on `path` as the admin.
+async fn set_acl(s: &TestServer, path: &str, turtle: &str) {
+    let r = admin(
+        s,
+        Method::PUT,
+        &format!("{path}/fcr:acl"),
+        &[TURTLE],
+        &format!("{PREFIXES}{turtle}"),
+    )
+    .await;
+    assert!(
+        r.status == 201 || r.status == 204,
+        "ACL of {path}: {} {}",
+        r.status,
+        r.text()
+    );
+}
+
+fn status(r: &Reply) -> u16 {
+    r.status.as_u16()
+}
+
+#[tokio::test]
+async fn req_5_3_every_resource_links_its_acl_even_without_one() {
+    let (s, _d) = server().await;
+    make(&s, "c").await;
+    let r = admin(
+        &s,
+        Method::PUT,
+        "c/bin",
+        &[("content-type", "text/plain")],
+        "hello",
+    )
+    .await;
+    assert_eq!(r.status, 201);
+    for (path, acl) in [
+        ("c", "c/fcr:acl"),
+        ("c/bin", "c/bin/fcr:acl"),
+        ("c/bin/fcr:metadata", "c/bin/fcr:acl"),
+        ("", "fcr:acl"),
+    ] {
+        let r = admin(&s, Method::HEAD, path, &[], "").await;
+        assert_eq!(r.status, 200, "{path}");
+        assert_eq!(links(&r, "acl"), vec![s.url(acl)], "{path}");
+    }
+}
+
+#[tokio::test]
+async fn req_5_1_an_acl_is_an_rdf_source_stored_as_fedora_stores_it() {
+    let (s, _d) = server().await;
+    make(&s, "c").await;
+    let r = admin(&s, Method::GET, "c/fcr:acl", &[], "").await;
+    assert_eq!(r.status, 404, "no ACL yet");
+    set_acl(&s, "c", &format!("<#read> a acl:Authorization ; acl:agent <http://users.example/alice> ; acl:mode acl:Read ; acl:accessTo <{}> .", s.url("c"))).await;
+    let r = admin(
+        &s,
+        Method::GET,
+        "c/fcr:acl",
+        &[("accept", "text/turtle")],
+        "",
+    )
+    .await;
+    assert_eq!(r.status, 200, "{}", r.text());
+    assert!(r.has_link(LDP_RDF_SOURCE, "type"), "{:?}", r.headers);
+    let g = Graph::of(&r, &s.url("c/fcr:acl"));
+    let auth = format!("{}#read", s.url("c/fcr:acl"));
+    assert!(
+        g.has(&auth, &format!("{ACL}mode"), &format!("{ACL}Read")),
+        "{}",
+        r.text()
+    );
+    assert!(g.has(&auth, &format!("{ACL}accessTo"), &s.url("c")));
+    // Fedora 6's files: the content beside the container's, the header with webac:Acl.
+    s.published().await;
+    let object = object_dir(&s.ocfl_root(), "info:fedora/c");
+    let header =
+        std::fs::read_to_string(object.join("v2/content/.fcrepo/fcr-root~fcr-acl.json")).unwrap();
+    assert!(
+        header.contains("\"interactionModel\":\"http://fedora.info/definitions/v4/webac#Acl\""),
+        "{header}"
+    );
+    assert!(header.contains("\"parent\":\"info:fedora/c\""), "{header}");
+    let nt = std::fs::read_to_string(object.join("v2/content/fcr-container~fcr-acl.nt")).unwrap();
+    assert!(
+        nt.contains("<info:fedora/c/fcr:acl#read>"),
+        "internal ids are stored: {nt}"
+    );
+    assert!(nt.contains("<info:fedora/c>"), "{nt}");
+}
+
+#[tokio::test]
+async fn req_5_9_b_the_default_root_acl_lets_everyone_read_and_nobody_else_write() {
+    let (s, _d) = server().await;
+    make(&s, "c").await;
+    assert_eq!(status(&req(&s, None, Method::GET, "c", &[], "").await), 200);
+    assert_eq!(
+        status(&req(&s, Some("alice"), Method::GET, "c", &[], "").await),
+        200
+    );
+    let r = req(&s, None, Method::PUT, "c", &[TURTLE], "").await;
+    assert_eq!(r.status, 401);
+    assert!(
+        r.header("www-authenticate")
+            .is_some_and(|c| c.starts_with("Basic")),
+        "{:?}",
+        r.headers
+    );
+    assert_eq!(
+        status(&req(&s, Some("alice"), Method::PUT, "c", &[TURTLE], "").await),
+        403
+    );
+    assert_eq!(
+        status(&req(&s, Some("alice"), Method::POST, "c", &[TURTLE], "").await),
+        403
+    );
+    assert_eq!(
+        status(&req(&s, Some("alice"), Method::DELETE, "c", &[], "").await),
+        403
+    );
+    // The root answers with the ACL in effect (Fedora's default), to those with Control.
+    assert_eq!(
+        status(&req(&s, Some("alice"), Method::GET, "fcr:acl", &[], "").await),
+        403
+    );
+    let r = admin(&s, Method::GET, "fcr:acl", &[("accept", "text/turtle")], "").await;
+    assert_eq!(r.status, 200);
+    assert!(r.text().contains("Agent"), "{}", r.text());
+}
+
+#[tokio::test]
+async fn wrong_credentials_get_401_without_saying_which_part_was_wrong() {
+    let (s, _d) = server().await;
+    let wrong_password = format!(
+        "Basic {}",
+        base64::engine::general_purpose::STANDARD.encode("alice:nope")
+    );
+    let unknown_user = format!(
+        "Basic {}",
+        base64::engine::general_purpose::STANDARD.encode("mallory:alice-pw")
+    );
+    let mut bodies = Vec::new();
+    for a in [
+        wrong_password.as_str(),
+        unknown_user.as_str(),
+        "Basic !!!",
+        "Bearer not.a.token",
+        "Digest x",
+    ] {
+        let r = s
+            .request_anonymous(Method::GET, &s.url(""), &[("authorization", a)], "")
+            .await;
+        assert_eq!(r.status, 401, "{a}");
+        assert!(r.header("www-authenticate").is_some(), "{a}");
+        bodies.push(r.text());
+    }
+    assert!(bodies.windows(2).all(|w| w[0] == w[1]), "{bodies:?}");
+}
+
+#[tokio::test]
+async fn req_5_0_agent_agent_class_and_authenticated_agent() {
+    let (s, _d) = server().await;
+    for p in ["only-alice", "everyone", "logged-in"] {
+        make(&s, p).await;
+    }
+    set_acl(&s, "only-alice", &format!("<#a> a acl:Authorization ; acl:agent <http://users.example/alice> ; acl:mode acl:Read ; acl:accessTo <{}> .", s.url("only-alice"))).await;
+    set_acl(&s, "everyone", &format!("<#a> a acl:Authorization ; acl:agentClass foaf:Agent ; acl:mode acl:Read ; acl:accessTo <{}> .", s.url("everyone"))).await;
+    set_acl(&s, "logged-in", &format!("<#a> a acl:Authorization ; acl:agentClass acl:AuthenticatedAgent ; acl:mode acl:Read ; acl:accessTo <{}> .", s.url("logged-in"))).await;
+    let cases = [
+        ("only-alice", Some("alice"), 200),
+        ("only-alice", Some("bob"), 403),
+        ("only-alice", None, 401),
+        ("everyone", None, 200),
+        ("everyone", Some("bob"), 200),
+        ("logged-in", Some("bob"), 200),
+        ("logged-in", None, 401),
+    ];
+    for (path, user, want) in cases {
+        let r = req(&s, user, Method::GET, path, &[], "").await;
+        assert_eq!(status(&r), want, "{user:?} GET {path}: {}", r.text());
+    }
+}
+
+#[tokio::test]
+async fn req_5_0_agent_group_with_a_hash_uri_listing() {
+    let (s, _d) = server().await;
+    let r = admin(&s, Method::PUT, "groups", &[TURTLE], &format!("{PREFIXES}<#editors> a vcard:Group ; vcard:hasMember <http://users.example/alice>, <http://users.example/carol> .")).await;
+    assert_eq!(r.status, 201, "{}", r.text());
+    make(&s, "c").await;
+    set_acl(&s, "c", &format!("<#a> a acl:Authorization ; acl:agentGroup <{}#editors> ; acl:mode acl:Read, acl:Write ; acl:accessTo <{}> .", s.url("groups"), s.url("c"))).await;
+    assert_eq!(
+        status(&req(&s, Some("alice"), Method::GET, "c", &[], "").await),
+        200
+    );
+    assert_eq!(
+        status(
+            &req(
+                &s,
+                Some("carol"),
+                Method::PATCH,
+                "c",
+                &[SPARQL],
+                "INSERT DATA { <> <http://purl.org/dc/terms/title> \"t\" }"
+            )
+            .await
+        ),
+        204
+    );
+    assert_eq!(
+        status(&req(&s, Some("bob"), Method::GET, "c", &[], "").await),
+        403
+    );
+    // Changing the listing changes access at once.
+    let r = admin(&s, Method::PATCH, "groups", &[SPARQL], &"DELETE DATA { <#editors> <http://www.w3.org/2006/vcard/ns#hasMember> <http://users.example/alice> }").await;
+    assert_eq!(r.status, 204, "{}", r.text());
+    assert_eq!(
+        status(&req(&s, Some("alice"), Method::GET, "c", &[], "").await),
+        403
+    );
+}
+
+#[tokio::test]
+async fn req_5_9_a_inheritance_needs_acl_default() {
+    let (s, _d) = server().await;
+    for p in ["inherits", "inherits/child", "own-only", "own-only/child"] {
+        make(&s, p).await;
+    }
+    set_acl(&s, "inherits", &format!("<#a> a acl:Authorization ; acl:agent <http://users.example/alice> ; acl:mode acl:Read ; acl:accessTo <{0}> ; acl:default <{0}> .", s.url("inherits"))).await;
+    // alice may read own-only itself; below it only bob's authorization has acl:default.
+    set_acl(&s, "own-only", &format!("<#a> a acl:Authorization ; acl:agent <http://users.example/alice> ; acl:mode acl:Read ; acl:accessTo <{0}> . <#b> a acl:Authorization ; acl:agent <http://users.example/bob> ; acl:mode acl:Read ; acl:accessTo <{0}> ; acl:default <{0}> .", s.url("own-only"))).await;
+    assert_eq!(
+        status(&req(&s, Some("alice"), Method::GET, "inherits/child", &[], "").await),
+        200
+    );
+    assert_eq!(
+        status(&req(&s, Some("alice"), Method::GET, "own-only", &[], "").await),
+        200
+    );
+    // The nearest ACL with an acl:default decides: the root's (everyone reads) is not consulted.
+    assert_eq!(
+        status(&req(&s, Some("alice"), Method::GET, "own-only/child", &[], "").await),
+        403
+    );
+    assert_eq!(
+        status(&req(&s, Some("bob"), Method::GET, "own-only/child", &[], "").await),
+        200
+    );
+    // Deleting the ACL makes the child inherit the root's again, at once.
+    assert_eq!(
+        status(&admin(&s, Method::DELETE, "own-only/fcr:acl", &[], "").await),
+        204
+    );
+    assert_eq!(
+        status(&admin(&s, Method::GET, "own-only/fcr:acl", &[], "").await),
+        404
+    );
+    assert_eq!(
+        status(&req(&s, Some("alice"), Method::GET, "own-only/child", &[], "").await),
+        200
+    );
+}
+
+#[tokio::test]
+async fn req_5_8_access_to_class() {
+    let (s, _d) = server().await;
+    make(&s, "lib").await;
+    let r = admin(
+        &s,
+        Method::PUT,
+        "lib/book",
+        &[TURTLE],
+        "<> a <http://example.org/Book> .",
+    )
+    .await;
+    assert_eq!(r.status, 201);
+    make(&s, "lib/other").await;
+    set_acl(&s, "lib", &format!("<#a> a acl:Authorization ; acl:agent <http://users.example/alice> ; acl:mode acl:Read ; acl:accessToClass <http://example.org/Book> ; acl:default <{}> .", s.url("lib"))).await;
+    assert_eq!(
+        status(&req(&s, Some("alice"), Method::GET, "lib/book", &[], "").await),
+        200
+    );
+    assert_eq!(
+        status(&req(&s, Some("alice"), Method::GET, "lib/other", &[], "").await),
+        403
+    );
+}
+
+#[tokio::test]
+async fn req_5_0_write_mode_allows_every_change() {
+    let (s, _d) = server().await;
+    make(&s, "w").await;
+    set_acl(&s, "w", &format!("<#a> a acl:Authorization ; acl:agent <http://users.example/alice> ; acl:mode acl:Read, acl:Write ; acl:accessTo <{0}> ; acl:default <{0}> .", s.url("w"))).await;
+    let alice = Some("alice");
+    assert_eq!(
+        status(&req(&s, alice, Method::POST, "w", &[TURTLE, ("slug", "x")], "").await),
+        201
+    );
+    assert_eq!(
+        status(
+            &req(
+                &s,
+                alice,
+                Method::PUT,
+                "w/x",
+                &[TURTLE],
+                "<> <http://purl.org/dc/terms/title> \"x\" ."
+            )
+            .await
+        ),
+        204
+    );
+    assert_eq!(
+        status(
+            &req(
+                &s,
+                alice,
+                Method::PATCH,
+                "w/x",
+                &[SPARQL],
+                "DELETE WHERE { <> <http://purl.org/dc/terms/title> ?t }"
+            )
+            .await
+        ),
+        204
+    );
+    assert_eq!(
+        status(&req(&s, alice, Method::DELETE, "w/x", &[], "").await),
+        204
+    );
+    // Control is a mode of its own.
+    assert_eq!(
+        status(&req(&s, alice, Method::GET, "w/fcr:acl", &[], "").await),
+        403
+    );
+    assert_eq!(
+        status(&req(&s, alice, Method::PUT, "w/fcr:acl", &[TURTLE], "").await),
+        403
+    );
+}
+
+#[tokio::test]
+async fn req_5_7_append_without_write() {
+    let (s, _d) = server().await;
+    make(&s, "a").await;
+    make(&s, "a/rdf").await;
+    let r = admin(
+        &s,
+        Method::PUT,
+        "a/bin",
+        &[("content-type", "text/plain")],
+        "bytes",
+    )
+    .await;
+    assert_eq!(r.status, 201);
+    set_acl(&s, "a", &format!("<#a> a acl:Authorization ; acl:agent <http://users.example/alice> ; acl:mode acl:Read, acl:Append ; acl:accessTo <{0}> ; acl:default <{0}> .", s.url("a"))).await;
+    let alice = Some("alice");
+    // 5.7.2: POST into a container.
+    assert_eq!(
+        status(&req(&s, alice, Method::POST, "a", &[TURTLE], "").await),
+        201
+    );
+    // 5.7.1-B: PUT to create.
+    assert_eq!(
+        status(&req(&s, alice, Method::PUT, "a/new", &[TURTLE], "").await),
+        201
+    );
+    // 5.7.1-A: no replacing, no deleting, no PATCH that removes statements.
+    assert_eq!(
+        status(&req(&s, alice, Method::PUT, "a/rdf", &[TURTLE], "").await),
+        403
+    );
+    assert_eq!(
+        status(&req(&s, alice, Method::DELETE, "a/rdf", &[], "").await),
+        403
+    );
+    // 5.7.1-C: PATCH that only adds.
+    assert_eq!(
+        status(
+            &req(
+                &s,
+                alice,
+                Method::PATCH,
+                "a/rdf",
+                &[SPARQL],
+                "INSERT DATA { <> <http://purl.org/dc/terms/title> \"t\" }"
+            )
+            .await
+        ),
+        204
+    );
+    let r = req(
+        &s,
+        alice,
+        Method::PATCH,
+        "a/rdf",
+        &[SPARQL],
+        "DELETE DATA { <> <http://purl.org/dc/terms/title> \"t\" }",
+    )
+    .await;
+    assert_eq!(r.status, 403, "{}", r.text());
+    let r = admin(
+        &s,
+        Method::GET,
+        "a/rdf",
+        &[("accept", "application/n-triples")],
+        "",
+    )
+    .await;
+    assert!(
+        r.text().contains("\"t\""),
+        "the refused PATCH changed nothing: {}",
+        r.text()
+    );
+    // 5.7.3: a binary can be neither replaced nor deleted.
+    assert_eq!(
+        status(
+            &req(
+                &s,
+                alice,
+                Method::PUT,
+                "a/bin",
+                &[("content-type", "text/plain")],
+                "new"
+            )
+            .await
+        ),
+        403
+    );
+    assert_eq!(
+        status(&req(&s, alice, Method::DELETE, "a/bin", &[], "").await),
+        403
+    );
+}
+
+#[tokio::test]
+async fn delete_needs_write_on_everything_below() {
+    let (s, _d) = server().await;
+    make(&s, "d").await;
+    make(&s, "d/locked").await;
+    set_acl(&s, "d", &format!("<#a> a acl:Authorization ; acl:agent <http://users.example/alice> ; acl:mode acl:Read, acl:Write ; acl:accessTo <{0}> ; acl:default <{0}> .", s.url("d"))).await;
+    set_acl(&s, "d/locked", &format!("<#a> a acl:Authorization ; acl:agent <http://users.example/alice> ; acl:mode acl:Read ; acl:accessTo <{0}> .", s.url("d/locked"))).await;
+    let r = req(&s, Some("alice"), Method::DELETE, "d", &[], "").await;
+    assert_eq!(r.status, 403, "{}", r.text());
+    assert_eq!(
+        status(&admin(&s, Method::GET, "d/locked", &[], "").await),
+        200
+    );
+}
+
+#[tokio::test]
+async fn req_5_2_only_typed_authorizations_grant() {
+    let (s, _d) = server().await;
+    make(&s, "t").await;
+    // Fedora's sample root holds such an ACL: an authorization without rdf:type.
+    set_acl(&s, "t", &format!("<#a> a acl:Authorization ; acl:agent <http://users.example/bob> ; acl:mode acl:Read ; acl:accessTo <{0}> . <#b> acl:agent <http://users.example/alice> ; acl:mode acl:Read ; acl:accessTo <{0}> .", s.url("t"))).await;
+    assert_eq!(
+        status(&req(&s, Some("alice"), Method::GET, "t", &[], "").await),
+        403
+    );
+    assert_eq!(
+        status(&req(&s, Some("bob"), Method::GET, "t", &[], "").await),
+        200
+    );
+}
+
+#[tokio::test]
+async fn malformed_acls_are_refused_and_nothing_is_stored() {
+    let (s, _d) = server().await;
+    make(&s, "m").await;
+    let url = s.url("m");
+    let bad = [
+        ("<#a> a acl:Authorization ; acl:agent <http://users.example/alice> ; acl:mode acl:Read ; acl:accessTo <x", 400),
+        (&*format!("<#a> a acl:Authorization ; acl:agent <http://users.example/alice> ; acl:accessTo <{url}> ."), 409),
+        (&*format!("<#a> a acl:Authorization ; acl:agent <http://users.example/alice> ; acl:mode acl:Fly ; acl:accessTo <{url}> ."), 409),
+        (&*format!("<#a> a acl:Authorization ; acl:agentGroup <http://elsewhere.example/groups#g> ; acl:mode acl:Read ; acl:accessTo <{url}> ."), 409),
+        (&*format!("<#a> a acl:Authorization ; acl:agent <http://users.example/alice> ; acl:mode acl:Read ; acl:accessTo <http://elsewhere.example/x> ."), 409),
+    ];
+    for (turtle, want) in bad {
+        let r = admin(
+            &s,
+            Method::PUT,
+            "m/fcr:acl",
+            &[TURTLE],
+            &format!("{PREFIXES}{turtle}"),
+        )
+        .await;
+        assert_eq!(status(&r), want, "{turtle}: {}", r.text());
+        if want == 409 {
+            assert_constrained_by(&s, &r).await;
+        }
+        assert_eq!(
+            status(&admin(&s, Method::GET, "m/fcr:acl", &[], "").await),
+            404,
+            "{turtle}"
+        );
+    }
+    // A PATCH that would make a valid ACL invalid is refused too.
+    set_acl(&s, "m", &format!("<#a> a acl:Authorization ; acl:agent <http://users.example/alice> ; acl:mode acl:Read ; acl:accessTo <{url}> .")).await;
+    let r = admin(
+        &s,
+        Method::PATCH,
+        "m/fcr:acl",
+        &[SPARQL],
+        &format!("DELETE WHERE {{ <#a> <{ACL}mode> ?m }}"),
+    )
+    .await;
+    assert_eq!(r.status, 409, "{}", r.text());
+    assert_eq!(
+        status(&req(&s, Some("alice"), Method::GET, "m", &[], "").await),
+        200
+    );
+}
+
+#[tokio::test]
+async fn req_5_4_a_client_named_acl_is_refused_with_constrained_by() {
+    let (s, _d) = server().await;
+    make(&s, "p").await;
+    let link = format!("<{}>; rel=\"acl\"", s.url("p/fcr:acl"));
+    let r = admin(&s, Method::POST, "", &[TURTLE, ("link", &link)], "").await;
+    assert_eq!(r.status, 409, "{}", r.text());
+    assert_constrained_by(&s, &r).await;
+}
+
+#[tokio::test]
+async fn listings_never_show_what_the_user_cannot_read() {
+    let (s, _d) = server().await;
+    make(&s, "box").await;
+    make(&s, "box/open").await;
+    make(&s, "box/secret").await;
+    set_acl(&s, "box/secret", &format!("<#a> a acl:Authorization ; acl:agent <http://users.example/bob> ; acl:mode acl:Read ; acl:accessTo <{}> .", s.url("box/secret"))).await;
+    // An inbound reference from the secret resource to the open one.
+    let r = admin(
+        &s,
+        Method::PATCH,
+        "box/secret",
+        &[SPARQL],
+        &format!(
+            "INSERT DATA {{ <> <{DC_RELATION}> <{}> }}",
+            s.url("box/open")
+        ),
+    )
+    .await;
+    assert_eq!(r.status, 204);
+    // A direct container whose members include the secret resource.
+    let r = admin(&s, Method::PUT, "members", &[TURTLE, ("link", "<http://www.w3.org/ns/ldp#DirectContainer>; rel=\"type\"")], &format!("<> <http://www.w3.org/ns/ldp#membershipResource> <{}> ; <http://www.w3.org/ns/ldp#hasMemberRelation> <http://purl.org/dc/terms/hasPart> .", s.url("box"))).await;
+    assert_eq!(r.status, 201, "{}", r.text());
+    let r = admin(
+        &s,
+        Method::PUT,
+        "members/m1",
+        &[TURTLE],
+        &format!(
+            "<> <http://purl.org/dc/terms/relation> <{}> .",
+            s.url("box/secret")
+        ),
+    )
+    .await;
+    assert_eq!(r.status, 201);
+
+    let contains = |r: &Reply, path: &str| {
+        Graph::of(r, &s.url("box")).has(&s.url("box"), LDP_CONTAINS, &s.url(path))
+    };
+    let alice = req(&s, Some("alice"), Method::GET, "box", &[], "").await;
+    let bob = req(&s, Some("bob"), Method::GET, "box", &[], "").await;
+    assert!(
+        contains(&alice, "box/open") && !contains(&alice, "box/secret"),
+        "{}",
+        alice.text()
+    );
+    assert!(
+        contains(&bob, "box/open") && contains(&bob, "box/secret"),
+        "{}",
+        bob.text()
+    );
+    // Paging walks past hidden children without losing visible ones.
+    let r = req(
+        &s,
+        Some("alice"),
+        Method::GET,
+        "box?limit=1&after=info%3Afedora%2Fbox%2Fopen",
+        &[],
+        "",
+    )
+    .await;
+    assert!(!r.text().contains("secret"), "{}", r.text());
+    // Inbound references.
+    let inbound = [("prefer", "return=representation; include=\"http://fedora.info/definitions/fcrepo#PreferInboundReferences\"")];
+    let r = req(&s, Some("alice"), Method::GET, "box/open", &inbound, "").await;
+    assert!(!r.text().contains("secret"), "{}", r.text());
+    let r = req(&s, Some("bob"), Method::GET, "box/open", &inbound, "").await;
+    assert!(r.text().contains("secret"), "{}", r.text());
+    // The TimeMap and mementos of a resource one may not read are closed too.
+    assert_eq!(
+        status(
+            &req(
+                &s,
+                Some("alice"),
+                Method::GET,
+                "box/secret/fcr:versions",
+                &[],
+                ""
+            )
+            .await
+        ),
+        403
+    );
+    assert_eq!(
+        status(
+            &req(
+                &s,
+                Some("bob"),
+                Method::GET,
+                "box/secret/fcr:versions",
+                &[],
+                ""
+            )
+            .await
+        ),
+        200
+    );
+}
+
+#[tokio::test]
+async fn admins_act_on_behalf_of_others_and_users_are_recorded() {
+    let (s, _d) = server().await;
+    make(&s, "o").await;
+    set_acl(&s, "o", &format!("<#a> a acl:Authorization ; acl:agent <http://users.example/alice> ; acl:mode acl:Read, acl:Write ; acl:accessTo <{0}> ; acl:default <{0}> .", s.url("o"))).await;
+    let r = req(&s, Some("alice"), Method::PUT, "o/by-alice", &[TURTLE], "").await;
+    assert_eq!(r.status, 201, "{}", r.text());
+    let r = admin(
+        &s,
+        Method::GET,
+        "o/by-alice",
+        &[("accept", "application/n-triples")],
+        "",
+    )
+    .await;
+    assert!(
+        r.text().contains(&format!(
+            "<{}> \"http://users.example/alice\"",
+            fedora("createdBy")
+        )),
+        "{}",
+        r.text()
+    );
+    // The admin acting as bob is bob.
+    let r = admin(&s, Method::GET, "o", &[("on-behalf-of", "bob")], "").await;
+    assert_eq!(r.status, 403);
+    let r = admin(&s, Method::GET, "o", &[("on-behalf-of", "alice")], "").await;
+    assert_eq!(r.status, 200);
+    // Only admins may send it.
+    let r = req(
+        &s,
+        Some("alice"),
+        Method::GET,
+        "o",
+        &[("on-behalf-of", "root")],
+        "",
+    )
+    .await;
+    assert_eq!(r.status, 403);
+}
