@@ -489,7 +489,14 @@ async fn raw_layout_writes_what_arca_writes_for_an_object() {
     let data = tempfile::tempdir().unwrap();
     let arca = common::Arca::serve(data.path());
     let base = format!("{}/", arca.base);
-    let target = Target::new(&base, None, None, Duration::from_secs(60), 1).unwrap();
+    let target = Target::new(
+        &base,
+        Some("fedoraAdmin"),
+        Some("fedoraAdmin"),
+        Duration::from_secs(60),
+        1,
+    )
+    .unwrap();
     let payload = Payload::new(1, 2);
     let raw = tempfile::tempdir().unwrap();
     let writer = LayoutWriter::create(raw.path()).unwrap();

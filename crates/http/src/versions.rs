@@ -145,6 +145,15 @@ pub(crate) async fn timegate(ctx: &Ctx, id: FedoraId, datetime: i64) -> Result<R
 /// Headers every answer about a TimeMap carries.
 fn timemap_headers(ctx: &Ctx, id: &FedoraId, h: &mut HeaderMap) {
     add_memento_links(ctx, id, h);
+    // As Fedora 6.1 answers: the TimeMap names an ACL below its own URL (which no request
+    // can reach; access to a TimeMap is its resource's).
+    add_link(
+        h,
+        format!(
+            "<{}/fcr:versions/fcr:acl>; rel=\"acl\"",
+            ctx.url(id).trim_end_matches('/')
+        ),
+    );
     for t in [
         format!("{}Resource", vocab::LDP_NS),
         format!("{}Container", vocab::LDP_NS),

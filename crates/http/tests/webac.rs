@@ -301,7 +301,7 @@ async fn req_5_0_agent_group_with_a_hash_uri_listing() {
         403
     );
     // Changing the listing changes access at once.
-    let r = admin(&s, Method::PATCH, "groups", &[SPARQL], &"DELETE DATA { <#editors> <http://www.w3.org/2006/vcard/ns#hasMember> <http://users.example/alice> }").await;
+    let r = admin(&s, Method::PATCH, "groups", &[SPARQL], "DELETE DATA { <#editors> <http://www.w3.org/2006/vcard/ns#hasMember> <http://users.example/alice> }").await;
     assert_eq!(r.status, 204, "{}", r.text());
     assert_eq!(
         status(&req(&s, Some("alice"), Method::GET, "c", &[], "").await),
@@ -563,7 +563,7 @@ async fn malformed_acls_are_refused_and_nothing_is_stored() {
         (&*format!("<#a> a acl:Authorization ; acl:agent <http://users.example/alice> ; acl:accessTo <{url}> ."), 409),
         (&*format!("<#a> a acl:Authorization ; acl:agent <http://users.example/alice> ; acl:mode acl:Fly ; acl:accessTo <{url}> ."), 409),
         (&*format!("<#a> a acl:Authorization ; acl:agentGroup <http://elsewhere.example/groups#g> ; acl:mode acl:Read ; acl:accessTo <{url}> ."), 409),
-        (&*format!("<#a> a acl:Authorization ; acl:agent <http://users.example/alice> ; acl:mode acl:Read ; acl:accessTo <http://elsewhere.example/x> ."), 409),
+        ("<#a> a acl:Authorization ; acl:agent <http://users.example/alice> ; acl:mode acl:Read ; acl:accessTo <http://elsewhere.example/x> .", 409),
     ];
     for (turtle, want) in bad {
         let r = admin(

@@ -307,8 +307,8 @@ impl Inner {
         if result.is_ok() {
             return;
         }
-        self.failing.fetch_add(1, Ordering::Relaxed);
         let mut delay = Duration::from_millis(50);
+        let mut counted = false;
         while let Err(e) = result {
             let object = OcflRoot::staged_object_id(staged);
             let message = format!(
@@ -320,6 +320,11 @@ impl Inner {
             };
             tracing::error!(error = %failure.message, "publishing failed");
             *self.last_failure.lock() = Some(failure);
+            // Counted once its reason is recorded: a write refused meanwhile says why.
+            if !counted {
+                self.failing.fetch_add(1, Ordering::Relaxed);
+                counted = true;
+            }
             std::thread::sleep(delay);
             delay = (delay * 2).min(MAX_RETRY_DELAY);
             result = self.ocfl.redo(staged);
