@@ -253,14 +253,15 @@ impl SpawnedServer {
                 );
             }
             match target.probe().await {
-                Ok((s, _)) if (200..300).contains(&s) => return Ok(()),
+                // 401: up, with an ACL that lets anonymous clients read nothing.
+                Ok((s, _)) if (200..300).contains(&s) || s == 401 => return Ok(()),
                 Ok((s, _)) => last = format!("GET {} answered {s}", self.base),
                 Err(f) => last = f.message,
             }
             tokio::time::sleep(Duration::from_millis(100)).await;
         }
         bail!(
-            "arca did not answer GET {} with 200 within {:?} ({last}); its output ({}):\n{}",
+            "arca did not answer GET {} with 200 or 401 within {:?} ({last}); its output ({}):\n{}",
             self.base,
             READY_TIMEOUT,
             self.log.display(),
