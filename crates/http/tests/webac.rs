@@ -646,6 +646,8 @@ async fn listings_never_show_what_the_user_cannot_read() {
     )
     .await;
     assert_eq!(r.status, 201);
+    make(&s, "members/m2").await;
+    set_acl(&s, "members/m2", &format!("<#a> a acl:Authorization ; acl:agent <http://users.example/bob> ; acl:mode acl:Read ; acl:accessTo <{}> .", s.url("members/m2"))).await;
 
     let contains = |r: &Reply, path: &str| {
         Graph::of(r, &s.url("box")).has(&s.url("box"), LDP_CONTAINS, &s.url(path))
@@ -673,6 +675,24 @@ async fn listings_never_show_what_the_user_cannot_read() {
     )
     .await;
     assert!(!r.text().contains("secret"), "{}", r.text());
+    // Membership: box dcterms:hasPart each member, the hidden one only for bob.
+    let has_part = |r: &Reply, path: &str| {
+        Graph::of(r, &s.url("box")).has(
+            &s.url("box"),
+            "http://purl.org/dc/terms/hasPart",
+            &s.url(path),
+        )
+    };
+    assert!(
+        has_part(&alice, "members/m1") && !has_part(&alice, "members/m2"),
+        "{}",
+        alice.text()
+    );
+    assert!(
+        has_part(&bob, "members/m1") && has_part(&bob, "members/m2"),
+        "{}",
+        bob.text()
+    );
     // Inbound references.
     let inbound = [("prefer", "return=representation; include=\"http://fedora.info/definitions/fcrepo#PreferInboundReferences\"")];
     let r = req(&s, Some("alice"), Method::GET, "box/open", &inbound, "").await;
