@@ -114,6 +114,8 @@ pub struct TestServer {
     stop: Option<oneshot::Sender<()>>,
     task: Option<tokio::task::JoinHandle<()>>,
     client: Http,
+    /// The same server without credentials.
+    anonymous: Http,
     repo: Arc<OnceLock<Arc<arca_repository::Repository>>>,
     /// Whether a write request returns only once its change is published into the root.
     wait_for_publishing: AtomicBool,
@@ -256,6 +258,7 @@ impl TestServer {
             stop: Some(stop),
             task: Some(task),
             client,
+            anonymous: Http::anonymous(),
             repo,
             wait_for_publishing: AtomicBool::new(true),
         };
@@ -302,9 +305,23 @@ impl TestServer {
         headers: &[(&str, &str)],
         body: impl Into<Bytes>,
     ) -> Reply {
+        self.send(&self.client, method, url, headers, body.into())
+            .await
+    }
+
+    /// Sends a request through `client`; after a write, waits for publishing unless told
+    /// not to ([`set_wait_for_publishing`](Self::set_wait_for_publishing)).
+    async fn send(
+        &self,
+        client: &Http,
+        method: Method,
+        url: &str,
+        headers: &[(&str, &str)],
+        body: Bytes,
+    ) -> Reply {
         let write = !matches!(method, Method::GET | Method::HEAD | Method::OPTIONS);
-        let reply = self
-            .try_request(method, url, headers, body.into())
+        let reply = client
+            .try_request(method, url, headers, body)
             .await
             .unwrap_or_else(|e| panic!("request to {url} failed: {e}"));
         if write && self.wait_for_publishing.load(Ordering::Relaxed) {
@@ -348,12 +365,8 @@ impl TestServer {
         headers: &[(&str, &str)],
         body: impl Into<Bytes>,
     ) -> Reply {
-        let write = !matches!(method, Method::GET | Method::HEAD | Method::OPTIONS);
-        let reply = Http::anonymous().request(method, url, headers, body).await;
-        if write && self.wait_for_publishing.load(Ordering::Relaxed) {
-            self.published().await;
-        }
-        reply
+        self.send(&self.anonymous, method, url, headers, body.into())
+            .await
     }
 
     /// GET shorthand.
