@@ -16,7 +16,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 
 use arca_auth::authn::Authenticator;
-use arca_auth::webac::{self, Acl, AclRules, Agent, Mode, Modes};
+use arca_auth::webac::{self, Acl, AclRules, Action, Agent, Mode, Modes};
 use arca_auth::Principal;
 use arca_model::FedoraId;
 use arca_repository::{Constraint, Error, Repository};
@@ -132,17 +132,25 @@ pub(crate) enum Grant {
 enum Need {
     Nothing,
     Authenticated,
-    Read(FedoraId),
-    Write(FedoraId),
-    Control(FedoraId),
+    /// A check of the caller's modes on a resource.
+    On(FedoraId, Check),
+}
+
+/// What the caller's modes on the resource must allow.
+#[derive(Clone, Copy)]
+enum Check {
+    Read,
+    Control,
+    /// Purge, `POST fcr:versions`.
+    Write,
     /// POST of a child: Write or Append on the container.
-    Append(FedoraId),
-    /// PUT: Write on an existing resource; Write or Append to create one.
-    Put(FedoraId),
-    /// PATCH: Write, or Append for updates that only add triples.
-    Patch(FedoraId),
-    /// DELETE: Write on the resource and on everything below it.
-    Delete(FedoraId),
+    Post,
+    /// Write on an existing resource; Write or Append to create one.
+    Put,
+    /// Write, or Append for updates that only add triples.
+    Patch,
+    /// Write on the resource and on everything below it.
+    Delete,
 }
 
 /// Cached state, dropped entry by entry as changes commit.
@@ -331,74 +339,58 @@ impl Access {
             }
         };
         let kernel = |e: Error| ApiError::from_kernel(e, &url(&FedoraId::root()));
-        match need(op) {
-            Need::Nothing => Ok(Grant::Full),
-            Need::Authenticated if caller.is_anonymous() => Err(self.unauthorized()),
-            Need::Authenticated => Ok(Grant::Full),
-            Need::Read(id) => {
-                let modes = self.modes(repo, caller, &id).await.map_err(kernel)?;
-                allow(modes.contains(Mode::Read), || deny("read", &id))
-            }
-            Need::Write(id) => {
-                let modes = self.modes(repo, caller, &id).await.map_err(kernel)?;
-                allow(modes.contains(Mode::Write), || deny("change", &id))
-            }
-            Need::Control(id) => {
-                let modes = self.modes(repo, caller, &id).await.map_err(kernel)?;
-                allow(modes.contains(Mode::Control), || {
-                    deny("read or change the ACL of", &id)
-                })
-            }
-            Need::Append(id) => {
-                let modes = self.modes(repo, caller, &id).await.map_err(kernel)?;
-                allow(modes.contains(Mode::Append), || {
-                    deny("add resources to", &id)
-                })
-            }
-            Need::Put(id) => {
-                let modes = self.modes(repo, caller, &id).await.map_err(kernel)?;
+        let (id, check) = match need(op) {
+            Need::Nothing => return Ok(Grant::Full),
+            Need::Authenticated if caller.is_anonymous() => return Err(self.unauthorized()),
+            Need::Authenticated => return Ok(Grant::Full),
+            Need::On(id, check) => (id, check),
+        };
+        let modes = self.modes(repo, caller, &id).await.map_err(kernel)?;
+        let (needed, what) = match check {
+            Check::Read => (Action::Read.required(), "read"),
+            Check::Control => (Action::Control.required(), "read or change the ACL of"),
+            Check::Write => (Mode::Write, "change"),
+            Check::Post => (
+                Action::Post { to_binary: false }.required(),
+                "add resources to",
+            ),
+            Check::Put => {
                 let exists = repo.lookup(&id).await.map_err(kernel)?.is_some();
-                // Append alone may create (5.7.1-B) but never replace (5.7.1-A, 5.7.3).
-                let granted =
-                    modes.contains(Mode::Write) || (!exists && modes.contains(Mode::Append));
-                allow(granted, || {
-                    deny(if exists { "replace" } else { "create" }, &id)
-                })
+                let what = if exists { "replace" } else { "create" };
+                (Action::Put { exists }.required(), what)
             }
-            Need::Patch(id) => {
-                let modes = self.modes(repo, caller, &id).await.map_err(kernel)?;
-                if modes.contains(Mode::Write) {
-                    Ok(Grant::Full)
-                } else if modes.contains(Mode::Append) {
-                    Ok(Grant::AppendOnly)
-                } else {
-                    Err(deny("change", &id))
-                }
+            Check::Patch if modes.contains(Mode::Write) => return Ok(Grant::Full),
+            Check::Patch => {
+                let append = Action::Patch { inserts_only: true };
+                return match append.allowed_by(modes) {
+                    true => Ok(Grant::AppendOnly),
+                    false => Err(deny("change", &id)),
+                };
             }
-            Need::Delete(id) => {
-                let modes = self.modes(repo, caller, &id).await.map_err(kernel)?;
-                if !modes.contains(Mode::Write) {
-                    return Err(deny("delete", &id));
+            Check::Delete => (Action::Delete.required(), "delete"),
+        };
+        if !modes.contains(needed) {
+            return Err(deny(what, &id));
+        }
+        if let Check::Delete = check {
+            // A delete takes everything below along: each of those must be writable too.
+            let below = repo
+                .catalog()
+                .descendants(&id)
+                .await
+                .map_err(Error::from)
+                .map_err(kernel)?;
+            for r in below {
+                if r.is_deleted() || r.id.is_acl() || r.id.is_description() {
+                    continue;
                 }
-                // A delete takes everything below along: each of those must be writable too.
-                for below in repo
-                    .catalog()
-                    .descendants(&id)
-                    .await
-                    .map_err(Error::from)
-                    .map_err(kernel)?
-                {
-                    if below.is_deleted() || below.id.is_acl() || below.id.is_description() {
-                        continue;
-                    }
-                    let modes = self.modes(repo, caller, &below.id).await.map_err(kernel)?;
-                    if !modes.contains(Mode::Write) {
-                        return Err(deny("delete", &below.id));
-                    }
+                let modes = self.modes(repo, caller, &r.id).await.map_err(kernel)?;
+                if !Action::Delete.allowed_by(modes) {
+                    return Err(deny("delete", &r.id));
                 }
-                Ok(Grant::Full)
             }
         }
+        Ok(Grant::Full)
     }
 
     /// Whether `caller` may read `id` (for listings: children, members, references).
@@ -558,14 +550,6 @@ impl Access {
     }
 }
 
-fn allow(granted: bool, deny: impl FnOnce() -> ApiError) -> Result<Grant, ApiError> {
-    if granted {
-        Ok(Grant::Full)
-    } else {
-        Err(deny())
-    }
-}
-
 /// The rdf:types of `id` for `acl:accessToClass`: its own and the ones its interaction
 /// model gives it (server-managed types count, as in Fedora 6).
 async fn types_of(repo: &Repository, id: &FedoraId) -> Result<Vec<String>, Error> {
@@ -591,11 +575,11 @@ async fn types_of(repo: &Repository, id: &FedoraId) -> Result<Vec<String>, Error
 /// What `op` needs of the caller, on which resource. Anything about an ACL (its TimeMap
 /// and mementos too) needs Control of the resource it protects.
 fn need(op: &Operation) -> Need {
-    let on = |id: &FedoraId, need: fn(FedoraId) -> Need| {
+    let on = |id: &FedoraId, check: Check| {
         if id.is_acl() {
-            Need::Control(id.base())
+            Need::On(id.base(), Check::Control)
         } else {
-            need(id.clone())
+            Need::On(id.clone(), check)
         }
     };
     match op {
@@ -605,13 +589,13 @@ fn need(op: &Operation) -> Need {
         | Operation::TimeMap { id, .. }
         | Operation::TimeMapOptions(id)
         | Operation::Memento { id, .. }
-        | Operation::MementoOptions { id, .. } => on(id, Need::Read),
-        Operation::Create(parent) => on(parent, Need::Append),
-        Operation::Put(id) => on(id, Need::Put),
-        Operation::Patch(id) => on(id, Need::Patch),
-        Operation::Delete(id) => on(id, Need::Delete),
-        Operation::Purge(id) | Operation::CreateVersion(id) => on(id, Need::Write),
-        Operation::Acl(id, _) => Need::Control(id.clone()),
+        | Operation::MementoOptions { id, .. } => on(id, Check::Read),
+        Operation::Create(parent) => on(parent, Check::Post),
+        Operation::Put(id) => on(id, Check::Put),
+        Operation::Patch(id) => on(id, Check::Patch),
+        Operation::Delete(id) => on(id, Check::Delete),
+        Operation::Purge(id) | Operation::CreateVersion(id) => on(id, Check::Write),
+        Operation::Acl(id, _) => Need::On(id.clone(), Check::Control),
         Operation::BeginTx
         | Operation::TxStatus(_)
         | Operation::TxRefresh(_)
