@@ -238,11 +238,11 @@ impl Access {
             Some(a) => {
                 let header = headers
                     .get(http::header::AUTHORIZATION)
-                    .map(|v| v.as_bytes().to_vec());
-                let checked = if a.may_block(header.as_deref()) {
+                    .map(|v| v.as_bytes());
+                let checked = if a.may_block(header) {
                     // A bcrypt round or a signature check: off the async workers.
-                    let a = a.clone();
-                    tokio::task::spawn_blocking(move || a.authenticate(header.as_deref()))
+                    let (a, owned) = (a.clone(), header.map(<[u8]>::to_vec));
+                    tokio::task::spawn_blocking(move || a.authenticate(owned.as_deref()))
                         .await
                         .map_err(|e| {
                             ApiError::from_kernel(
@@ -253,7 +253,7 @@ impl Access {
                             )
                         })?
                 } else {
-                    a.authenticate(header.as_deref())
+                    a.authenticate(header)
                 };
                 checked.map_err(|rejected| {
                     tracing::info!(reason = rejected.detail(), "credentials refused");
