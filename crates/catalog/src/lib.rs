@@ -104,19 +104,31 @@ impl ChangeKind {
     }
 }
 
+/// One change to a resource, as the change log keeps it (and events report it).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Change {
+    /// The resource changed.
+    pub id: FedoraId,
+    /// What happened.
+    pub kind: ChangeKind,
+    /// When (RFC 3339).
+    pub at: String,
+    /// Who (the user name).
+    pub user: String,
+    /// The software that made the request (its `User-Agent`), if known.
+    pub agent: Option<String>,
+    /// The resource's rdf:types at the change (server-managed and its own), IRIs; empty for
+    /// deletes and purges.
+    pub types: Vec<String>,
+}
+
 /// One committed change, in commit order.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ChangeEntry {
     /// Monotonic sequence number.
     pub seq: i64,
-    /// The resource changed.
-    pub id: String,
-    /// What happened.
-    pub kind: ChangeKind,
-    /// When (RFC 3339).
-    pub at: String,
-    /// Who.
-    pub user: String,
+    /// The change.
+    pub change: Change,
 }
 
 /// One generated membership triple (LDP direct and indirect containers), with the container
@@ -206,16 +218,7 @@ pub enum CatalogOp {
     /// Forgets every memento of a resource (purge, or before re-deriving them).
     ForgetMementos(FedoraId),
     /// Append to the change log.
-    Log {
-        /// The resource.
-        id: FedoraId,
-        /// What happened.
-        kind: ChangeKind,
-        /// When (RFC 3339).
-        at: String,
-        /// Who.
-        user: String,
-    },
+    Log(Change),
 }
 
 /// The catalog as the kernel sees it, with the state of open transactions
@@ -249,6 +252,29 @@ pub trait Catalog: TransactionStore {
     async fn apply(&self, ops: Vec<CatalogOp>) -> Result<i64>;
     /// Change-log entries with `seq > after`, oldest first, at most `limit`.
     async fn changes_since(&self, after: i64, limit: usize) -> Result<Vec<ChangeEntry>>;
+    /// How far consumer `name` of the change log (event delivery to a destination, the
+    /// search index) has got: the last sequence number it finished. Kept apart from the
+    /// derived data, so a rebuild does not forget it.
+    async fn consumer_position(&self, name: &str) -> Result<Option<i64>>;
+    /// Records how far consumer `name` has got.
+    async fn set_consumer_position(&self, name: &str, position: i64) -> Result<()>;
+    /// Every consumer and its position, by name.
+    async fn consumer_positions(&self) -> Result<Vec<(String, i64)>>;
+    /// The sequence number of the last committed change, kept current: a receiver wakes when
+    /// changes commit (event delivery and live streams follow it instead of polling).
+    fn last_change(&self) -> tokio::sync::watch::Receiver<i64>;
+    /// The lowest sequence number still in the change log (0 when empty).
+    async fn first_change(&self) -> Result<i64>;
+    /// Forgets change-log entries older than `before` (RFC 3339) whose sequence number is at
+    /// most `up_to` (a retention window that never drops what a consumer still needs);
+    /// returns how many were dropped.
+    async fn forget_changes(&self, before: &str, up_to: i64) -> Result<u64>;
+    /// Regenerates the change log from the catalog's own rows after a rebuild that found the
+    /// log empty (the catalog was lost): per resource, a `create` at its first memento, an
+    /// `update` at each later one and a `delete` for a tombstone, all in time order, with
+    /// the users the resource's current header names and no types or agent. Returns how
+    /// many entries it wrote; writes nothing when the log is not empty.
+    async fn regenerate_changes(&self) -> Result<u64>;
     /// Membership triples whose subject is `subject`, as `(predicate, object)` ordered by
     /// predicate then object, after `after` (exclusive), at most `limit`.
     async fn membership(

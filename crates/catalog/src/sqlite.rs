@@ -9,8 +9,8 @@ use parking_lot::Mutex;
 use rusqlite::{params, Connection, OpenFlags, OptionalExtension, Row};
 
 use crate::{
-    Catalog, CatalogOp, ChangeEntry, ChangeKind, Error, MembershipRow, MementoRow, ResourceRecord,
-    Result,
+    Catalog, CatalogOp, Change, ChangeEntry, ChangeKind, Error, MembershipRow, MementoRow,
+    ResourceRecord, Result,
 };
 
 /// The catalog's tables. `resources` is an ordinary rowid table, unlike the small-row
@@ -40,9 +40,12 @@ CREATE TABLE IF NOT EXISTS changes (
     id TEXT NOT NULL,
     kind TEXT NOT NULL,
     at TEXT NOT NULL,
-    user TEXT NOT NULL
+    user TEXT NOT NULL,
+    agent TEXT,
+    types TEXT
 );
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY NOT NULL, value TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS consumers (name TEXT PRIMARY KEY NOT NULL, position INTEGER NOT NULL);
 CREATE TABLE IF NOT EXISTS membership (
     source TEXT NOT NULL,
     proxy TEXT NOT NULL,
@@ -113,16 +116,25 @@ CREATE TABLE IF NOT EXISTS tx_ops (
     id TEXT NOT NULL,
     at TEXT,
     nanos INTEGER,
-    user TEXT
+    user TEXT,
+    agent TEXT,
+    types TEXT
 );
 CREATE INDEX IF NOT EXISTS tx_ops_by_tx ON tx_ops(tx, seq);
 "#;
 
 /// Version of the schema above (`PRAGMA user_version`). A catalog written by an older
 /// version lacks derived rows; it is emptied on open so that the kernel rebuilds it from
-/// storage. Version 6 differs only in the name of `tx_files.digest` (`sha512`, bare hex):
-/// the column is renamed in place.
-const SCHEMA_VERSION: i64 = 7;
+/// storage. Version 6 differs in the name of `tx_files.digest` (`sha512`, bare hex): the
+/// column is renamed in place; versions 6 and 7 lack the change log's `agent` and `types`
+/// (the agent and rdf:types events report), which are added (empty for older entries).
+const SCHEMA_VERSION: i64 = 8;
+
+/// Adds the change log's event columns to a version 6 or 7 catalog.
+const ADD_EVENT_COLUMNS: &str = "ALTER TABLE changes ADD COLUMN agent TEXT;
+ALTER TABLE changes ADD COLUMN types TEXT;
+ALTER TABLE tx_ops ADD COLUMN agent TEXT;
+ALTER TABLE tx_ops ADD COLUMN types TEXT;";
 
 pub(crate) const COLUMNS: &str =
     "id, parent, ocfl_id, headers, content_file, rdf, children_changed";
@@ -143,6 +155,8 @@ pub struct SqliteCatalog {
     /// Whether any transaction may own an object (false only when none can): spares
     /// ordinary writes a lookup while no transaction is open.
     tx_claims: AtomicBool,
+    /// The last committed change-log sequence number, for [`Catalog::last_change`].
+    last_change: tokio::sync::watch::Sender<i64>,
 }
 
 /// Above this size the WAL is checkpointed with RESTART, so that the next write starts it
@@ -154,6 +168,57 @@ fn wal_path(db: &Path) -> PathBuf {
     let mut name = db.as_os_str().to_owned();
     name.push("-wal");
     PathBuf::from(name)
+}
+
+/// The change log's entries derived from the catalog's rows (see
+/// [`Catalog::regenerate_changes`]): every memento of a resource (its earlier ones and its
+/// current state) in time order, the first one a `create`, and a `delete` for each
+/// tombstone at its last modification. Descriptions are created with their binaries, so
+/// their first memento is no event of its own; ACLs are not reported when deleted (they go
+/// with their resource).
+const REGENERATE_CHANGES: &str = "
+INSERT INTO changes (id, kind, at, user)
+SELECT id, kind, strftime('%Y-%m-%dT%H:%M:%SZ', t, 'unixepoch'), user FROM (
+    SELECT m.id AS id, m.t AS t,
+           CASE WHEN m.n = 1 THEN 'create' ELSE 'update' END AS kind,
+           COALESCE(json_extract(CAST(r.headers AS TEXT), CASE WHEN m.n = 1 THEN '$.createdBy' ELSE '$.lastModifiedBy' END), '') AS user
+    FROM (
+        SELECT id, t, ROW_NUMBER() OVER (PARTITION BY id ORDER BY t) AS n FROM (
+            SELECT id, datetime AS t FROM mementos
+            UNION
+            SELECT id, memento_datetime AS t FROM resources WHERE memento_datetime IS NOT NULL
+        )
+    ) AS m JOIN resources AS r ON r.id = m.id
+    WHERE NOT (m.n = 1 AND m.id LIKE '%/fcr:metadata')
+    UNION ALL
+    SELECT id, CAST(strftime('%s', json_extract(CAST(headers AS TEXT), '$.lastModifiedDate')) AS INTEGER),
+           'delete', COALESCE(json_extract(CAST(headers AS TEXT), '$.lastModifiedBy'), '')
+    FROM resources WHERE deleted = 1 AND id NOT LIKE '%/fcr:acl'
+)
+ORDER BY t, id;
+";
+
+/// The change log's `types` column: IRIs separated by spaces (NULL when there are none).
+fn join_types(types: &[String]) -> Option<String> {
+    (!types.is_empty()).then(|| types.join(" "))
+}
+
+/// The IRIs of a `types` column.
+fn split_types(types: Option<&str>) -> Vec<String> {
+    types
+        .map(|t| t.split(' ').map(str::to_string).collect())
+        .unwrap_or_default()
+}
+
+/// Moves the last-change watch forward to `seq` (never back), waking its receivers.
+fn advance(last_change: &tokio::sync::watch::Sender<i64>, seq: i64) {
+    last_change.send_if_modified(|v| {
+        let newer = seq > *v;
+        if newer {
+            *v = seq;
+        }
+        newer
+    });
 }
 
 /// Copies the WAL into the database without waiting for anyone (PASSIVE). Under constant
@@ -188,6 +253,9 @@ impl SqliteCatalog {
         if version == 6 {
             // Staged uploads' digests name their algorithm since objects may use sha256.
             writer.execute_batch("ALTER TABLE tx_files RENAME COLUMN sha512 TO digest;")?;
+            writer.execute_batch(ADD_EVENT_COLUMNS)?;
+        } else if version == 7 {
+            writer.execute_batch(ADD_EVENT_COLUMNS)?;
         } else if version != SCHEMA_VERSION {
             let has_resources: bool = writer.query_row(
                 "SELECT EXISTS(SELECT 1 FROM sqlite_master WHERE name = 'resources')",
@@ -208,6 +276,7 @@ impl SqliteCatalog {
         writer.execute_batch(&format!("PRAGMA user_version = {SCHEMA_VERSION};"))?;
         let tx_claims: bool =
             writer.query_row("SELECT EXISTS(SELECT 1 FROM tx_objects)", [], |r| r.get(0))?;
+        let last_change = Self::last_seq(&writer, None)?;
         let checkpointer = Connection::open(path)?;
         // A restarting checkpoint waits this long for readers and the writer.
         checkpointer.busy_timeout(std::time::Duration::from_secs(2))?;
@@ -228,6 +297,7 @@ impl SqliteCatalog {
             readers: Mutex::new(Vec::new()),
             pending: Mutex::new(Vec::new()),
             tx_claims: AtomicBool::new(tx_claims),
+            last_change: tokio::sync::watch::Sender::new(last_change),
         })
     }
 
@@ -258,6 +328,9 @@ impl SqliteCatalog {
         let tx = conn.transaction()?;
         let last = Self::apply_ops(&tx, ops)?;
         tx.commit()?;
+        if let Some(seq) = last {
+            advance(&self.last_change, seq);
+        }
         Self::last_seq(&conn, last)
     }
 
@@ -273,7 +346,7 @@ impl SqliteCatalog {
                 if batch.is_empty() {
                     break;
                 }
-                Self::commit_batch(&mut conn, batch);
+                Self::commit_batch(&mut conn, batch, &self.last_change);
             }
             drop(conn);
             // A write queued after the last take but before the unlock found the writer
@@ -284,7 +357,11 @@ impl SqliteCatalog {
         }
     }
 
-    fn commit_batch(conn: &mut Connection, batch: Vec<PendingWrite>) {
+    fn commit_batch(
+        conn: &mut Connection,
+        batch: Vec<PendingWrite>,
+        last_change: &tokio::sync::watch::Sender<i64>,
+    ) {
         let mut outcomes: Vec<(Result<Option<i64>>, Reply)> = Vec::with_capacity(batch.len());
         let committed = (|| -> Result<()> {
             let mut tx = conn.transaction()?;
@@ -308,6 +385,13 @@ impl SqliteCatalog {
         })();
         match committed {
             Ok(()) => {
+                if let Some(seq) = outcomes
+                    .iter()
+                    .filter_map(|(o, _)| o.as_ref().ok().copied().flatten())
+                    .max()
+                {
+                    advance(last_change, seq);
+                }
                 let mut max_seq = None;
                 for (outcome, reply) in outcomes {
                     let result = match outcome {
@@ -484,11 +568,18 @@ impl SqliteCatalog {
                     )?
                     .execute(params![id.as_str(), at])?;
                 }
-                CatalogOp::Log { id, kind, at, user } => {
+                CatalogOp::Log(c) => {
                     tx.prepare_cached(
-                        "INSERT INTO changes (id, kind, at, user) VALUES (?1, ?2, ?3, ?4)",
+                        "INSERT INTO changes (id, kind, at, user, agent, types) VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
                     )?
-                    .execute(params![id.as_str(), kind.as_str(), at, user])?;
+                    .execute(params![
+                        c.id.as_str(),
+                        c.kind.as_str(),
+                        c.at,
+                        c.user,
+                        c.agent,
+                        join_types(&c.types),
+                    ])?;
                     last = Some(tx.last_insert_rowid());
                 }
             }
@@ -702,7 +793,8 @@ impl Catalog for SqliteCatalog {
     async fn changes_since(&self, after: i64, limit: usize) -> Result<Vec<ChangeEntry>> {
         self.with_reader(|c| {
             let mut stmt = c.prepare_cached(
-                "SELECT seq, id, kind, at, user FROM changes WHERE seq > ?1 ORDER BY seq LIMIT ?2",
+                "SELECT seq, id, kind, at, user, agent, types FROM changes
+                 WHERE seq > ?1 ORDER BY seq LIMIT ?2",
             )?;
             let rows = stmt.query_map(params![after, limit as i64], |r| {
                 Ok((
@@ -711,25 +803,94 @@ impl Catalog for SqliteCatalog {
                     r.get::<_, String>(2)?,
                     r.get::<_, String>(3)?,
                     r.get::<_, String>(4)?,
+                    r.get::<_, Option<String>>(5)?,
+                    r.get::<_, Option<String>>(6)?,
                 ))
             })?;
             let mut out = Vec::new();
             for r in rows {
-                let (seq, id, kind, at, user) = r?;
+                let (seq, id, kind, at, user, agent, types) = r?;
                 let kind = ChangeKind::parse(&kind).ok_or_else(|| Error::Corrupt {
                     id: id.clone(),
                     message: format!("unknown change kind {kind}"),
                 })?;
                 out.push(ChangeEntry {
                     seq,
-                    id,
-                    kind,
-                    at,
-                    user,
+                    change: Change {
+                        id: parse_id(&id)?,
+                        kind,
+                        at,
+                        user,
+                        agent,
+                        types: split_types(types.as_deref()),
+                    },
                 });
             }
             Ok(out)
         })
+    }
+
+    async fn consumer_position(&self, name: &str) -> Result<Option<i64>> {
+        self.with_reader(|c| {
+            Ok(
+                c.prepare_cached("SELECT position FROM consumers WHERE name = ?1")?
+                    .query_row(params![name], |r| r.get(0))
+                    .optional()?,
+            )
+        })
+    }
+
+    async fn set_consumer_position(&self, name: &str, position: i64) -> Result<()> {
+        let conn = self.writer.lock();
+        conn.prepare_cached("INSERT OR REPLACE INTO consumers (name, position) VALUES (?1, ?2)")?
+            .execute(params![name, position])?;
+        Ok(())
+    }
+
+    async fn consumer_positions(&self) -> Result<Vec<(String, i64)>> {
+        self.with_reader(|c| {
+            let mut stmt =
+                c.prepare_cached("SELECT name, position FROM consumers ORDER BY name")?;
+            let rows = stmt.query_map([], |r| Ok((r.get(0)?, r.get(1)?)))?;
+            Ok(rows.collect::<rusqlite::Result<Vec<_>>>()?)
+        })
+    }
+
+    fn last_change(&self) -> tokio::sync::watch::Receiver<i64> {
+        self.last_change.subscribe()
+    }
+
+    async fn first_change(&self) -> Result<i64> {
+        self.with_reader(|c| {
+            Ok(
+                c.query_row("SELECT COALESCE(MIN(seq), 0) FROM changes", [], |r| {
+                    r.get(0)
+                })?,
+            )
+        })
+    }
+
+    async fn forget_changes(&self, before: &str, up_to: i64) -> Result<u64> {
+        let conn = self.writer.lock();
+        let n = conn
+            .prepare_cached("DELETE FROM changes WHERE at < ?1 AND seq <= ?2")?
+            .execute(params![before, up_to])?;
+        Ok(n as u64)
+    }
+
+    async fn regenerate_changes(&self) -> Result<u64> {
+        let mut conn = self.writer.lock();
+        let tx = conn.transaction()?;
+        let empty: bool =
+            tx.query_row("SELECT NOT EXISTS(SELECT 1 FROM changes)", [], |r| r.get(0))?;
+        if !empty {
+            return Ok(0);
+        }
+        let n = tx.execute_batch(REGENERATE_CHANGES).map(|_| tx.changes())?;
+        let last = Self::last_seq(&tx, None)?;
+        tx.commit()?;
+        advance(&self.last_change, last);
+        Ok(n)
     }
 
     async fn membership(

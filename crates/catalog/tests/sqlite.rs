@@ -2,7 +2,7 @@
 
 mod common;
 
-use arca_catalog::{Catalog, CatalogOp, ChangeKind, SqliteCatalog};
+use arca_catalog::{Catalog, CatalogOp, Change, ChangeKind, MementoRow, SqliteCatalog};
 use arca_model::FedoraId;
 use common::record;
 
@@ -80,12 +80,21 @@ async fn descendants_are_path_ranges() {
 async fn change_log_is_monotonic_and_children_clock_survives_puts() {
     let (_d, cat) = open();
     let a = FedoraId::from_path("a").unwrap();
-    let log = |kind| CatalogOp::Log {
-        id: a.clone(),
-        kind,
-        at: "2026-01-01T00:00:00Z".into(),
-        user: "u".into(),
+    let log = |kind| {
+        CatalogOp::Log(Change {
+            id: a.clone(),
+            kind,
+            at: "2026-01-01T00:00:00Z".into(),
+            user: "u".into(),
+            agent: Some("curl/8".into()),
+            types: vec![
+                "http://www.w3.org/ns/ldp#Container".into(),
+                "urn:x:Book".into(),
+            ],
+        })
     };
+    let mut last_change = cat.last_change();
+    let before = *last_change.borrow_and_update();
     let s1 = cat
         .apply(vec![
             CatalogOp::Put(record("a", Some(""), false)),
@@ -101,6 +110,12 @@ async fn change_log_is_monotonic_and_children_clock_survives_puts() {
         .await
         .unwrap();
     assert!(s2 > s1);
+    assert!(
+        last_change.has_changed().unwrap(),
+        "the watch woke its receiver"
+    );
+    assert_eq!(*last_change.borrow(), s2);
+    assert_eq!(before, 0);
     // a later Put without a clock keeps the stored one
     cat.apply(vec![CatalogOp::Put(record("a", Some(""), false))])
         .await
@@ -111,10 +126,31 @@ async fn change_log_is_monotonic_and_children_clock_survives_puts() {
     );
     let changes = cat.changes_since(0, 10).await.unwrap();
     assert_eq!(
-        changes.iter().map(|c| c.kind).collect::<Vec<_>>(),
+        changes.iter().map(|c| c.change.kind).collect::<Vec<_>>(),
         [ChangeKind::Create, ChangeKind::Update]
     );
+    assert_eq!(changes[0].change.agent.as_deref(), Some("curl/8"));
+    assert_eq!(
+        changes[0].change.types,
+        ["http://www.w3.org/ns/ldp#Container", "urn:x:Book"]
+    );
+    assert_eq!(changes[0].change.id, a);
     assert_eq!(cat.changes_since(s1, 10).await.unwrap().len(), 1);
+    assert_eq!(cat.first_change().await.unwrap(), s1);
+    // the retention window never drops past what consumers have (up_to)
+    assert_eq!(
+        cat.forget_changes("2027-01-01T00:00:00Z", s1)
+            .await
+            .unwrap(),
+        1
+    );
+    assert_eq!(cat.first_change().await.unwrap(), s2);
+    assert_eq!(
+        cat.forget_changes("2025-01-01T00:00:00Z", s2)
+            .await
+            .unwrap(),
+        0
+    );
     cat.apply(vec![CatalogOp::Remove(a.clone())]).await.unwrap();
     assert!(cat.get(&a).await.unwrap().is_none());
 }
@@ -131,12 +167,14 @@ async fn concurrent_writes_are_group_committed_with_unique_sequence_numbers() {
             let id = r.id.clone();
             cat.apply(vec![
                 CatalogOp::Put(r),
-                CatalogOp::Log {
+                CatalogOp::Log(Change {
                     id,
                     kind: ChangeKind::Create,
                     at: "2026-01-01T00:00:00Z".into(),
                     user: "u".into(),
-                },
+                    agent: None,
+                    types: Vec::new(),
+                }),
             ])
             .await
             .unwrap()
@@ -186,4 +224,147 @@ async fn a_catalog_of_an_older_schema_is_emptied_for_a_rebuild() {
         .await
         .unwrap();
     assert_eq!(cat.count().await.unwrap(), 1);
+}
+
+/// After a rebuild that found the change log empty, the log is derived from the mementos
+/// (create at the first, update at later ones) and tombstones (delete), in time order, with
+/// the users of the current headers; a log that has entries is left alone.
+#[tokio::test]
+async fn the_change_log_is_regenerated_from_mementos_and_tombstones() {
+    let (_d, cat) = open();
+    let memento = |path: &str, t: i64| {
+        CatalogOp::PutMemento(MementoRow {
+            id: FedoraId::from_path(path).unwrap(),
+            datetime: t,
+            version: format!("v{t}"),
+            header_file: format!("{path}/h{t}"),
+            content_file: None,
+        })
+    };
+    let current = |path: &str, t: i64| {
+        CatalogOp::CurrentMemento(MementoRow {
+            id: FedoraId::from_path(path).unwrap(),
+            datetime: t,
+            version: format!("v{t}"),
+            header_file: format!("{path}/h{t}"),
+            content_file: None,
+        })
+    };
+    let mut a = record("a", Some(""), false);
+    a.headers.created_by = Some("alice".into());
+    a.headers.last_modified_by = Some("bob".into());
+    let mut gone = record("gone", Some(""), true);
+    gone.headers.created_by = Some("carol".into());
+    gone.headers.last_modified_by = Some("dave".into());
+    gone.headers.last_modified_date = Some("2026-01-01T00:00:30.5Z".into());
+    cat.apply(vec![
+        CatalogOp::Put(a),
+        memento("a", 1_767_225_600),
+        current("a", 1_767_225_660),
+        CatalogOp::Put(gone),
+        memento("gone", 1_767_225_610),
+    ])
+    .await
+    .unwrap();
+    let last_change = cat.last_change();
+    assert_eq!(cat.regenerate_changes().await.unwrap(), 4);
+    let log: Vec<(String, ChangeKind, String, String)> = cat
+        .changes_since(0, 10)
+        .await
+        .unwrap()
+        .into_iter()
+        .map(|e| {
+            let c = e.change;
+            (c.id.to_string(), c.kind, c.at, c.user)
+        })
+        .collect();
+    let row = |id: &str, kind, at: &str, user: &str| {
+        (
+            format!("info:fedora/{id}"),
+            kind,
+            at.to_string(),
+            user.to_string(),
+        )
+    };
+    assert_eq!(
+        log,
+        [
+            row("a", ChangeKind::Create, "2026-01-01T00:00:00Z", "alice"),
+            row("gone", ChangeKind::Create, "2026-01-01T00:00:10Z", "carol"),
+            row("gone", ChangeKind::Delete, "2026-01-01T00:00:30Z", "dave"),
+            row("a", ChangeKind::Update, "2026-01-01T00:01:00Z", "bob"),
+        ]
+    );
+    assert!(last_change.has_changed().unwrap());
+    assert_eq!(
+        cat.regenerate_changes().await.unwrap(),
+        0,
+        "the log has entries"
+    );
+}
+
+/// A catalog of schema version 7 (before the change log kept agents and types) keeps its
+/// change log when opened: the columns are added, older entries have none.
+#[tokio::test]
+async fn a_version_7_catalog_keeps_its_change_log() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("catalog.db");
+    {
+        let cat = SqliteCatalog::open(&path).unwrap();
+        cat.apply(vec![CatalogOp::Log(Change {
+            id: FedoraId::from_path("a").unwrap(),
+            kind: ChangeKind::Create,
+            at: "2026-01-01T00:00:00Z".into(),
+            user: "u".into(),
+            agent: Some("x".into()),
+            types: vec!["urn:t".into()],
+        })])
+        .await
+        .unwrap();
+    }
+    {
+        let c = rusqlite::Connection::open(&path).unwrap();
+        c.execute_batch(
+            "ALTER TABLE changes DROP COLUMN agent; ALTER TABLE changes DROP COLUMN types;
+             ALTER TABLE tx_ops DROP COLUMN agent; ALTER TABLE tx_ops DROP COLUMN types;
+             PRAGMA user_version = 7;",
+        )
+        .unwrap();
+    }
+    let cat = SqliteCatalog::open(&path).unwrap();
+    let log = cat.changes_since(0, 10).await.unwrap();
+    assert_eq!(log.len(), 1);
+    assert_eq!(log[0].change.user, "u");
+    assert_eq!(log[0].change.agent, None);
+    assert!(log[0].change.types.is_empty());
+    assert_eq!(*cat.last_change().borrow(), log[0].seq);
+}
+
+/// Consumers' positions live apart from the derived data: a rebuild's `clear` keeps them.
+#[tokio::test]
+async fn consumer_positions_survive_a_clear() {
+    let (_d, cat) = open();
+    assert_eq!(
+        cat.consumer_position("events:/topic/fedora").await.unwrap(),
+        None
+    );
+    cat.set_consumer_position("events:/topic/fedora", 7)
+        .await
+        .unwrap();
+    cat.set_consumer_position("search", 3).await.unwrap();
+    cat.set_consumer_position("events:/topic/fedora", 9)
+        .await
+        .unwrap();
+    cat.clear().await.unwrap();
+    assert_eq!(
+        cat.consumer_position("events:/topic/fedora").await.unwrap(),
+        Some(9)
+    );
+    assert_eq!(
+        cat.consumer_positions().await.unwrap(),
+        [
+            ("events:/topic/fedora".to_string(), 9),
+            ("search".to_string(), 3)
+        ]
+    );
 }

@@ -6,8 +6,8 @@
 mod common;
 
 use arca_catalog::{
-    Catalog, CatalogOp, ChangeKind, ResourceRecord, SqliteCatalog, TransactionStore, TxContent,
-    TxEnd, TxFile, TxObject, TxRefusal, TxResource, TxStage, TxStatus,
+    Catalog, CatalogOp, Change, ChangeKind, ResourceRecord, SqliteCatalog, TransactionStore,
+    TxContent, TxEnd, TxFile, TxObject, TxRefusal, TxResource, TxStage, TxStatus,
 };
 use arca_model::{DigestAlgorithm, DigestValue, FedoraId};
 
@@ -46,12 +46,14 @@ fn stage(path: &str, existed: bool, upload: &str) -> TxStage {
                 }),
             },
         ],
-        ops: vec![CatalogOp::Log {
+        ops: vec![CatalogOp::Log(Change {
             id: r.id.clone(),
             kind: ChangeKind::Create,
             at: "2026-11-24T00:00:00Z".into(),
             user: "u".into(),
-        }],
+            agent: Some("curl/8".into()),
+            types: vec!["urn:x:T".into()],
+        })],
         resources: vec![TxResource {
             record: r,
             content_logical: Some("data".into()),
@@ -144,7 +146,19 @@ async fn staged_changes_are_seen_inside_only_and_replace_earlier_ones() {
             .len(),
         1
     );
-    assert_eq!(cat.tx_ops("t1").await.unwrap().len(), 3);
+    let ops = cat.tx_ops("t1").await.unwrap();
+    assert_eq!(ops.len(), 3);
+    let logged: Vec<&Change> = ops
+        .iter()
+        .filter_map(|op| match op {
+            CatalogOp::Log(c) => Some(c),
+            _ => None,
+        })
+        .collect();
+    assert!(!logged.is_empty());
+    assert!(logged
+        .iter()
+        .all(|c| c.agent.as_deref() == Some("curl/8") && c.types == ["urn:x:T"]));
     assert_eq!(
         cat.tx_resources("t1", "info:fedora/new")
             .await
@@ -282,6 +296,8 @@ async fn a_schema_6_catalog_keeps_its_rows_and_its_staged_sha512_digests() {
         c.execute_batch(
             "ALTER TABLE tx_files RENAME COLUMN digest TO sha512;
              UPDATE tx_files SET sha512 = 'AB' WHERE upload IS NOT NULL;
+             ALTER TABLE changes DROP COLUMN agent; ALTER TABLE changes DROP COLUMN types;
+             ALTER TABLE tx_ops DROP COLUMN agent; ALTER TABLE tx_ops DROP COLUMN types;
              PRAGMA user_version = 6;",
         )
         .unwrap();

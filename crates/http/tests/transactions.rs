@@ -395,7 +395,7 @@ async fn change_log(data: &Path) -> Vec<String> {
         .await
         .unwrap()
         .into_iter()
-        .map(|c| c.id)
+        .map(|c| c.change.id.to_string())
         .collect()
 }
 

@@ -9,8 +9,8 @@ use arca_model::{FedoraId, InteractionModel};
 use oxrdf::Triple;
 
 use crate::{
-    archival_group_of, checked_triples, log, logical_paths, model_of, new_headers, now, subjects,
-    Constraint, Error, Precondition, Repository, Result,
+    archival_group_of, changes::log, checked_triples, logical_paths, model_of, new_headers, now,
+    subjects, Constraint, Error, Precondition, Repository, Result,
 };
 
 impl Repository {

@@ -311,6 +311,13 @@ impl Repository {
             .collect();
         self.catalog.apply(ops).await?;
         self.recompute_all_membership().await?;
+        let regenerated = self.catalog.regenerate_changes().await?;
+        if regenerated > 0 {
+            tracing::info!(
+                entries = regenerated,
+                "the change log was empty and was regenerated from the versions in storage"
+            );
+        }
         self.catalog.set_meta(REBUILD_STATE, COMPLETE).await?;
         tracing::info!(
             objects = stats.objects,

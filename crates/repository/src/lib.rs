@@ -12,6 +12,7 @@
 #![warn(missing_docs)]
 
 mod acl;
+mod changes;
 mod content;
 mod derived;
 mod error;
@@ -39,9 +40,11 @@ use arca_model::{
 };
 use arca_ocfl::{Change, Content, HeadMode, ObjectState, OcflRoot, Staged, VersionInfo};
 use arca_storage::{GroupCommit, Journal, JournalStats};
+use changes::log;
 use oxrdf::Triple;
 
 pub use arca_catalog::TxEnd;
+pub use changes::{types_of, with_agent};
 pub use content::{BinaryData, ReceivedBinary, Upload};
 pub use error::{Constraint, Error, Result};
 pub use external::{AllowList, CheckedUrl, ExternalHandling, ExternalLocation};
@@ -510,8 +513,10 @@ impl Repository {
             }
         }
         let extra = vec![
-            CatalogOp::ChildrenChanged(parent, nanos(at)),
             log(&id, ChangeKind::Create, at, user),
+            // Its containment changed (Fedora API 6.1; Fedora 6.1 itself reports none).
+            log(&parent, ChangeKind::Update, at, user),
+            CatalogOp::ChildrenChanged(parent, nanos(at)),
         ];
         let records = self.execute(vec![plan], extra).await?;
         records
@@ -621,7 +626,11 @@ impl Repository {
         at: Timestamp,
         user: &str,
     ) -> Result<ResourceRecord> {
-        let extra = vec![log(id, ChangeKind::Update, at, user)];
+        let mut extra = vec![log(id, ChangeKind::Update, at, user)];
+        if id.is_description() {
+            // A description changes its binary too, as Fedora 6 reports it.
+            extra.insert(0, log(&id.base(), ChangeKind::Update, at, user));
+        }
         let records = self.execute(vec![plan], extra).await?;
         records
             .into_iter()
@@ -690,13 +699,16 @@ impl Repository {
                 .any(|r| r.headers.archival_group_id.is_some());
             for r in &resources {
                 plan.tombstone(r, at, user);
-                if !r.id.is_description() && !r.id.is_acl() {
+                // As Fedora 6: every resource, descriptions too (an ACL goes with its
+                // resource).
+                if !r.id.is_acl() {
                     extra.push(log(&r.id, ChangeKind::Delete, at, user));
                 }
             }
             plans.push(plan);
         }
         if let Some(parent) = &record.parent {
+            extra.push(log(parent, ChangeKind::Update, at, user));
             extra.push(CatalogOp::ChildrenChanged(parent.clone(), nanos(at)));
         }
         self.execute(plans, extra).await?;
@@ -735,7 +747,7 @@ impl Repository {
         {
             // Parts of an Archival Group whose root stays: a new version of the group's
             // object without their files.
-            return self.purge_parts(id, &affected, user).await;
+            return self.purge_parts(&affected, user).await;
         }
         for object in &object_ids {
             self.settled(object).await?;
@@ -752,7 +764,7 @@ impl Repository {
         }
         let at = now();
         let mut ops = forget(affected.iter().map(|r| &r.id));
-        ops.push(log(id, ChangeKind::Purge, at, user));
+        ops.extend(purge_log(&affected, at, user));
         self.catalog.apply(ops).await?;
         self.changed(&affected.iter().map(|r| r.id.clone()).collect::<Vec<_>>());
         drop(ticket);
@@ -766,12 +778,7 @@ impl Repository {
     /// is not purged): their headers and content files leave the object's state in a new
     /// version, as Fedora 6 does, and their rows leave the catalog. The caller holds the
     /// object's lock.
-    async fn purge_parts(
-        &self,
-        id: &FedoraId,
-        affected: &[ResourceRecord],
-        user: &str,
-    ) -> Result<()> {
+    async fn purge_parts(&self, affected: &[ResourceRecord], user: &str) -> Result<()> {
         let ocfl_id = &affected[0].ocfl_id;
         let mut plan = self.plan_for_object(ocfl_id).await?;
         for r in affected {
@@ -789,7 +796,7 @@ impl Repository {
         }
         let at = now();
         let mut extra = forget(affected.iter().map(|r| &r.id));
-        extra.push(log(id, ChangeKind::Purge, at, user));
+        extra.extend(purge_log(affected, at, user));
         self.execute(vec![plan], extra).await?;
         Ok(())
     }
@@ -921,6 +928,10 @@ impl Repository {
             Ok(derived) => {
                 ops.extend(derived);
                 ops.extend(extra);
+                changes::fill_types(&mut ops, |id| async move {
+                    self.catalog.get(&id).await.ok().flatten()
+                })
+                .await;
                 self.catalog.apply(ops).await.map_err(Error::from)
             }
             Err(e) => Err(e),
@@ -1480,15 +1491,16 @@ fn archival_group_of(record: &ResourceRecord) -> Result<Option<FedoraId>> {
     })
 }
 
-fn nanos(at: Timestamp) -> i64 {
-    at.unix_timestamp_nanos() as i64
+/// The change-log entries of a purge: one per resource purged, as Fedora 6 reports them
+/// (an ACL goes with its resource).
+fn purge_log(affected: &[ResourceRecord], at: Timestamp, user: &str) -> Vec<CatalogOp> {
+    affected
+        .iter()
+        .filter(|r| !r.id.is_acl())
+        .map(|r| log(&r.id, ChangeKind::Purge, at, user))
+        .collect()
 }
 
-fn log(id: &FedoraId, kind: ChangeKind, at: Timestamp, user: &str) -> CatalogOp {
-    CatalogOp::Log {
-        id: id.clone(),
-        kind,
-        at: format_instant(at),
-        user: user.to_string(),
-    }
+fn nanos(at: Timestamp) -> i64 {
+    at.unix_timestamp_nanos() as i64
 }

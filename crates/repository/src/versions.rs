@@ -6,7 +6,8 @@
 use arca_catalog::{ChangeKind, ResourceRecord};
 use arca_model::{format_instant, now, FedoraId};
 
-use crate::{log, Constraint, Error, Repository, Result};
+use crate::changes::log;
+use crate::{Constraint, Error, Repository, Result};
 
 impl Repository {
     /// The memento datetimes (seconds since the epoch) of live resource `id`, oldest first.

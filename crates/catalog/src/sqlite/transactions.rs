@@ -8,11 +8,11 @@ use arca_model::{DigestAlgorithm, DigestValue, FedoraId};
 use async_trait::async_trait;
 use rusqlite::{params, Connection, OptionalExtension};
 
-use super::{collect_ids, parse_id, record_from_row, SqliteCatalog};
+use super::{collect_ids, join_types, parse_id, record_from_row, split_types, SqliteCatalog};
 use crate::transactions::{
     TransactionStore, TxContent, TxEnd, TxFile, TxObject, TxRefusal, TxResource, TxStage, TxStatus,
 };
-use crate::{CatalogOp, ChangeKind, Error, ResourceRecord, Result};
+use crate::{CatalogOp, Change, ChangeKind, Error, ResourceRecord, Result};
 
 /// The kind stored for a [`CatalogOp::ChildrenChanged`] kept for a commit.
 const CHILDREN_CHANGED: &str = "children-changed";
@@ -113,12 +113,18 @@ impl SqliteCatalog {
             ])?;
         }
         for op in stage.ops {
-            let (kind, id, at, nanos, user) = match op {
-                CatalogOp::Log { id, kind, at, user } => {
-                    (kind.as_str(), id, Some(at), None, Some(user))
-                }
+            let (kind, id, at, nanos, user, agent, types) = match op {
+                CatalogOp::Log(c) => (
+                    c.kind.as_str(),
+                    c.id,
+                    Some(c.at),
+                    None,
+                    Some(c.user),
+                    c.agent,
+                    join_types(&c.types),
+                ),
                 CatalogOp::ChildrenChanged(id, nanos) => {
-                    (CHILDREN_CHANGED, id, None, Some(nanos), None)
+                    (CHILDREN_CHANGED, id, None, Some(nanos), None, None, None)
                 }
                 other => {
                     return Err(Error::Unsupported(format!(
@@ -127,9 +133,19 @@ impl SqliteCatalog {
                 }
             };
             conn.prepare_cached(
-                "INSERT INTO tx_ops (tx, kind, id, at, nanos, user) VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
+                "INSERT INTO tx_ops (tx, kind, id, at, nanos, user, agent, types)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
             )?
-            .execute(params![tx, kind, id.as_str(), at, nanos, user])?;
+            .execute(params![
+                tx,
+                kind,
+                id.as_str(),
+                at,
+                nanos,
+                user,
+                agent,
+                types
+            ])?;
         }
         Ok(Ok(replaced))
     }
@@ -382,7 +398,7 @@ impl TransactionStore for SqliteCatalog {
     async fn tx_ops(&self, tx: &str) -> Result<Vec<CatalogOp>> {
         self.with_reader(|c| {
             let mut stmt = c.prepare_cached(
-                "SELECT kind, id, at, nanos, user FROM tx_ops WHERE tx = ?1 ORDER BY seq",
+                "SELECT kind, id, at, nanos, user, agent, types FROM tx_ops WHERE tx = ?1 ORDER BY seq",
             )?;
             let rows = stmt.query_map(params![tx], |r| {
                 Ok((
@@ -391,16 +407,18 @@ impl TransactionStore for SqliteCatalog {
                     r.get::<_, Option<String>>(2)?,
                     r.get::<_, Option<i64>>(3)?,
                     r.get::<_, Option<String>>(4)?,
+                    r.get::<_, Option<String>>(5)?,
+                    r.get::<_, Option<String>>(6)?,
                 ))
             })?;
             let mut out = Vec::new();
             for row in rows {
-                let (kind, id, at, nanos, user) = row?;
+                let (kind, id, at, nanos, user, agent, types) = row?;
                 let id = parse_id(&id)?;
                 out.push(if kind == CHILDREN_CHANGED {
                     CatalogOp::ChildrenChanged(id, nanos.unwrap_or_default())
                 } else {
-                    CatalogOp::Log {
+                    CatalogOp::Log(Change {
                         kind: ChangeKind::parse(&kind).ok_or_else(|| Error::Corrupt {
                             id: id.to_string(),
                             message: format!("unknown change kind {kind:?}"),
@@ -408,7 +426,9 @@ impl TransactionStore for SqliteCatalog {
                         id,
                         at: at.unwrap_or_default(),
                         user: user.unwrap_or_default(),
-                    }
+                        agent,
+                        types: split_types(types.as_deref()),
+                    })
                 });
             }
             Ok(out)
