@@ -140,6 +140,7 @@ async fn a_stopped_broker_fails_fast_and_a_restarted_one_delivers_again() {
         matches!(failed, Err(StompError::Io(_) | StompError::Timeout(_))),
         "a send to a stopped broker: {failed:?}"
     );
+    eprintln!("a send on a connection to the stopped broker: {failed:?}");
     assert_refused(&target).await;
 
     broker.start_again();
