@@ -2,6 +2,7 @@
 //! temporary data directory; [`TestServer::request`] talks HTTP/1.1 to it; [`shared`]
 //! locates the shared fixtures (`../shared` beside the checkout).
 
+pub mod activemq;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, OnceLock};
