@@ -69,6 +69,81 @@ pub struct Config {
     /// Bounds on requests (`[limits]` table, `ARCA_LIMIT_<KEY>`); unset keys keep the
     /// server's defaults, listed in the README.
     pub limits: Limits,
+    /// Notifications (`[events]` table, `ARCA_EVENTS_<KEY>`).
+    pub events: Events,
+}
+
+/// Where every change goes as an event. The HTTP event log (`/rest/fcr:events`) is always
+/// there; a broker is used when `stomp_url` is set.
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct Events {
+    /// The STOMP broker events go to, e.g. `stomp://127.0.0.1:61613` (none by default).
+    pub stomp_url: Option<String>,
+    /// The destination on the broker (`/topic/fedora`, Fedora's).
+    pub destination: String,
+    /// The broker's login, if it wants one.
+    pub login: Option<String>,
+    /// The broker's passcode (better given as `ARCA_EVENTS_PASSCODE`).
+    pub passcode: Option<String>,
+    /// Days the change log keeps events (`0`, the default: forever; the log is small). An
+    /// event a destination has not received yet is kept regardless.
+    pub keep_days: u64,
+    /// Delivery to a destination configured for the first time starts at the first event
+    /// of the log (`true`) or at the next change (`false`, the default, as a new broker
+    /// subscriber of Fedora gets only new events).
+    pub deliver_history: bool,
+}
+
+impl Default for Events {
+    fn default() -> Self {
+        Self {
+            stomp_url: None,
+            destination: "/topic/fedora".into(),
+            login: None,
+            passcode: None,
+            keep_days: 0,
+            deliver_history: false,
+        }
+    }
+}
+
+impl Events {
+    fn apply_env(&mut self, get: &impl Fn(&str) -> Option<String>) -> Result<(), Error> {
+        self.stomp_url = get("ARCA_EVENTS_STOMP_URL").or(self.stomp_url.take());
+        self.login = get("ARCA_EVENTS_LOGIN").or(self.login.take());
+        self.passcode = get("ARCA_EVENTS_PASSCODE").or(self.passcode.take());
+        if let Some(v) = get("ARCA_EVENTS_DESTINATION") {
+            self.destination = v;
+        }
+        if let Some(v) = get("ARCA_EVENTS_KEEP_DAYS") {
+            self.keep_days = v.trim().parse().map_err(|_| {
+                Error::Invalid(format!(
+                    "ARCA_EVENTS_KEEP_DAYS must be a whole number of days (got {v:?})"
+                ))
+            })?;
+        }
+        if let Some(v) = get("ARCA_EVENTS_DELIVER_HISTORY") {
+            self.deliver_history = parse_bool("ARCA_EVENTS_DELIVER_HISTORY", &v)?;
+        }
+        Ok(())
+    }
+
+    fn validate(&mut self) -> Result<(), Error> {
+        if self
+            .stomp_url
+            .as_deref()
+            .is_some_and(|u| u.trim().is_empty())
+        {
+            self.stomp_url = None;
+        }
+        if self.destination.trim().is_empty() {
+            return Err(Error::Invalid(
+                "events.destination must name a topic or queue, e.g. /topic/fedora".into(),
+            ));
+        }
+        Ok(())
+    }
 }
 
 /// Who may log in and how access is decided. With no users configured and a loopback
@@ -302,6 +377,7 @@ impl Default for Config {
             digest_algorithm: DigestAlgorithm::Sha512,
             auth: Auth::default(),
             limits: Limits::default(),
+            events: Events::default(),
         }
     }
 }
@@ -363,6 +439,7 @@ impl Config {
             self.auto_versioning = parse_bool("ARCA_AUTO_VERSIONING", &v)?;
         }
         self.auth.apply_env(&get)?;
+        self.events.apply_env(&get)?;
         if let Some(v) = get("ARCA_DIGEST_ALGORITHM") {
             self.digest_algorithm = DigestAlgorithm::parse(&v).ok_or_else(|| {
                 Error::Invalid(format!(
@@ -400,6 +477,7 @@ impl Config {
             )));
         }
         self.auth.validate(&self.listen)?;
+        self.events.validate()?;
         for (key, value) in self.limits.entries() {
             if *value == Some(0) {
                 return Err(Error::Invalid(format!("limits.{key} must be at least 1")));
@@ -526,6 +604,38 @@ mod tests {
         assert!(Config::default()
             .apply_env(|k| (k == "ARCA_AUTH_ENABLED").then(|| "maybe".to_string()))
             .is_err());
+    }
+
+    #[test]
+    fn events_table_and_env() {
+        let c = Config::default();
+        assert_eq!(c.events.stomp_url, None);
+        assert_eq!(c.events.destination, "/topic/fedora");
+        let mut c: Config = toml::from_str(
+            "[events]\nstomp_url = \"stomp://127.0.0.1:61613\"\nlogin = \"arca\"\nkeep_days = 30",
+        )
+        .unwrap();
+        c.apply_env(|k| match k {
+            "ARCA_EVENTS_PASSCODE" => Some("pw".into()),
+            "ARCA_EVENTS_DESTINATION" => Some("/queue/arca".into()),
+            _ => None,
+        })
+        .unwrap();
+        c.validate().unwrap();
+        assert_eq!(
+            c.events.stomp_url.as_deref(),
+            Some("stomp://127.0.0.1:61613")
+        );
+        assert_eq!(c.events.login.as_deref(), Some("arca"));
+        assert_eq!(c.events.passcode.as_deref(), Some("pw"));
+        assert_eq!(c.events.destination, "/queue/arca");
+        assert_eq!(c.events.keep_days, 30);
+        assert!(toml::from_str::<Config>("[events]\nnope = 1").is_err());
+        assert!(Config::default()
+            .apply_env(|k| (k == "ARCA_EVENTS_KEEP_DAYS").then(|| "-1".to_string()))
+            .is_err());
+        let mut c: Config = toml::from_str("[events]\ndestination = \" \"").unwrap();
+        assert!(c.validate().is_err());
     }
 
     #[test]

@@ -115,6 +115,11 @@ impl Caller {
         }
     }
 
+    /// Whether the caller bypasses ACLs (an admin, or checks are off).
+    pub(crate) fn is_admin(&self) -> bool {
+        self.admin
+    }
+
     fn is_anonymous(&self) -> bool {
         self.principal.is_none() && !self.admin
     }
@@ -600,8 +605,10 @@ fn need(op: &Operation) -> Need {
         | Operation::TxStatus(_)
         | Operation::TxRefresh(_)
         | Operation::TxCommit(_)
-        | Operation::TxRollback(_) => Need::Authenticated,
+        | Operation::TxRollback(_)
+        | Operation::Events { .. } => Need::Authenticated,
         Operation::Tombstone
+        | Operation::EventsOptions
         | Operation::FixityOptions
         | Operation::NotSupported(_)
         | Operation::MethodNotAllowed(_) => Need::Nothing,

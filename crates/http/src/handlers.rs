@@ -20,6 +20,7 @@ use crate::listing;
 use crate::upload;
 
 /// Per-request context.
+#[derive(Clone)]
 pub(crate) struct Ctx {
     pub repo: Arc<Repository>,
     pub base_url: String,

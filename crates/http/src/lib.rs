@@ -15,6 +15,7 @@
 mod access;
 mod acl;
 mod error;
+mod events;
 mod external;
 mod fixity;
 mod handlers;
@@ -56,6 +57,8 @@ pub struct HttpConfig {
     /// Where external content may come from; `None` refuses every external-content
     /// request (§3.9).
     pub external_allowed: Option<Arc<arca_repository::AllowList>>,
+    /// Event delivery to brokers, reported to admins by `fcr:events`.
+    pub deliveries: Vec<Arc<arca_events::delivery::DeliveryStatus>>,
 }
 
 impl Default for HttpConfig {
@@ -67,6 +70,7 @@ impl Default for HttpConfig {
             auth: AuthConfig::default(),
             limits: RequestLimits::default(),
             external_allowed: None,
+            deliveries: Vec::new(),
         }
     }
 }
@@ -144,6 +148,11 @@ enum Operation {
         id: FedoraId,
         datetime: i64,
     },
+    /// `GET`/`HEAD /fcr:events`: the event log.
+    Events {
+        head: bool,
+    },
+    EventsOptions,
     NotSupported(&'static str),
     MethodNotAllowed(&'static str),
 }
@@ -212,6 +221,14 @@ fn parse_operation(method: &Method, path: &str) -> Result<Operation, arca_reposi
                 return Ok(Operation::NotSupported(
                     "transactions below a resource (fcr:tx)",
                 ))
+            }
+            "fcr:events" if i == 0 && segments.len() == 1 => {
+                return Ok(match *method {
+                    Method::GET => Operation::Events { head: false },
+                    Method::HEAD => Operation::Events { head: true },
+                    Method::OPTIONS => Operation::EventsOptions,
+                    _ => Operation::MethodNotAllowed(events::ALLOW),
+                })
             }
             "fcr:search" => return Ok(Operation::NotSupported("search (fcr:search)")),
             "fcr:acl" if i + 1 == segments.len() => {
@@ -332,26 +349,43 @@ async fn dispatch(State(state): State<AppState>, req: Request) -> Response {
         Ok(a) => a,
         Err(e) => return e.into_response(),
     };
-    let result = match atomic {
-        Some(tx) => {
-            let echo = transactions::url(&ctx, &tx);
-            let repo = ctx.repo.clone();
-            let base_url = ctx.base_url.clone();
-            match repo.in_transaction(&tx, run(ctx, op, req)).await {
-                Ok(result) => result.map(|mut r| {
-                    handlers::set(
-                        r.headers_mut(),
-                        http::header::HeaderName::from_static(transactions::ATOMIC_ID),
-                        &echo,
-                    );
-                    r
-                }),
-                Err(e) => Err(transactions::entry_error(&base_url, e)),
+    let agent = software_agent(req.headers());
+    let result = arca_repository::with_agent(agent, async move {
+        match atomic {
+            Some(tx) => {
+                let echo = transactions::url(&ctx, &tx);
+                let repo = ctx.repo.clone();
+                let base_url = ctx.base_url.clone();
+                match repo.in_transaction(&tx, run(ctx, op, req)).await {
+                    Ok(result) => result.map(|mut r| {
+                        handlers::set(
+                            r.headers_mut(),
+                            http::header::HeaderName::from_static(transactions::ATOMIC_ID),
+                            &echo,
+                        );
+                        r
+                    }),
+                    Err(e) => Err(transactions::entry_error(&base_url, e)),
+                }
             }
+            None => run(ctx, op, req).await,
         }
-        None => run(ctx, op, req).await,
-    };
+    })
+    .await;
     result.unwrap_or_else(IntoResponse::into_response)
+}
+
+/// The software behind a request (its `User-Agent`, at most 256 bytes), as events report it.
+fn software_agent(headers: &http::HeaderMap) -> Option<Arc<str>> {
+    let agent = headers.get(http::header::USER_AGENT)?.to_str().ok()?.trim();
+    if agent.is_empty() {
+        return None;
+    }
+    let mut end = agent.len().min(256);
+    while !agent.is_char_boundary(end) {
+        end -= 1;
+    }
+    Some(Arc::from(&agent[..end]))
 }
 
 /// Carries out one operation.
@@ -374,6 +408,8 @@ async fn run(mut ctx: handlers::Ctx, op: Operation, req: Request) -> Result<Resp
             handlers::options(&ctx, id).await
         }
         Operation::BeginTx => transactions::begin(&ctx).await,
+        Operation::Events { head } => events::read(&ctx, head, req).await,
+        Operation::EventsOptions => Ok(events::options()),
         Operation::TxStatus(id) => transactions::status(&ctx, &id).await,
         Operation::TxRefresh(id) => transactions::refresh(&ctx, &id).await,
         Operation::TxCommit(id) => transactions::commit(&ctx, &id).await,

@@ -186,6 +186,42 @@ fn auth_config(config: &Config) -> anyhow::Result<AuthConfig> {
     })
 }
 
+/// Starts what follows the change log: delivery to the configured broker and the log's
+/// retention window. Events name resources under `base_url`, or the listen address.
+fn start_events(
+    config: &Config,
+    repo: &Repository,
+    addr: std::net::SocketAddr,
+    stop: tokio::sync::watch::Receiver<bool>,
+) -> anyhow::Result<Vec<Arc<arca_events::delivery::DeliveryStatus>>> {
+    let catalog = repo.catalog().clone();
+    if config.events.keep_days > 0 {
+        arca_events::spawn_retention(catalog.clone(), config.events.keep_days, stop.clone());
+    }
+    let Some(url) = &config.events.stomp_url else {
+        return Ok(Vec::new());
+    };
+    let mut target = arca_events::stomp::StompTarget::parse(url)
+        .with_context(|| format!("events.stomp_url {url:?}"))?;
+    target.login = config.events.login.clone();
+    target.passcode = config.events.passcode.clone();
+    let names = arca_events::event::EventNames {
+        base_url: config
+            .base_url
+            .clone()
+            .unwrap_or_else(|| format!("http://{addr}{}", config.base_path)),
+        user_base_uri: arca_events::event::DEFAULT_USER_BASE_URI.to_string(),
+    };
+    let dest = arca_events::delivery::StompDestination {
+        target,
+        destination: config.events.destination.clone(),
+        deliver_history: config.events.deliver_history,
+    };
+    Ok(vec![arca_events::delivery::spawn(
+        catalog, names, dest, stop,
+    )])
+}
+
 /// Serves the Fedora API on `listener` until `shutdown` resolves, then drains requests in
 /// flight and checkpoints the catalog.
 pub async fn run(
@@ -220,6 +256,9 @@ pub async fn run_observed(
     opened(repo.clone());
     let repo_stats = repo.clone();
     let requests = request_limits(&config);
+    let addr = listener.local_addr()?;
+    let (stop_events, events_stopped) = tokio::sync::watch::channel(false);
+    let deliveries = start_events(&config, &repo, addr, events_stopped)?;
     let app = arca_http::router(
         repo,
         HttpConfig {
@@ -229,10 +268,10 @@ pub async fn run_observed(
             limits: requests.clone(),
             external_allowed,
             auth,
+            deliveries,
         },
     )
     .map_err(anyhow::Error::msg)?;
-    let addr = listener.local_addr()?;
     tracing::info!(%addr, base = %config.base_path, data = %config.data.display(), "arca is serving the Fedora API");
     // Not eprintln!: a full disk under stderr must not stop the server.
     let _ = writeln!(
@@ -247,6 +286,7 @@ pub async fn run_observed(
         shutdown,
     )
     .await;
+    let _ = stop_events.send(true);
     repo_stats.shutdown().await?;
     catalog.checkpoint()?;
     let sync = repo_stats.sync_stats();
