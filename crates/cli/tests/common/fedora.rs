@@ -25,6 +25,9 @@ pub struct Fedora {
     dir: tempfile::TempDir,
     /// `http://127.0.0.1:PORT/fcrepo/rest` (no trailing slash).
     pub base: String,
+    /// The STOMP port of Fedora's embedded ActiveMQ (`fcrepo.dynamic.stomp.port`), where
+    /// its events go to `/topic/fedora`.
+    pub stomp_port: u16,
     /// How long the start took, until the first 200 of `GET /fcrepo/rest/`.
     pub started_in: Duration,
 }
@@ -149,6 +152,7 @@ impl Fedora {
             child: Some(child),
             dir,
             base: format!("http://127.0.0.1:{port}/fcrepo/rest"),
+            stomp_port: stomp,
             started_in: Duration::ZERO,
         };
         let http = super::Http::new();
