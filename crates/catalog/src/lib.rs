@@ -80,6 +80,8 @@ pub enum ChangeKind {
     Delete,
     /// The resource was purged.
     Purge,
+    /// A statement that refers to the resource was added (Fedora's `Follow` event).
+    Follow,
 }
 
 impl ChangeKind {
@@ -90,6 +92,7 @@ impl ChangeKind {
             Self::Update => "update",
             Self::Delete => "delete",
             Self::Purge => "purge",
+            Self::Follow => "follow",
         }
     }
 
@@ -99,6 +102,7 @@ impl ChangeKind {
             "update" => Self::Update,
             "delete" => Self::Delete,
             "purge" => Self::Purge,
+            "follow" => Self::Follow,
             _ => return None,
         })
     }
@@ -296,6 +300,8 @@ pub trait Catalog: TransactionStore {
         after: Option<(&str, &str)>,
         limit: usize,
     ) -> Result<Vec<(String, String)>>;
+    /// The repository resources the statements of `source` refer to, each once, in order.
+    async fn references_from(&self, source: &FedoraId) -> Result<Vec<FedoraId>>;
     /// The memento datetimes of `id` (seconds since the epoch), oldest first.
     async fn mementos(&self, id: &FedoraId) -> Result<Vec<i64>>;
     /// The latest memento of `id` at or before `datetime` (seconds since the epoch).

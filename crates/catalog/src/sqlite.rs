@@ -174,8 +174,7 @@ fn wal_path(db: &Path) -> PathBuf {
 /// [`Catalog::regenerate_changes`]): every memento of a resource (its earlier ones and its
 /// current state) in time order, the first one a `create`, and a `delete` for each
 /// tombstone at its last modification. Descriptions are created with their binaries, so
-/// their first memento is no event of its own; ACLs are not reported when deleted (they go
-/// with their resource).
+/// their first memento is no event of its own.
 const REGENERATE_CHANGES: &str = "
 INSERT INTO changes (id, kind, at, user)
 SELECT id, kind, strftime('%Y-%m-%dT%H:%M:%SZ', t, 'unixepoch'), user FROM (
@@ -193,7 +192,7 @@ SELECT id, kind, strftime('%Y-%m-%dT%H:%M:%SZ', t, 'unixepoch'), user FROM (
     UNION ALL
     SELECT id, CAST(strftime('%s', json_extract(CAST(headers AS TEXT), '$.lastModifiedDate')) AS INTEGER),
            'delete', COALESCE(json_extract(CAST(headers AS TEXT), '$.lastModifiedBy'), '')
-    FROM resources WHERE deleted = 1 AND id NOT LIKE '%/fcr:acl'
+    FROM resources WHERE deleted = 1
 )
 ORDER BY t, id;
 ";
@@ -966,6 +965,16 @@ impl Catalog for SqliteCatalog {
                 Ok((r.get(0)?, r.get(1)?))
             })?;
             Ok(rows.collect::<rusqlite::Result<Vec<_>>>()?)
+        })
+    }
+
+    async fn references_from(&self, source: &FedoraId) -> Result<Vec<FedoraId>> {
+        self.with_reader(|c| {
+            let mut stmt = c.prepare_cached(
+                "SELECT DISTINCT target FROM refs WHERE source = ?1 ORDER BY target",
+            )?;
+            let rows = stmt.query_map(params![source.as_str()], |r| r.get::<_, String>(0))?;
+            rows.map(|r| parse_id(&r?)).collect()
         })
     }
 

@@ -48,6 +48,7 @@ fn activity(kind: ChangeKind) -> (&'static str, &'static str) {
         ChangeKind::Update => ("Update", "update resource"),
         ChangeKind::Delete => ("Delete", "delete resource"),
         ChangeKind::Purge => ("Purge", "remove resource tombstone"),
+        ChangeKind::Follow => ("Follow", "refer to resource"),
     }
 }
 

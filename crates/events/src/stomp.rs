@@ -154,8 +154,8 @@ impl StompTarget {
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Outgoing {
     /// Headers of the `SEND` frame. `destination`, `receipt` and `content-length` are set
-    /// by [`Publisher::send_batch`] and ignored here; `content-type` and `persistent` given
-    /// here replace the publisher's defaults.
+    /// by [`Publisher::send_batch`] and ignored here; `persistent` given here replaces the
+    /// publisher's default. No `content-type` unless given here (Fedora's events have none).
     pub headers: Vec<(String, String)>,
     /// The body, sent as is (any bytes).
     pub body: Vec<u8>,
@@ -207,8 +207,9 @@ impl Publisher {
     /// Sends every message as a `SEND` frame to `destination` and waits until the broker
     /// has confirmed each one with a `RECEIPT`, all within `timeout`.
     ///
-    /// Each frame carries its own `receipt`, its `content-length`, and `persistent:true` and
-    /// `content-type:application/ld+json` unless the message sets those two headers. All
+    /// Each frame carries its own `receipt`, a `content-length` when the body holds NUL
+    /// bytes (without one ActiveMQ delivers a JMS TextMessage), and `persistent:true`
+    /// unless the message sets it. All
     /// frames go out in one `write_all` (the receipts are read meanwhile). `Ok` only when
     /// every receipt arrived; an `ERROR` frame is [`StompError::Broker`], a broker that is
     /// gone [`StompError::Io`]. On success the connection is ready for the next batch; after
@@ -574,11 +575,12 @@ fn encode_send(out: &mut Vec<u8>, destination: &str, receipt: u64, message: &Out
     let mut encoder = FrameEncoder::new(out, "SEND");
     encoder.header("destination", destination);
     encoder.header("receipt", &format!("arca-{receipt}"));
-    encoder.header("content-length", &message.body.len().to_string());
-    let has = |name: &str| message.headers.iter().any(|(n, _)| n == name);
-    if !has("content-type") {
-        encoder.header("content-type", "application/ld+json");
+    // Only a body with NUL bytes needs its length: ActiveMQ makes a message with a
+    // content-length a JMS BytesMessage, and Fedora's events are TextMessages.
+    if message.body.contains(&0) {
+        encoder.header("content-length", &message.body.len().to_string());
     }
+    let has = |name: &str| message.headers.iter().any(|(n, _)| n == name);
     if !has("persistent") {
         encoder.header("persistent", "true");
     }
@@ -918,8 +920,7 @@ mod tests {
         encode_send(&mut out, "/topic/t", 7, &message);
         assert_eq!(
             out,
-            b"SEND\ndestination:/topic/t\nreceipt:arca-7\ncontent-length:2\n\
-              content-type:application/ld+json\npersistent:true\nx-id:1\n\n{}\0"
+            b"SEND\ndestination:/topic/t\nreceipt:arca-7\npersistent:true\nx-id:1\n\n{}\0"
         );
 
         let mut out = Vec::new();

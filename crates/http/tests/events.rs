@@ -234,7 +234,7 @@ async fn the_stream_resumes_from_last_event_id_and_follows_new_changes() {
     assert_eq!(put(&s, "before", &[TURTLE], "").await.status, 201);
     let resume_after = last(&s).await - 2; // before the create of `before`
     let url = s.url("fcr:events");
-    let client = reqwest_like::Client::new();
+    let client = sse::Client::new();
     let mut stream = client
         .stream(
             &url,
@@ -256,7 +256,7 @@ async fn the_stream_resumes_from_last_event_id_and_follows_new_changes() {
 }
 
 /// A tiny SSE reader over a raw TCP connection (the test client buffers whole bodies).
-mod reqwest_like {
+mod sse {
     use std::time::Duration;
 
     use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};

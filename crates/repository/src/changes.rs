@@ -34,10 +34,15 @@ pub async fn with_agent<F: Future>(agent: Option<Arc<str>>, work: F) -> F::Outpu
 /// A change-log entry for `id` made now by `user`, with the agent of the current request
 /// and no types yet ([`fill_types`] adds them).
 pub(crate) fn log(id: &FedoraId, kind: ChangeKind, at: Timestamp, user: &str) -> CatalogOp {
+    log_at(id, kind, format_instant(at), user)
+}
+
+/// [`log`] at an instant already formatted (RFC 3339).
+pub(crate) fn log_at(id: &FedoraId, kind: ChangeKind, at: String, user: &str) -> CatalogOp {
     CatalogOp::Log(Change {
         id: id.clone(),
         kind,
-        at: format_instant(at),
+        at,
         user: user.to_string(),
         agent: AGENT.try_with(|a| a.to_string()).ok(),
         types: Vec::new(),
@@ -53,6 +58,14 @@ where
     F: Fn(FedoraId) -> Fut,
     Fut: Future<Output = Option<ResourceRecord>>,
 {
+    let wanted = |op: &CatalogOp| {
+        matches!(op, CatalogOp::Log(c)
+            if matches!(c.kind, ChangeKind::Create | ChangeKind::Update | ChangeKind::Follow)
+                && c.types.is_empty())
+    };
+    if !ops.iter().any(wanted) {
+        return;
+    }
     let written: HashMap<&FedoraId, usize> = ops
         .iter()
         .enumerate()
@@ -65,7 +78,7 @@ where
     let mut missing: Vec<(usize, FedoraId)> = Vec::new();
     for (i, op) in ops.iter().enumerate() {
         let CatalogOp::Log(c) = op else { continue };
-        if !matches!(c.kind, ChangeKind::Create | ChangeKind::Update) || !c.types.is_empty() {
+        if !wanted(op) {
             continue;
         }
         match written.get(&c.id) {
@@ -106,7 +119,11 @@ pub fn types_of(record: &ResourceRecord) -> Vec<String> {
         add(t);
     }
     add(model.iri());
-    if model.is_container() {
+    if model.is_container() || model == InteractionModel::Acl {
+        // An ACL is a container to Fedora 6 (its events say so).
+        if model == InteractionModel::Acl {
+            add("http://www.w3.org/ns/ldp#Container");
+        }
         add(&format!("{FEDORA}Container"));
     } else if model == InteractionModel::NonRdfSource {
         add(&format!("{FEDORA}Binary"));
@@ -122,10 +139,13 @@ pub fn types_of(record: &ResourceRecord) -> Vec<String> {
         add(t);
     }
     if let Some(rdf) = &record.rdf {
-        let subject = format!("<{}>", record.id.iri());
+        // Its own types and those of its hash URIs, as Fedora reports them.
+        let iri = record.id.iri();
+        let (subject, fragment) = (format!("<{iri}>"), format!("<{iri}#"));
         for line in String::from_utf8_lossy(rdf).lines() {
             let mut terms = line.splitn(3, ' ');
-            if terms.next() != Some(subject.as_str()) || terms.next() != Some(RDF_TYPE) {
+            let Some(s) = terms.next() else { continue };
+            if !(s == subject || s.starts_with(&fragment)) || terms.next() != Some(RDF_TYPE) {
                 continue;
             }
             let object = terms.next().unwrap_or_default().trim_end_matches(" .");

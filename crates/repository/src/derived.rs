@@ -4,7 +4,7 @@
 
 use std::collections::{HashMap, HashSet};
 
-use arca_catalog::{CatalogOp, MembershipRow, ResourceRecord};
+use arca_catalog::{CatalogOp, ChangeKind, MembershipRow, ResourceRecord};
 use arca_model::FedoraId;
 use oxrdf::Triple;
 
@@ -86,6 +86,30 @@ impl Repository {
                 let rows = references(&record.id, &triples);
                 // A resource created by this write has no rows to replace.
                 let created = record.headers.created_date == record.headers.last_modified_date;
+                if !recompute_sources && !rows.is_empty() && !record.id.is_acl() {
+                    // As Fedora 6: a `Follow` event for each resource newly referred to.
+                    let before = match created {
+                        true => Vec::new(),
+                        false => self.catalog.references_from(&record.id).await?,
+                    };
+                    let mut targets: Vec<&FedoraId> = rows
+                        .iter()
+                        .map(|r| &r.target)
+                        .filter(|t| !before.contains(t))
+                        .collect();
+                    targets.sort_unstable();
+                    targets.dedup();
+                    let h = &record.headers;
+                    let (at, user) = (h.last_modified_date.clone(), h.last_modified_by.clone());
+                    for target in targets {
+                        ops.push(crate::changes::log_at(
+                            target,
+                            ChangeKind::Follow,
+                            at.clone().unwrap_or_default(),
+                            user.as_deref().unwrap_or_default(),
+                        ));
+                    }
+                }
                 if !rows.is_empty() || !created || recompute_sources {
                     ops.push(CatalogOp::ReplaceReferences {
                         source: record.id.clone(),

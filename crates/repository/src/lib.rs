@@ -699,11 +699,8 @@ impl Repository {
                 .any(|r| r.headers.archival_group_id.is_some());
             for r in &resources {
                 plan.tombstone(r, at, user);
-                // As Fedora 6: every resource, descriptions too (an ACL goes with its
-                // resource).
-                if !r.id.is_acl() {
-                    extra.push(log(&r.id, ChangeKind::Delete, at, user));
-                }
+                // As Fedora 6: every resource, descriptions and ACLs too.
+                extra.push(log(&r.id, ChangeKind::Delete, at, user));
             }
             plans.push(plan);
         }
@@ -1491,12 +1488,10 @@ fn archival_group_of(record: &ResourceRecord) -> Result<Option<FedoraId>> {
     })
 }
 
-/// The change-log entries of a purge: one per resource purged, as Fedora 6 reports them
-/// (an ACL goes with its resource).
+/// The change-log entries of a purge: one per resource purged, as Fedora 6 reports them.
 fn purge_log(affected: &[ResourceRecord], at: Timestamp, user: &str) -> Vec<CatalogOp> {
     affected
         .iter()
-        .filter(|r| !r.id.is_acl())
         .map(|r| log(&r.id, ChangeKind::Purge, at, user))
         .collect()
 }
