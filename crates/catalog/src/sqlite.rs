@@ -209,6 +209,32 @@ fn split_types(types: Option<&str>) -> Vec<String> {
         .unwrap_or_default()
 }
 
+/// The writer connection held outside the group commit ([`SqliteCatalog::write_lock`]).
+pub(crate) struct WriterGuard<'a> {
+    conn: Option<parking_lot::MutexGuard<'a, Connection>>,
+    catalog: &'a SqliteCatalog,
+}
+
+impl std::ops::Deref for WriterGuard<'_> {
+    type Target = Connection;
+    fn deref(&self) -> &Connection {
+        self.conn.as_ref().expect("held until dropped")
+    }
+}
+
+impl std::ops::DerefMut for WriterGuard<'_> {
+    fn deref_mut(&mut self) -> &mut Connection {
+        self.conn.as_mut().expect("held until dropped")
+    }
+}
+
+impl Drop for WriterGuard<'_> {
+    fn drop(&mut self) {
+        drop(self.conn.take());
+        self.catalog.drain();
+    }
+}
+
 /// Moves the last-change watch forward to `seq` (never back), waking its receivers.
 fn advance(last_change: &tokio::sync::watch::Sender<i64>, seq: i64) {
     last_change.send_if_modified(|v| {
@@ -300,6 +326,16 @@ impl SqliteCatalog {
         })
     }
 
+    /// The writer connection for a write outside the group commit. When the guard goes,
+    /// the writes that queued meanwhile are committed: their callers found the writer busy
+    /// and rely on its holder to do it (see [`drain`](Self::drain)).
+    pub(crate) fn write_lock(&self) -> WriterGuard<'_> {
+        WriterGuard {
+            conn: Some(self.writer.lock()),
+            catalog: self,
+        }
+    }
+
     pub(crate) fn with_reader<T>(&self, f: impl FnOnce(&Connection) -> Result<T>) -> Result<T> {
         let conn = self.readers.lock().pop();
         let conn = match conn {
@@ -323,7 +359,7 @@ impl SqliteCatalog {
 
     /// Applies ops synchronously in their own transaction.
     pub fn apply_blocking(&self, ops: Vec<CatalogOp>) -> Result<i64> {
-        let mut conn = self.writer.lock();
+        let mut conn = self.write_lock();
         let tx = conn.transaction()?;
         let last = Self::apply_ops(&tx, ops)?;
         tx.commit()?;
@@ -840,7 +876,7 @@ impl Catalog for SqliteCatalog {
     }
 
     async fn set_consumer_position(&self, name: &str, position: i64) -> Result<()> {
-        let conn = self.writer.lock();
+        let conn = self.write_lock();
         conn.prepare_cached("INSERT OR REPLACE INTO consumers (name, position) VALUES (?1, ?2)")?
             .execute(params![name, position])?;
         Ok(())
@@ -870,7 +906,7 @@ impl Catalog for SqliteCatalog {
     }
 
     async fn forget_changes(&self, before: &str, up_to: i64) -> Result<u64> {
-        let conn = self.writer.lock();
+        let conn = self.write_lock();
         let n = conn
             .prepare_cached("DELETE FROM changes WHERE at < ?1 AND seq <= ?2")?
             .execute(params![before, up_to])?;
@@ -878,7 +914,7 @@ impl Catalog for SqliteCatalog {
     }
 
     async fn regenerate_changes(&self) -> Result<u64> {
-        let mut conn = self.writer.lock();
+        let mut conn = self.write_lock();
         let tx = conn.transaction()?;
         let empty: bool =
             tx.query_row("SELECT NOT EXISTS(SELECT 1 FROM changes)", [], |r| r.get(0))?;
@@ -1045,7 +1081,7 @@ impl Catalog for SqliteCatalog {
     }
 
     async fn clear(&self) -> Result<()> {
-        self.writer.lock().execute_batch(
+        self.write_lock().execute_batch(
             "DELETE FROM resources; DELETE FROM meta; DELETE FROM membership;
                  DELETE FROM membership_sources; DELETE FROM refs; DELETE FROM mementos;",
         )?;
@@ -1053,10 +1089,50 @@ impl Catalog for SqliteCatalog {
     }
 
     async fn set_meta(&self, key: &str, value: &str) -> Result<()> {
-        self.writer.lock().execute(
+        self.write_lock().execute(
             "INSERT OR REPLACE INTO meta (key, value) VALUES (?1, ?2)",
             params![key, value],
         )?;
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A write that queues while another caller holds the writer outside the group commit
+    /// (recording a consumer's position, staging a transaction) is committed when that
+    /// caller lets go, not only when a later write comes along. Without it the last writes
+    /// of a burst could wait for ever (found by the notification benchmark).
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn a_write_queued_behind_a_direct_writer_is_committed_when_it_lets_go() {
+        let dir = tempfile::tempdir().unwrap();
+        let cat = std::sync::Arc::new(SqliteCatalog::open(&dir.path().join("c.db")).unwrap());
+        let guard = cat.write_lock();
+        let queued = {
+            let cat = cat.clone();
+            tokio::spawn(async move {
+                cat.apply_queued().await;
+            })
+        };
+        // The write is queued (the writer was busy) before the guard goes.
+        while cat.pending.lock().is_empty() {
+            tokio::task::yield_now().await;
+        }
+        drop(guard);
+        tokio::time::timeout(std::time::Duration::from_secs(30), queued)
+            .await
+            .expect("the queued write was committed")
+            .unwrap();
+    }
+
+    impl SqliteCatalog {
+        async fn apply_queued(&self) {
+            let id = FedoraId::from_path("queued").unwrap();
+            self.apply(vec![CatalogOp::ChildrenChanged(id, 1)])
+                .await
+                .unwrap();
+        }
     }
 }

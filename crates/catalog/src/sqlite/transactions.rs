@@ -20,7 +20,7 @@ const CHILDREN_CHANGED: &str = "children-changed";
 impl SqliteCatalog {
     /// Runs `f` in a transaction of the writer connection.
     fn tx_write<T>(&self, f: impl FnOnce(&Connection) -> Result<T>) -> Result<T> {
-        let mut conn = self.writer.lock();
+        let mut conn = self.write_lock();
         let tx = conn.transaction()?;
         let out = f(&tx)?;
         tx.commit()?;
@@ -252,7 +252,7 @@ impl TransactionStore for SqliteCatalog {
     }
 
     async fn tx_stage(&self, tx: &str, stage: TxStage) -> Result<TxStaged> {
-        let mut conn = self.writer.lock();
+        let mut conn = self.write_lock();
         // Set before any claim can be committed, under the writer lock (see tx_forget).
         self.tx_claims.store(true, Ordering::SeqCst);
         let sql_tx = conn.transaction()?;
@@ -436,7 +436,7 @@ impl TransactionStore for SqliteCatalog {
     }
 
     async fn tx_forget(&self, tx: &str) -> Result<Vec<String>> {
-        let mut conn = self.writer.lock();
+        let mut conn = self.write_lock();
         let sql_tx = conn.transaction()?;
         let uploads: Vec<String> = {
             let mut stmt = sql_tx.prepare_cached(
