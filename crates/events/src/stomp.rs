@@ -932,7 +932,9 @@ mod tests {
         let frame = parse_all(&out).remove(0);
         assert_eq!(frame.header("content-type"), Some("text/plain"));
         assert_eq!(frame.header("persistent"), Some("false"));
-        assert_eq!(frame.headers.len(), 5);
+        // destination, receipt, content-type, persistent: no length for a body without NUL.
+        assert_eq!(frame.headers.len(), 4);
+        assert_eq!(frame.header("content-length"), None);
     }
 
     #[test]
