@@ -189,12 +189,6 @@ impl Listener {
     }
 }
 
-async fn last_seq(arca: &Arca) -> u64 {
-    let r = Http::new().get(&arca.url("/fcr:events?limit=1"), &[]).await;
-    let page: serde_json::Value = serde_json::from_slice(&r.body).unwrap();
-    page["last"].as_u64().unwrap()
-}
-
 fn percentile(sorted: &[f64], p: f64) -> f64 {
     if sorted.is_empty() {
         return f64::NAN;
@@ -261,7 +255,7 @@ async fn notifications_benchmark() {
                 .await;
                 let rate = n as f64 / ROUND.as_secs_f64();
                 if events {
-                    let end = last_seq(&arca).await;
+                    let end = arca.last_event(&Http::new()).await as u64;
                     let l = listener.unwrap();
                     let waited = Instant::now();
                     while l.highest.load(Ordering::Relaxed) < end
@@ -311,7 +305,7 @@ async fn notifications_benchmark() {
             Instant::now()
         };
         let ((n, windows), returned) = tokio::join!(load, outage);
-        let end = last_seq(&arca).await;
+        let end = arca.last_event(&Http::new()).await as u64;
         while listener.highest.load(Ordering::Relaxed) < end
             && returned.elapsed() < Duration::from_secs(120)
         {

@@ -83,29 +83,6 @@ impl Received {
     }
 }
 
-/// The log as `fcr:events` tells it after `since`: body (without `seq`) by sequence number.
-async fn log(http: &Http, arca: &Arca, since: i64) -> BTreeMap<i64, Value> {
-    let r = http
-        .get(
-            &arca.url(&format!("/fcr:events?since={since}&limit=1000")),
-            &[],
-        )
-        .await;
-    assert_eq!(r.status, 200, "{}", r.text());
-    let page: Value = serde_json::from_slice(&r.body).unwrap();
-    page["orderedItems"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|e| {
-            let mut e = e.clone();
-            let seq = e["seq"].as_i64().unwrap();
-            e.as_object_mut().unwrap().remove("seq");
-            (seq, e)
-        })
-        .collect()
-}
-
 async fn write(
     http: &Http,
     arca: &Arca,
@@ -185,12 +162,6 @@ async fn script(http: &Http, arca: &Arca, tag: &str) {
     .await;
 }
 
-async fn last_seq(http: &Http, arca: &Arca) -> i64 {
-    let r = http.get(&arca.url("/fcr:events?limit=1"), &[]).await;
-    let page: Value = serde_json::from_slice(&r.body).unwrap();
-    page["last"].as_i64().unwrap()
-}
-
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn every_change_reaches_the_broker_across_a_broker_restart_and_a_crash() {
     let Some(mut broker) = ActiveMq::start() else {
@@ -212,15 +183,19 @@ async fn every_change_reaches_the_broker_across_a_broker_restart_and_a_crash() {
             .unwrap(),
     );
     let mut got = Received::default();
-    let start = last_seq(&http, &arca).await;
+    let start = arca.last_event(&http).await;
 
     // 1. The broker is up: every event of the script arrives, as the log tells it.
     script(&http, &arca, "one").await;
-    let end = last_seq(&http, &arca).await;
+    let end = arca.last_event(&http).await;
     assert_eq!(end - start, 12, "the script logs 12 events");
     got.until(&mut sub, &target, end, Duration::from_secs(30))
         .await;
-    let expected = log(&http, &arca, start).await;
+    let expected = arca
+        .events_after(&http, start)
+        .await
+        .into_iter()
+        .collect::<BTreeMap<_, _>>();
     for (seq, body) in &expected {
         assert_eq!(
             got.by_seq.get(seq),
@@ -234,7 +209,7 @@ async fn every_change_reaches_the_broker_across_a_broker_restart_and_a_crash() {
     let outage = Instant::now();
     script(&http, &arca, "two").await;
     let written_in = outage.elapsed();
-    let end = last_seq(&http, &arca).await;
+    let end = arca.last_event(&http).await;
     tokio::time::sleep(Duration::from_secs(2)).await;
     broker.start_again();
     sub = None;
@@ -245,7 +220,11 @@ async fn every_change_reaches_the_broker_across_a_broker_restart_and_a_crash() {
         "writes during the outage took {written_in:?}; their events arrived {:?} after the broker returned",
         back.elapsed()
     );
-    let expected = log(&http, &arca, start).await;
+    let expected = arca
+        .events_after(&http, start)
+        .await
+        .into_iter()
+        .collect::<BTreeMap<_, _>>();
     for seq in expected.keys() {
         assert!(
             got.by_seq.contains_key(seq),
@@ -267,13 +246,17 @@ async fn every_change_reaches_the_broker_across_a_broker_restart_and_a_crash() {
     broker.stop();
     sub = None;
     script(&http, &arca, "three").await;
-    let end = last_seq(&http, &arca).await;
+    let end = arca.last_event(&http).await;
     arca.kill();
     broker.start_again();
     let arca = Arca::serve_with(data.path(), &env);
     got.until(&mut sub, &target, end, Duration::from_secs(60))
         .await;
-    let expected = log(&http, &arca, start).await;
+    let expected = arca
+        .events_after(&http, start)
+        .await
+        .into_iter()
+        .collect::<BTreeMap<_, _>>();
     assert_eq!(*expected.keys().last().unwrap(), end);
     // The restarted server listens on another port: compare with the base URL (and the
     // event ids made from it) left out.

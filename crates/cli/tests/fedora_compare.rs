@@ -28,32 +28,10 @@ use bytes::Bytes;
 use hyper::Method;
 
 use common::fedora::{Fedora, AUTHORIZATION};
-use common::{Arca, Http};
+use common::{step, Arca, Http, Step};
 
 const LDP: &str = "http://www.w3.org/ns/ldp#";
 const NT: &str = "application/n-triples";
-
-/// One request of the script.
-struct Step {
-    method: Method,
-    path: &'static str,
-    headers: Vec<(&'static str, String)>,
-    body: &'static str,
-}
-
-fn step(
-    method: Method,
-    path: &'static str,
-    headers: &[(&'static str, &str)],
-    body: &'static str,
-) -> Step {
-    Step {
-        method,
-        path,
-        headers: headers.iter().map(|(k, v)| (*k, v.to_string())).collect(),
-        body,
-    }
-}
 
 fn type_link(model: &str) -> String {
     format!("<{model}>; rel=\"type\"")

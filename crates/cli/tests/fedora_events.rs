@@ -32,7 +32,7 @@ use hyper::Method;
 use serde_json::Value;
 
 use common::fedora::Fedora;
-use common::{Arca, Http};
+use common::{step, Arca, Http, Step};
 
 /// Where Fedora 6.1 publishes its events.
 const FEDORA_TOPIC: &str = "/topic/fedora";
@@ -51,28 +51,6 @@ const SILENCE: Duration = Duration::from_secs(3);
 const GRACE: Duration = Duration::from_millis(300);
 
 const LDP: &str = "http://www.w3.org/ns/ldp#";
-
-/// One request of the script.
-struct Step {
-    method: Method,
-    path: &'static str,
-    headers: Vec<(&'static str, String)>,
-    body: &'static str,
-}
-
-fn step(
-    method: Method,
-    path: &'static str,
-    headers: &[(&'static str, &str)],
-    body: &'static str,
-) -> Step {
-    Step {
-        method,
-        path,
-        headers: headers.iter().map(|(k, v)| (*k, v.to_string())).collect(),
-        body,
-    }
-}
 
 /// The requests sent to both servers. Paths are relative to the REST root; `{B}` in a body
 /// stands for the server's base URL.
@@ -301,37 +279,6 @@ async fn fedora_messages(sub: &mut Subscriber, base: &str, expected: usize, seen
     assert!(problems.is_empty(), "Fedora's own events: {problems:?}");
 }
 
-/// The last sequence number of arca's log.
-async fn last_seq(http: &Http, arca: &Arca) -> i64 {
-    let r = http.get(&arca.url("/fcr:events?limit=1"), &[]).await;
-    assert_eq!(r.status, 200, "{}", r.text());
-    let page: Value = serde_json::from_slice(&r.body).unwrap();
-    page["last"].as_i64().expect("last")
-}
-
-/// arca's log after `since`: (seq, body without `seq`).
-async fn arca_log(http: &Http, arca: &Arca, since: i64) -> Vec<(i64, Value)> {
-    let r = http
-        .get(
-            &arca.url(&format!("/fcr:events?since={since}&limit=1000")),
-            &[],
-        )
-        .await;
-    assert_eq!(r.status, 200, "{}", r.text());
-    let page: Value = serde_json::from_slice(&r.body).unwrap();
-    page["orderedItems"]
-        .as_array()
-        .expect("orderedItems")
-        .iter()
-        .map(|e| {
-            let mut e = e.clone();
-            let seq = e["seq"].as_i64().expect("seq");
-            e.as_object_mut().unwrap().remove("seq");
-            (seq, e)
-        })
-        .collect()
-}
-
 /// arca's STOMP messages by sequence number, read until every one up to `last` is there.
 async fn arca_messages(
     sub: &mut Subscriber,
@@ -371,7 +318,7 @@ async fn arca_events(
     sub: Option<&mut Subscriber>,
     delivered: &mut BTreeMap<i64, Message>,
 ) -> Seen {
-    let logged = arca_log(http, arca, *seq).await;
+    let logged = arca.events_after(http, *seq).await;
     let mut ours = Seen::default();
     let mut problems = Vec::new();
     for (n, body) in &logged {
@@ -526,7 +473,7 @@ async fn arca_reports_the_changes_fedora_reports() {
         None => None,
     };
     let mut arca_stomp = BTreeMap::new();
-    let mut seq = last_seq(&http, &arca).await;
+    let mut seq = arca.last_event(&http).await;
     let script_started = Instant::now();
 
     let mut report = Report::default();
@@ -588,7 +535,7 @@ async fn arca_reports_the_changes_fedora_reports() {
         let _ = writeln!(report.diffs, "after the script: only Fedora: {}", line(e));
     }
     assert_eq!(
-        last_seq(&http, &arca).await,
+        arca.last_event(&http).await,
         seq,
         "arca logged nothing more"
     );

@@ -510,3 +510,63 @@ pub fn scrub_env(cmd: &mut Command) {
 /// The shared test HTTP client (not every test file uses it).
 #[allow(unused_imports)]
 pub use arca_testkit::{Http, Reply};
+
+/// One request of a script sent to arca and to Fedora alike.
+pub struct Step {
+    /// The method.
+    pub method: hyper::Method,
+    /// The path below the REST root.
+    pub path: &'static str,
+    /// Request headers.
+    pub headers: Vec<(&'static str, String)>,
+    /// The body.
+    pub body: &'static str,
+}
+
+/// A [`Step`].
+pub fn step(
+    method: hyper::Method,
+    path: &'static str,
+    headers: &[(&'static str, &str)],
+    body: &'static str,
+) -> Step {
+    Step {
+        method,
+        path,
+        headers: headers.iter().map(|(k, v)| (*k, v.to_string())).collect(),
+        body,
+    }
+}
+
+impl Arca {
+    /// The last sequence number of the event log (`fcr:events`).
+    pub async fn last_event(&self, http: &Http) -> i64 {
+        let r = http.get(&self.url("/fcr:events?limit=1"), &[]).await;
+        assert_eq!(r.status, 200, "{}", r.text());
+        let page: serde_json::Value = serde_json::from_slice(&r.body).unwrap();
+        page["last"].as_i64().expect("last")
+    }
+
+    /// The events after `since` (at most 1,000): sequence number and body without `seq`.
+    pub async fn events_after(&self, http: &Http, since: i64) -> Vec<(i64, serde_json::Value)> {
+        let r = http
+            .get(
+                &self.url(&format!("/fcr:events?since={since}&limit=1000")),
+                &[],
+            )
+            .await;
+        assert_eq!(r.status, 200, "{}", r.text());
+        let page: serde_json::Value = serde_json::from_slice(&r.body).unwrap();
+        page["orderedItems"]
+            .as_array()
+            .expect("orderedItems")
+            .iter()
+            .map(|e| {
+                let mut e = e.clone();
+                let seq = e["seq"].as_i64().expect("seq");
+                e.as_object_mut().unwrap().remove("seq");
+                (seq, e)
+            })
+            .collect()
+    }
+}
