@@ -814,6 +814,30 @@ impl Catalog for SqliteCatalog {
         })
     }
 
+    async fn live_after(
+        &self,
+        after: Option<&FedoraId>,
+        limit: usize,
+    ) -> Result<Vec<ResourceRecord>> {
+        self.with_reader(|c| {
+            let mut stmt = c.prepare_cached(&format!(
+                "SELECT {COLUMNS} FROM resources WHERE id > ?1 AND deleted = 0 ORDER BY id LIMIT ?2"
+            ))?;
+            collect_records(
+                &mut stmt,
+                params![after.map(FedoraId::as_str).unwrap_or(""), limit as i64],
+            )
+        })
+    }
+
+    async fn live_count(&self) -> Result<u64> {
+        self.with_reader(|c| {
+            Ok(c.query_row("SELECT COUNT(*) FROM resources WHERE deleted = 0", [], |r| {
+                r.get::<_, i64>(0)
+            })? as u64)
+        })
+    }
+
     async fn apply(&self, ops: Vec<CatalogOp>) -> Result<i64> {
         let (tx, rx) = tokio::sync::oneshot::channel();
         self.pending.lock().push((ops, tx));

@@ -25,8 +25,23 @@ enum Command {
     Serve(ServeArgs),
     /// Recreate the catalog from the OCFL root alone (in parallel, resumable).
     Rebuild(RebuildArgs),
+    /// Rebuild the search index from the catalog and the stored content (offline; a running
+    /// server rebuilds with `POST /rest/fcr:search/reindex`).
+    Reindex(ReindexArgs),
     /// Reproduce the Fedora sizing studies against arca or any Fedora server.
     Bench(Box<arca_bench::BenchArgs>),
+    /// Extract one PDF's text to stdout under resource limits (run by the search indexer).
+    #[command(hide = true)]
+    ExtractText {
+        #[arg(trailing_var_arg = true, allow_hyphen_values = true)]
+        args: Vec<std::ffi::OsString>,
+    },
+}
+
+#[derive(Args)]
+struct ReindexArgs {
+    #[command(flatten)]
+    common: CommonArgs,
 }
 
 /// Settings shared by commands that open a data directory.
@@ -90,6 +105,10 @@ fn init_logging(filter: &str) {
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
+    if let Command::ExtractText { args } = cli.command {
+        // A child of the indexer: no runtime, no logging, just the text or a reason.
+        return ExitCode::from(arca_search::extract::run_child(args).clamp(0, 255) as u8);
+    }
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()
@@ -98,7 +117,9 @@ fn main() -> ExitCode {
         match cli.command {
             Command::Serve(args) => serve(args).await.map(|_| ExitCode::SUCCESS),
             Command::Rebuild(args) => rebuild(args).await.map(|_| ExitCode::SUCCESS),
+            Command::Reindex(args) => reindex(args).await.map(|_| ExitCode::SUCCESS),
             Command::Bench(args) => arca_bench::run(*args).await,
+            Command::ExtractText { .. } => unreachable!("handled before the runtime starts"),
         }
     });
     // Work still running on blocking threads (a parse near its time limit) must not hold
@@ -152,6 +173,44 @@ async fn shutdown_signal() {
     tracing::info!("shutting down");
 }
 
+async fn reindex(args: ReindexArgs) -> anyhow::Result<()> {
+    let config = load_config(&args.common)?;
+    init_logging(&config.log);
+    let (repo, catalog) = arca_server::open_repository(&config, true).await?;
+    let indexer = arca_search::Indexer::open(repo.clone(), arca_server::search_settings(&config)?)
+        .context("cannot open the search index")?;
+    let bar = indicatif::ProgressBar::new(0);
+    bar.set_style(
+        indicatif::ProgressStyle::with_template(
+            "{elapsed_precise} [{bar:40}] {pos}/{len} resources ({per_sec}, eta {eta})",
+        )
+        .expect("valid template")
+        .progress_chars("=> "),
+    );
+    let started = std::time::Instant::now();
+    let progress = |done: u64, total: u64| {
+        bar.set_length(total);
+        bar.set_position(done);
+    };
+    indexer.rebuild_with(&progress).await?;
+    bar.finish();
+    let status = indexer.status();
+    let secs = started.elapsed().as_secs_f64();
+    println!(
+        "rebuilt the search index {}: {} documents in {secs:.1} s ({:.0} resources/s); text extracted {}, failed {}, from cache {}",
+        config.search_dir().display(),
+        status.documents,
+        status.reindex.as_ref().map_or(0, |r| r.done) as f64 / secs.max(1e-9),
+        status.extraction.extracted,
+        status.extraction.failed,
+        status.extraction.cached,
+    );
+    drop(indexer);
+    repo.shutdown().await?;
+    catalog.checkpoint()?;
+    Ok(())
+}
+
 async fn rebuild(args: RebuildArgs) -> anyhow::Result<()> {
     let config = load_config(&args.common)?;
     init_logging(&config.log);
@@ -170,6 +229,14 @@ async fn rebuild(args: RebuildArgs) -> anyhow::Result<()> {
     };
     let stats = repo.rebuild(args.resume, &progress).await?;
     bar.finish();
+    // The search index follows the change log, which a rebuild may have regenerated with
+    // other sequence numbers: it is rebuilt in full at the next start (extracted text is
+    // kept).
+    let index = config.search_dir().join("index");
+    if index.exists() {
+        std::fs::remove_dir_all(&index)
+            .with_context(|| format!("cannot remove the search index {}", index.display()))?;
+    }
     println!(
         "rebuilt the catalog from {}: {} objects, {} resources, {} failed",
         config.ocfl_root().display(),

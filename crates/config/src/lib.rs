@@ -71,6 +71,125 @@ pub struct Config {
     pub limits: Limits,
     /// Notifications (`[events]` table, `ARCA_EVENTS_<KEY>`).
     pub events: Events,
+    /// Full-text search (`[search]` table, `ARCA_SEARCH_<KEY>`).
+    pub search: Search,
+}
+
+/// The built-in search index (`/rest/fcr:search`, `/fedoragsearch/rest`).
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct Search {
+    /// Index every change and answer queries (`true`).
+    pub enabled: bool,
+    /// The most hits one page may ask for (`1000`).
+    pub max_results: usize,
+    /// Bytes of text kept per binary (`10485760`, 10 MiB); the rest is cut off.
+    pub text_limit: usize,
+    /// Binaries larger than this many bytes are not read for text (`268435456`).
+    pub extract_max_input: u64,
+    /// Seconds one PDF's extraction may take before it is given up (`30`).
+    pub extract_timeout: u64,
+    /// Address space of the process extracting one PDF, in MiB (`1024`).
+    pub extract_memory_mib: u64,
+    /// Extractions at once (`0`: one per core).
+    pub extract_workers: usize,
+    /// Child binaries whose text goes into a container's ALL and FULLTEXT (`64`).
+    pub child_binaries: usize,
+    /// The program that extracts a PDF's text [default: this `arca` binary's hidden
+    /// `extract-text` command].
+    pub extract_program: Option<PathBuf>,
+    /// The field mapping; without it, Dublin Core (see the README). Each entry:
+    /// `name`, `predicates` (IRIs), `kind` (`text`, `keyword` or `date`), optional
+    /// `first_name`/`last_name` fields for "Last, First" values.
+    pub fields: Option<Vec<SearchField>>,
+}
+
+/// One mapped search field (`[[search.fields]]`).
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SearchField {
+    /// Its name in queries.
+    pub name: String,
+    /// The predicates whose objects it takes.
+    pub predicates: Vec<String>,
+    /// `text` (default), `keyword` or `date`.
+    #[serde(default)]
+    pub kind: Option<String>,
+    /// Field for first names split from "Last, First" values.
+    #[serde(default)]
+    pub first_name: Option<String>,
+    /// Field for last names.
+    #[serde(default)]
+    pub last_name: Option<String>,
+}
+
+impl Default for Search {
+    fn default() -> Self {
+        Self {
+            enabled: true,
+            max_results: 1_000,
+            text_limit: 10 << 20,
+            extract_max_input: 256 << 20,
+            extract_timeout: 30,
+            extract_memory_mib: 1024,
+            extract_workers: 0,
+            child_binaries: 64,
+            extract_program: None,
+            fields: None,
+        }
+    }
+}
+
+impl Search {
+    fn apply_env(&mut self, get: &impl Fn(&str) -> Option<String>) -> Result<(), Error> {
+        if let Some(v) = get("ARCA_SEARCH_ENABLED") {
+            self.enabled = parse_bool("ARCA_SEARCH_ENABLED", &v)?;
+        }
+        let number = |var: &str, v: String| -> Result<u64, Error> {
+            v.trim().parse().map_err(|_| {
+                Error::Invalid(format!("{var} must be a whole number (got {v:?})"))
+            })
+        };
+        if let Some(v) = get("ARCA_SEARCH_MAX_RESULTS") {
+            self.max_results = number("ARCA_SEARCH_MAX_RESULTS", v)? as usize;
+        }
+        if let Some(v) = get("ARCA_SEARCH_TEXT_LIMIT") {
+            self.text_limit = number("ARCA_SEARCH_TEXT_LIMIT", v)? as usize;
+        }
+        if let Some(v) = get("ARCA_SEARCH_EXTRACT_TIMEOUT") {
+            self.extract_timeout = number("ARCA_SEARCH_EXTRACT_TIMEOUT", v)?;
+        }
+        if let Some(v) = get("ARCA_SEARCH_EXTRACT_MEMORY_MIB") {
+            self.extract_memory_mib = number("ARCA_SEARCH_EXTRACT_MEMORY_MIB", v)?;
+        }
+        if let Some(v) = get("ARCA_SEARCH_EXTRACT_WORKERS") {
+            self.extract_workers = number("ARCA_SEARCH_EXTRACT_WORKERS", v)? as usize;
+        }
+        if let Some(v) = get("ARCA_SEARCH_EXTRACT_PROGRAM") {
+            self.extract_program = Some(PathBuf::from(v));
+        }
+        Ok(())
+    }
+
+    fn validate(&self) -> Result<(), Error> {
+        if self.max_results == 0 {
+            return Err(Error::Invalid("search.max_results must be at least 1".into()));
+        }
+        if self.extract_timeout == 0 || self.extract_memory_mib < 64 {
+            return Err(Error::Invalid(
+                "search.extract_timeout must be ≥ 1 s and search.extract_memory_mib ≥ 64".into(),
+            ));
+        }
+        for f in self.fields.iter().flatten() {
+            if !matches!(f.kind.as_deref(), None | Some("text" | "keyword" | "date")) {
+                return Err(Error::Invalid(format!(
+                    "search field {}: kind must be text, keyword or date",
+                    f.name
+                )));
+            }
+        }
+        Ok(())
+    }
 }
 
 /// Where every change goes as an event. The HTTP event log (`/rest/fcr:events`) is always
@@ -378,6 +497,7 @@ impl Default for Config {
             auth: Auth::default(),
             limits: Limits::default(),
             events: Events::default(),
+            search: Search::default(),
         }
     }
 }
@@ -440,6 +560,7 @@ impl Config {
         }
         self.auth.apply_env(&get)?;
         self.events.apply_env(&get)?;
+        self.search.apply_env(&get)?;
         if let Some(v) = get("ARCA_DIGEST_ALGORITHM") {
             self.digest_algorithm = DigestAlgorithm::parse(&v).ok_or_else(|| {
                 Error::Invalid(format!(
@@ -478,6 +599,7 @@ impl Config {
         }
         self.auth.validate(&self.listen)?;
         self.events.validate()?;
+        self.search.validate()?;
         for (key, value) in self.limits.entries() {
             if *value == Some(0) {
                 return Err(Error::Invalid(format!("limits.{key} must be at least 1")));
@@ -504,6 +626,11 @@ impl Config {
     /// The redo journal (same filesystem as the root: its checkpoints sync both).
     pub fn journal_dir(&self) -> PathBuf {
         self.data.join("journal")
+    }
+
+    /// The search index and the cache of extracted text.
+    pub fn search_dir(&self) -> PathBuf {
+        self.data.join("search")
     }
 
     /// The SQLite catalog.

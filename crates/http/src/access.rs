@@ -137,6 +137,8 @@ pub(crate) enum Grant {
 enum Need {
     Nothing,
     Authenticated,
+    /// Administrators only.
+    Admin,
     /// A check of the caller's modes on a resource.
     On(FedoraId, Check),
 }
@@ -348,6 +350,8 @@ impl Access {
             Need::Nothing => return Ok(Grant::Full),
             Need::Authenticated if caller.is_anonymous() => return Err(self.unauthorized()),
             Need::Authenticated => return Ok(Grant::Full),
+            Need::Admin if caller.is_anonymous() => return Err(self.unauthorized()),
+            Need::Admin => return Err(ApiError::forbidden("this is for administrators")),
             Need::On(id, check) => (id, check),
         };
         let modes = self.modes(repo, caller, &id).await.map_err(kernel)?;
@@ -607,6 +611,8 @@ fn need(op: &Operation) -> Need {
         | Operation::TxCommit(_)
         | Operation::TxRollback(_)
         | Operation::Events { .. } => Need::Authenticated,
+        Operation::SearchStatus | Operation::SearchReindex => Need::Admin,
+        Operation::Search { .. } | Operation::SearchOptions | Operation::GSearch => Need::Nothing,
         Operation::Tombstone
         | Operation::EventsOptions
         | Operation::FixityOptions

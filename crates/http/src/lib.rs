@@ -16,6 +16,7 @@ mod access;
 mod acl;
 mod error;
 mod events;
+mod search;
 mod external;
 mod fixity;
 mod handlers;
@@ -59,6 +60,10 @@ pub struct HttpConfig {
     pub external_allowed: Option<Arc<arca_repository::AllowList>>,
     /// Event delivery to brokers, reported to admins by `fcr:events`.
     pub deliveries: Vec<Arc<arca_events::delivery::DeliveryStatus>>,
+    /// The search index (`fcr:search`, `/fedoragsearch/rest`); `None` when search is off.
+    pub search: Option<Arc<arca_search::Indexer>>,
+    /// The most hits one search page may ask for.
+    pub search_max_results: usize,
 }
 
 impl Default for HttpConfig {
@@ -71,6 +76,8 @@ impl Default for HttpConfig {
             limits: RequestLimits::default(),
             external_allowed: None,
             deliveries: Vec::new(),
+            search: None,
+            search_max_results: 1_000,
         }
     }
 }
@@ -153,9 +160,23 @@ enum Operation {
         head: bool,
     },
     EventsOptions,
+    /// `GET`/`HEAD /fcr:search`: a query.
+    Search {
+        head: bool,
+    },
+    SearchOptions,
+    /// `GET /fcr:search/status` (admins).
+    SearchStatus,
+    /// `POST /fcr:search/reindex` (admins).
+    SearchReindex,
+    /// `/fedoragsearch/rest` (outside the REST root, as GSearch was).
+    GSearch,
     NotSupported(&'static str),
     MethodNotAllowed(&'static str),
 }
+
+/// Where GSearch's REST interface was, and arca's compatible one is.
+const GSEARCH_PATH: &str = "/fedoragsearch/rest";
 
 /// Decodes a percent-encoded path strictly: every `%` must start a two-digit hex escape and
 /// the result must be UTF-8.
@@ -230,7 +251,28 @@ fn parse_operation(method: &Method, path: &str) -> Result<Operation, arca_reposi
                     _ => Operation::MethodNotAllowed(events::ALLOW),
                 })
             }
-            "fcr:search" => return Ok(Operation::NotSupported("search (fcr:search)")),
+            "fcr:search" if i == 0 => {
+                return Ok(match (&segments[1..], method) {
+                    ([], &Method::GET) => Operation::Search { head: false },
+                    ([], &Method::HEAD) => Operation::Search { head: true },
+                    ([], &Method::OPTIONS) => Operation::SearchOptions,
+                    ([], _) => Operation::MethodNotAllowed(search::ALLOW),
+                    (["status"], &Method::GET) => Operation::SearchStatus,
+                    (["status"], _) => Operation::MethodNotAllowed("GET"),
+                    (["reindex"], &Method::POST) => Operation::SearchReindex,
+                    (["reindex"], _) => Operation::MethodNotAllowed("POST"),
+                    _ => {
+                        return Err(arca_repository::Error::BadRequest(
+                            "below fcr:search are only status and reindex".into(),
+                        ))
+                    }
+                })
+            }
+            "fcr:search" => {
+                return Err(arca_repository::Error::BadRequest(
+                    "search is /fcr:search at the repository root".into(),
+                ))
+            }
             "fcr:acl" if i + 1 == segments.len() => {
                 let id = FedoraId::from_path(&segments[..i].join("/"))?;
                 return Ok(match acl::AclMethod::of(method) {
@@ -302,7 +344,8 @@ async fn dispatch(State(state): State<AppState>, req: Request) -> Response {
     }
     let base_path = state.config.base_path.as_str();
     let path = req.uri().path();
-    let Some(rest) = path.strip_prefix(base_path) else {
+    let gsearch = path == GSEARCH_PATH;
+    let Some(rest) = path.strip_prefix(base_path).or(gsearch.then_some("")) else {
         return ApiError::new(
             StatusCode::NOT_FOUND,
             format!("no resource at {path}; the Fedora API is under {base_path}/"),
@@ -322,6 +365,7 @@ async fn dispatch(State(state): State<AppState>, req: Request) -> Response {
         format!("http://{host}{base_path}")
     });
     let op = match parse_operation(req.method(), rest) {
+        Ok(_) if gsearch => Operation::GSearch,
         Ok(op) => op,
         Err(e) => return ApiError::from_kernel(e, &base_url).into_response(),
     };
@@ -410,6 +454,11 @@ async fn run(mut ctx: handlers::Ctx, op: Operation, req: Request) -> Result<Resp
         Operation::BeginTx => transactions::begin(&ctx).await,
         Operation::Events { head } => events::read(&ctx, head, req).await,
         Operation::EventsOptions => Ok(events::options()),
+        Operation::Search { head } => search::search(&ctx, head, req).await,
+        Operation::SearchOptions => Ok(search::options()),
+        Operation::SearchStatus => search::status(&ctx),
+        Operation::SearchReindex => search::reindex(&ctx),
+        Operation::GSearch => search::gsearch(&ctx, req).await,
         Operation::TxStatus(id) => transactions::status(&ctx, &id).await,
         Operation::TxRefresh(id) => transactions::refresh(&ctx, &id).await,
         Operation::TxCommit(id) => transactions::commit(&ctx, &id).await,

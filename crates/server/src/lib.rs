@@ -222,6 +222,77 @@ fn start_events(
     )])
 }
 
+/// The search index's settings from the `[search]` table.
+pub fn search_settings(config: &Config) -> anyhow::Result<arca_search::IndexerSettings> {
+    use arca_search::mapping::{FieldMapping, MappedKind, Mapping};
+    let s = &config.search;
+    let mapping = match &s.fields {
+        None => Mapping::dublin_core(),
+        Some(fields) => Mapping {
+            fields: fields
+                .iter()
+                .map(|f| FieldMapping {
+                    name: f.name.clone(),
+                    predicates: f.predicates.clone(),
+                    kind: match f.kind.as_deref() {
+                        Some("keyword") => MappedKind::Keyword,
+                        Some("date") => MappedKind::Date,
+                        _ => MappedKind::Text,
+                    },
+                    first_name: f.first_name.clone(),
+                    last_name: f.last_name.clone(),
+                })
+                .collect(),
+        },
+    };
+    mapping.validate()?;
+    let workers = match s.extract_workers {
+        0 => std::thread::available_parallelism().map_or(1, |n| n.get()),
+        n => n,
+    };
+    Ok(arca_search::IndexerSettings {
+        dir: config.search_dir(),
+        mapping,
+        extract: arca_search::extract::ExtractLimits {
+            max_input_bytes: s.extract_max_input,
+            max_text_bytes: s.text_limit,
+            timeout: std::time::Duration::from_secs(s.extract_timeout),
+            memory_bytes: s.extract_memory_mib << 20,
+            workers,
+        },
+        program: extract_program(s.extract_program.as_deref()),
+        child_binaries: s.child_binaries,
+    })
+}
+
+/// The program that extracts a PDF's text: the configured one, else the `arca` binary's
+/// hidden `extract-text` command (this program when it is `arca`, else an `arca` next to
+/// it or one directory up — test binaries live in `target/*/deps` — else `arca` on PATH).
+fn extract_program(configured: Option<&std::path::Path>) -> arca_search::extract::ExtractProgram {
+    use arca_search::extract::ExtractProgram;
+    let args = vec![std::ffi::OsString::from("extract-text")];
+    if let Some(p) = configured {
+        return ExtractProgram {
+            program: p.to_path_buf(),
+            args: Vec::new(),
+        };
+    }
+    let exe = std::env::current_exe().ok();
+    let candidates = exe.iter().flat_map(|e| {
+        let dir = e.parent().map(std::path::Path::to_path_buf);
+        [
+            Some(e.clone()).filter(|e| e.file_name().is_some_and(|n| n == "arca")),
+            dir.as_ref().map(|d| d.join("arca")),
+            dir.as_ref().and_then(|d| d.parent()).map(|d| d.join("arca")),
+        ]
+    });
+    let program = candidates
+        .flatten()
+        .find(|p| p.is_file())
+        .unwrap_or_else(|| std::path::PathBuf::from("arca"));
+    ExtractProgram { program, args }
+}
+
 /// Serves the Fedora API on `listener` until `shutdown` resolves, then drains requests in
 /// flight and checkpoints the catalog.
 pub async fn run(
@@ -258,6 +329,15 @@ pub async fn run_observed(
     let requests = request_limits(&config);
     let addr = listener.local_addr()?;
     let (stop_events, events_stopped) = tokio::sync::watch::channel(false);
+    let search = if config.search.enabled {
+        Some(
+            arca_search::Indexer::open(repo.clone(), search_settings(&config)?)
+                .context("cannot open the search index")?,
+        )
+    } else {
+        None
+    };
+    let indexing = search.as_ref().map(|s| s.spawn(events_stopped.clone()));
     let deliveries = start_events(&config, &repo, addr, events_stopped)?;
     let app = arca_http::router(
         repo,
@@ -269,6 +349,8 @@ pub async fn run_observed(
             external_allowed,
             auth,
             deliveries,
+            search,
+            search_max_results: config.search.max_results,
         },
     )
     .map_err(anyhow::Error::msg)?;
@@ -287,6 +369,10 @@ pub async fn run_observed(
     )
     .await;
     let _ = stop_events.send(true);
+    if let Some(task) = indexing {
+        // The indexer finishes its batch; what it has not committed it does again next time.
+        let _ = tokio::time::timeout(std::time::Duration::from_secs(10), task).await;
+    }
     repo_stats.shutdown().await?;
     catalog.checkpoint()?;
     let sync = repo_stats.sync_stats();

@@ -1,0 +1,338 @@
+//! The tantivy index on disk: documents in, committed with the change-log position they
+//! reflect, and searched.
+//!
+//! The position is the commit's payload, so the index and the position it has reached are
+//! written in one atomic commit: after a crash the index resumes exactly where its last
+//! commit stopped, and replaying a change twice only replaces a document by itself.
+
+use std::path::Path;
+
+use parking_lot::Mutex;
+use serde::{Deserialize, Serialize};
+use tantivy::collector::{Count, TopDocs};
+use tantivy::query::Query;
+use tantivy::schema::{Field, OwnedValue, Value};
+use tantivy::{
+    DocAddress, Index, IndexReader, IndexWriter, Order, ReloadPolicy, Searcher, TantivyDocument,
+    Term,
+};
+
+use crate::mapping::Mapping;
+use crate::query::{FieldKind, QueryParser};
+use crate::schema::{analyzer, IndexSchema};
+use crate::{Error, Result};
+
+/// Memory of the index writer (shared by its threads).
+const WRITER_BUDGET: usize = 96 << 20;
+
+/// What a commit records besides the documents.
+#[derive(Debug, Serialize, Deserialize)]
+struct Payload {
+    /// The change-log position every change up to which is in the index.
+    seq: i64,
+    /// The mapping's fingerprint.
+    mapping: String,
+}
+
+/// A sort order of hits.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Sort {
+    /// A fast field: `id`, `mime_type`, `created`, `modified`, `content_size`, or a mapped
+    /// date field.
+    pub field: String,
+    /// Descending.
+    pub descending: bool,
+}
+
+/// One page of hits.
+#[derive(Debug)]
+pub struct Page {
+    /// How many documents match.
+    pub total: usize,
+    /// The page's documents, in order.
+    pub hits: Vec<DocAddress>,
+}
+
+/// The index.
+pub struct SearchIndex {
+    schema: IndexSchema,
+    reader: IndexReader,
+    writer: Mutex<IndexWriter>,
+    parser: QueryParser,
+    fingerprint: String,
+}
+
+impl SearchIndex {
+    /// Opens the index in `dir`, creating it (or recreating it, when it was built with
+    /// another mapping or schema) as needed. Returns the index and the change-log position
+    /// its last commit reached (`None` for a new index, which must be built in full).
+    pub fn open(dir: &Path, mapping: &Mapping) -> Result<(Self, Option<i64>)> {
+        let schema = IndexSchema::new(mapping);
+        let fingerprint = mapping.fingerprint();
+        std::fs::create_dir_all(dir).map_err(|e| Error::Io(dir.to_path_buf(), e))?;
+        let existing = if dir.join("meta.json").exists() {
+            let index = Index::open_in_dir(dir)?;
+            let payload = index
+                .load_metas()?
+                .payload
+                .and_then(|p| serde_json::from_str::<Payload>(&p).ok());
+            match payload {
+                Some(p) if p.mapping == fingerprint && index.schema() == schema.schema => {
+                    Some((index, p.seq))
+                }
+                _ => {
+                    tracing::warn!(dir = %dir.display(), "the search index was built with another field mapping (or never finished): rebuilding it");
+                    drop(index);
+                    clear_dir(dir)?;
+                    None
+                }
+            }
+        } else {
+            None
+        };
+        let (index, position) = match existing {
+            Some((index, seq)) => (index, Some(seq)),
+            None => (Index::create_in_dir(dir, schema.schema.clone())?, None),
+        };
+        Ok((Self::with_index(index, schema, fingerprint)?, position))
+    }
+
+    /// A new index in memory (tests).
+    pub fn in_memory(mapping: &Mapping) -> Result<Self> {
+        let schema = IndexSchema::new(mapping);
+        let index = Index::create_in_ram(schema.schema.clone());
+        Self::with_index(index, schema, mapping.fingerprint())
+    }
+
+    fn with_index(index: Index, schema: IndexSchema, fingerprint: String) -> Result<Self> {
+        schema.register(&index);
+        let threads = std::thread::available_parallelism().map_or(1, |n| n.get().min(4));
+        let writer = index
+            .writer_with_num_threads(threads, WRITER_BUDGET)
+            .map_err(|e| match e {
+                tantivy::TantivyError::LockFailure(..) => Error::Locked,
+                e => e.into(),
+            })?;
+        let reader = index
+            .reader_builder()
+            .reload_policy(ReloadPolicy::Manual)
+            .try_into()?;
+        let parser = QueryParser::new(schema.query_fields.clone(), "ALL", analyzer());
+        Ok(Self {
+            schema,
+            reader,
+            writer: Mutex::new(writer),
+            parser,
+            fingerprint,
+        })
+    }
+
+    /// The schema.
+    pub fn schema(&self) -> &IndexSchema {
+        &self.schema
+    }
+
+    /// The query parser for this index's fields.
+    pub fn parser(&self) -> &QueryParser {
+        &self.parser
+    }
+
+    /// Replaces the document of resource `path` (adds it if it had none).
+    pub fn upsert(&self, path: &str, doc: TantivyDocument) -> Result<()> {
+        let w = self.writer.lock();
+        w.delete_term(Term::from_field_text(self.schema.system.id, path));
+        w.add_document(doc)?;
+        Ok(())
+    }
+
+    /// Removes the document of resource `path`.
+    pub fn remove(&self, path: &str) {
+        self.writer
+            .lock()
+            .delete_term(Term::from_field_text(self.schema.system.id, path));
+    }
+
+    /// Removes every document (the next commit makes that visible, so searches see the old
+    /// documents until a rebuild commits).
+    pub fn clear(&self) -> Result<()> {
+        self.writer.lock().delete_all_documents()?;
+        Ok(())
+    }
+
+    /// Makes everything added and removed so far durable and visible, recording that the
+    /// index reflects the change log up to `seq`.
+    pub fn commit(&self, seq: i64) -> Result<()> {
+        let payload = serde_json::to_string(&Payload {
+            seq,
+            mapping: self.fingerprint.clone(),
+        })
+        .expect("payload serializes");
+        {
+            let mut w = self.writer.lock();
+            let mut prepared = w.prepare_commit()?;
+            prepared.set_payload(&payload);
+            prepared.commit()?;
+        }
+        self.reader.reload()?;
+        Ok(())
+    }
+
+    /// Drops what was added since the last commit.
+    pub fn rollback(&self) -> Result<()> {
+        self.writer.lock().rollback()?;
+        Ok(())
+    }
+
+    /// The searcher of the last commit (one snapshot for a whole request).
+    pub fn searcher(&self) -> Searcher {
+        self.reader.searcher()
+    }
+
+    /// Documents in the last commit.
+    pub fn documents(&self) -> u64 {
+        self.reader.searcher().num_docs()
+    }
+
+    /// Checks that `sort` names a sortable field.
+    pub fn check_sort(&self, sort: &Sort) -> Result<()> {
+        self.sort_kind(sort).map(|_| ())
+    }
+
+    fn sort_kind(&self, sort: &Sort) -> Result<(String, FieldKind)> {
+        let field = self
+            .schema
+            .query_fields
+            .iter()
+            .find(|f| f.name.eq_ignore_ascii_case(&sort.field))
+            .ok_or_else(|| Error::BadRequest(format!("cannot sort by unknown field {:?}", sort.field)))?;
+        let entry = self.schema.schema.get_field_entry(field.field);
+        if !entry.is_fast() {
+            return Err(Error::BadRequest(format!(
+                "cannot sort by {:?}: sortable fields are id, mime_type, created, modified, content_size and date fields",
+                sort.field
+            )));
+        }
+        Ok((entry.name().to_string(), field.kind))
+    }
+
+    /// One page of the documents matching `query`: by score, or by `sort` (documents
+    /// without a value last).
+    pub fn page(
+        &self,
+        searcher: &Searcher,
+        query: &dyn Query,
+        sort: Option<&Sort>,
+        offset: usize,
+        limit: usize,
+    ) -> Result<Page> {
+        let limit = limit.max(1);
+        let top = TopDocs::with_limit(limit).and_offset(offset);
+        let (total, hits) = match sort {
+            None => {
+                let (total, hits) = searcher.search(query, &(Count, top.order_by_score()))?;
+                (total, hits.into_iter().map(|(_, a)| a).collect())
+            }
+            Some(s) => {
+                let (name, kind) = self.sort_kind(s)?;
+                let order = if s.descending { Order::Desc } else { Order::Asc };
+                match kind {
+                    FieldKind::Keyword | FieldKind::Text => {
+                        let (total, hits) = searcher
+                            .search(query, &(Count, top.order_by_string_fast_field(name, order)))?;
+                        (total, hits.into_iter().map(|(_, a)| a).collect())
+                    }
+                    FieldKind::Date => {
+                        let c = top.order_by_fast_field::<tantivy::DateTime>(name, order);
+                        let (total, hits) = searcher.search(query, &(Count, c))?;
+                        (total, hits.into_iter().map(|(_, a)| a).collect())
+                    }
+                    FieldKind::Number => {
+                        let c = top.order_by_fast_field::<u64>(name, order);
+                        let (total, hits) = searcher.search(query, &(Count, c))?;
+                        (total, hits.into_iter().map(|(_, a)| a).collect())
+                    }
+                }
+            }
+        };
+        Ok(Page { total, hits })
+    }
+
+    /// The stored values of `fields` of one hit, as JSON (dates in RFC 3339), each a single
+    /// value or, when the document has several, an array. The resource's path is always
+    /// included as `id`.
+    pub fn stored(
+        &self,
+        searcher: &Searcher,
+        hit: DocAddress,
+        fields: &[(String, Field)],
+    ) -> Result<(String, serde_json::Map<String, serde_json::Value>)> {
+        let doc: TantivyDocument = searcher.doc(hit)?;
+        let id = doc
+            .get_first(self.schema.system.id)
+            .and_then(|v| v.as_str())
+            .unwrap_or_default()
+            .to_string();
+        let mut out = serde_json::Map::new();
+        for (name, field) in fields {
+            let values: Vec<serde_json::Value> = doc
+                .get_all(*field)
+                .map(|v| json_value(&OwnedValue::from(v)))
+                .collect();
+            match values.len() {
+                0 => {}
+                1 => {
+                    out.insert(name.clone(), values.into_iter().next().expect("one"));
+                }
+                _ => {
+                    out.insert(name.clone(), serde_json::Value::Array(values));
+                }
+            }
+        }
+        Ok((id, out))
+    }
+
+    /// Every document's stored fields, by id (tests compare a live index with a rebuilt one).
+    pub fn dump(&self) -> Result<std::collections::BTreeMap<String, serde_json::Value>> {
+        let searcher = self.searcher();
+        let fields = self.schema.stored.clone();
+        let mut out = std::collections::BTreeMap::new();
+        for (ord, segment) in searcher.segment_readers().iter().enumerate() {
+            for doc in segment.doc_ids_alive() {
+                let (id, values) = self.stored(&searcher, DocAddress::new(ord as u32, doc), &fields)?;
+                out.insert(id, serde_json::Value::Object(values));
+            }
+        }
+        Ok(out)
+    }
+}
+
+fn json_value(v: &OwnedValue) -> serde_json::Value {
+    match v {
+        OwnedValue::Str(s) => s.clone().into(),
+        OwnedValue::U64(n) => (*n).into(),
+        OwnedValue::I64(n) => (*n).into(),
+        OwnedValue::F64(n) => serde_json::json!(n),
+        OwnedValue::Bool(b) => (*b).into(),
+        OwnedValue::Date(d) => {
+            let t = time::OffsetDateTime::from_unix_timestamp(d.into_timestamp_secs())
+                .unwrap_or(time::OffsetDateTime::UNIX_EPOCH);
+            t.format(&time::format_description::well_known::Rfc3339)
+                .unwrap_or_default()
+                .into()
+        }
+        other => format!("{other:?}").into(),
+    }
+}
+
+fn clear_dir(dir: &Path) -> Result<()> {
+    for entry in std::fs::read_dir(dir).map_err(|e| Error::Io(dir.to_path_buf(), e))? {
+        let path = entry.map_err(|e| Error::Io(dir.to_path_buf(), e))?.path();
+        let r = if path.is_dir() {
+            std::fs::remove_dir_all(&path)
+        } else {
+            std::fs::remove_file(&path)
+        };
+        r.map_err(|e| Error::Io(path, e))?;
+    }
+    Ok(())
+}

@@ -1,0 +1,748 @@
+//! Keeps the index equal to the repository: a task follows the catalog's change log, and
+//! full rebuilds read every live resource.
+//!
+//! Each batch of changes becomes one commit whose payload is the position reached, so a
+//! restart resumes exactly there and a change applied twice only replaces a document by
+//! itself. Text extraction runs beside the loop: a binary is indexed at once with its
+//! metadata, and again (with its parent container) when its text is ready; until then the
+//! committed position stays before the change that asked for the text, so a crash cannot
+//! lose it. Extracted text is cached per content digest, so each distinct content is
+//! extracted once and a rebuild needs no extraction.
+
+use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, AtomicI64, AtomicU64, Ordering};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use arca_catalog::{Catalog, ResourceRecord};
+use arca_model::{FedoraId, InteractionModel};
+use arca_repository::Repository;
+use parking_lot::Mutex;
+use serde::Serialize;
+use tokio::sync::{mpsc, oneshot, watch};
+
+use crate::document::{self, ResourceView};
+use crate::extract::{is_extractable, ExtractLimits, ExtractProgram, Extractor, TextCache};
+use crate::index::SearchIndex;
+use crate::mapping::Mapping;
+use crate::{Error, Result};
+
+/// The consumer name of the index in the catalog's `consumers` table.
+pub const CONSUMER: &str = "search";
+/// Changes read from the log per batch.
+const BATCH: usize = 2_000;
+/// Least time between two commits of the live loop (each commit makes a segment).
+const COMMIT_INTERVAL: Duration = Duration::from_millis(100);
+/// Live resources read per page by a rebuild.
+const REBUILD_PAGE: usize = 256;
+/// Texts kept in memory after their extraction (see `Indexer::recent`).
+const RECENT_TEXTS: usize = 256;
+/// Pages a rebuild works on at once.
+const REBUILD_PARALLEL: usize = 4;
+
+/// How the index is set up.
+#[derive(Debug, Clone)]
+pub struct IndexerSettings {
+    /// Directory of the index and the text cache (`<data>/search`).
+    pub dir: PathBuf,
+    /// The field mapping.
+    pub mapping: Mapping,
+    /// Bounds of text extraction.
+    pub extract: ExtractLimits,
+    /// The program that extracts a PDF's text (`arca extract-text`).
+    pub program: ExtractProgram,
+    /// Child binaries whose text goes into a container's `ALL`/`FULLTEXT` (the first ones,
+    /// in id order).
+    pub child_binaries: usize,
+}
+
+/// Where indexing stands, for operators (`fcr:search/status`).
+#[derive(Debug, Clone, Serialize)]
+pub struct SearchStatus {
+    /// Documents in the index.
+    pub documents: u64,
+    /// The change-log position the index reflects.
+    pub indexed: i64,
+    /// The last committed change.
+    pub last_change: i64,
+    /// Changes not indexed yet.
+    pub lag: i64,
+    /// The running or last rebuild.
+    pub reindex: Option<RebuildProgress>,
+    /// Text extraction.
+    pub extraction: ExtractionCounts,
+}
+
+/// A rebuild's progress.
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct RebuildProgress {
+    /// Still running.
+    pub running: bool,
+    /// Resources done.
+    pub done: u64,
+    /// Live resources when it started.
+    pub total: u64,
+    /// Seconds since it started (or that it took).
+    pub seconds: f64,
+    /// Resources per second.
+    pub objects_per_second: f64,
+    /// Why it failed, if it did.
+    pub error: Option<String>,
+}
+
+/// Extraction counters since the server started.
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct ExtractionCounts {
+    /// Texts extracted.
+    pub extracted: u64,
+    /// Binaries whose text could not be extracted (logged with the reason).
+    pub failed: u64,
+    /// Texts found in the cache.
+    pub cached: u64,
+    /// Extractions waiting or running.
+    pub pending: u64,
+    /// Seconds spent extracting (sum over extractions).
+    pub seconds: f64,
+}
+
+#[derive(Default)]
+struct Counters {
+    indexed: AtomicI64,
+    extracted: AtomicU64,
+    failed: AtomicU64,
+    cached: AtomicU64,
+    pending: AtomicU64,
+    extract_nanos: AtomicU64,
+    rebuilding: AtomicBool,
+}
+
+enum Command {
+    Rebuild,
+    Refresh(Vec<FedoraId>, oneshot::Sender<Result<()>>),
+}
+
+/// A text that became available: the binary that wanted it and the change that asked.
+struct TextReady {
+    waiters: Vec<(FedoraId, i64)>,
+}
+
+/// The search index and what keeps it current.
+pub struct Indexer {
+    index: SearchIndex,
+    repo: Arc<Repository>,
+    catalog: Arc<dyn Catalog>,
+    extractor: Extractor,
+    cache: TextCache,
+    child_binaries: usize,
+    max_text: usize,
+    counters: Counters,
+    rebuild: Mutex<Option<(Instant, RebuildProgress)>>,
+    /// Extractions running, by text key, with the binaries waiting for them.
+    inflight: Mutex<HashMap<String, Vec<(FedoraId, i64)>>>,
+    /// Texts extracted lately, by text key: the refresh they cause finds them here even
+    /// when the cache could not store them (a full disk must not make extraction loop).
+    recent: Mutex<HashMap<String, Option<String>>>,
+    commands: mpsc::UnboundedSender<Command>,
+    receiver: Mutex<Option<mpsc::UnboundedReceiver<Command>>>,
+    ready_tx: mpsc::UnboundedSender<TextReady>,
+    ready_rx: Mutex<Option<mpsc::UnboundedReceiver<TextReady>>>,
+    /// Position of a new index: `None` until built.
+    start: Mutex<Option<i64>>,
+}
+
+impl Indexer {
+    /// Opens (or creates) the index under `settings.dir`.
+    pub fn open(repo: Arc<Repository>, settings: IndexerSettings) -> Result<Arc<Self>> {
+        settings.mapping.validate()?;
+        let (index, position) = SearchIndex::open(&settings.dir.join("index"), &settings.mapping)?;
+        let text_dir = settings.dir.join("text");
+        let cache = TextCache::open(&text_dir).map_err(|e| Error::Io(text_dir, e))?;
+        let (commands, receiver) = mpsc::unbounded_channel();
+        let (ready_tx, ready_rx) = mpsc::unbounded_channel();
+        let counters = Counters::default();
+        counters.indexed.store(position.unwrap_or(0), Ordering::Relaxed);
+        Ok(Arc::new(Self {
+            index,
+            catalog: repo.catalog().clone(),
+            repo,
+            max_text: settings.extract.max_text_bytes,
+            extractor: Extractor::new(settings.extract, settings.program),
+            cache,
+            child_binaries: settings.child_binaries,
+            counters,
+            rebuild: Mutex::new(None),
+            inflight: Mutex::new(HashMap::new()),
+            recent: Mutex::new(HashMap::new()),
+            commands,
+            receiver: Mutex::new(Some(receiver)),
+            ready_tx,
+            ready_rx: Mutex::new(Some(ready_rx)),
+            start: Mutex::new(position),
+        }))
+    }
+
+    /// The index (for queries).
+    pub fn index(&self) -> &SearchIndex {
+        &self.index
+    }
+
+    /// Where indexing stands.
+    pub fn status(&self) -> SearchStatus {
+        let indexed = self.counters.indexed.load(Ordering::Relaxed);
+        let last_change = *self.catalog.last_change().borrow();
+        let c = &self.counters;
+        SearchStatus {
+            documents: self.index.documents(),
+            indexed,
+            last_change,
+            lag: (last_change - indexed).max(0),
+            reindex: self.rebuild.lock().as_ref().map(|(started, p)| {
+                let mut p = p.clone();
+                if p.running {
+                    p.seconds = started.elapsed().as_secs_f64();
+                    p.objects_per_second = p.done as f64 / p.seconds.max(1e-9);
+                }
+                p
+            }),
+            extraction: ExtractionCounts {
+                extracted: c.extracted.load(Ordering::Relaxed),
+                failed: c.failed.load(Ordering::Relaxed),
+                cached: c.cached.load(Ordering::Relaxed),
+                pending: c.pending.load(Ordering::Relaxed),
+                seconds: c.extract_nanos.load(Ordering::Relaxed) as f64 / 1e9,
+            },
+        }
+    }
+
+    /// Asks the live loop for a full rebuild; `false` when one is running already.
+    pub fn request_rebuild(&self) -> bool {
+        if self.counters.rebuilding.swap(true, Ordering::SeqCst) {
+            return false;
+        }
+        let _ = self.commands.send(Command::Rebuild);
+        true
+    }
+
+    /// Indexes `ids` again now and commits (GSearch's `updateIndex fromPid`); waits for
+    /// the live loop to do it.
+    pub async fn refresh(&self, ids: Vec<FedoraId>) -> Result<()> {
+        let (tx, rx) = oneshot::channel();
+        let _ = self.commands.send(Command::Refresh(ids, tx));
+        rx.await
+            .unwrap_or_else(|_| Err(Error::BadRequest("the indexer has stopped".into())))
+    }
+
+    /// Starts the live loop; it stops when `stop` turns true (after its current batch).
+    pub fn spawn(self: &Arc<Self>, stop: watch::Receiver<bool>) -> tokio::task::JoinHandle<()> {
+        let me = self.clone();
+        tokio::spawn(async move {
+            if let Err(e) = me.run(stop).await {
+                tracing::error!(error = %e, "the search indexer stopped");
+            }
+        })
+    }
+
+    async fn run(self: Arc<Self>, mut stop: watch::Receiver<bool>) -> Result<()> {
+        let mut commands = self.receiver.lock().take().expect("one live loop");
+        let mut ready = self.ready_rx.lock().take().expect("one live loop");
+        let mut last = self.catalog.last_change();
+        let start = *self.start.lock();
+        let first = self.catalog.first_change().await?;
+        let mut position = match start {
+            Some(p) if p + 1 >= first || p >= *last.borrow() => p,
+            _ => {
+                if start.is_some() {
+                    tracing::warn!("the change log no longer reaches back to the search index's position: rebuilding it");
+                }
+                self.counters.rebuilding.store(true, Ordering::SeqCst);
+                self.rebuild_now().await?
+            }
+        };
+        // Changes (by the sequence number that asked) whose text is still being extracted.
+        let mut waiting: BTreeMap<i64, usize> = BTreeMap::new();
+        let mut refresh: BTreeSet<FedoraId> = BTreeSet::new();
+        let mut replies: Vec<oneshot::Sender<Result<()>>> = Vec::new();
+        let mut last_commit = Instant::now() - COMMIT_INTERVAL;
+        loop {
+            let behind = *last.borrow_and_update() > position;
+            if !behind && refresh.is_empty() && replies.is_empty() {
+                tokio::select! {
+                    _ = stop.changed() => {}
+                    r = last.changed() => { if r.is_err() { return Ok(()); } }
+                    Some(cmd) = commands.recv() => self.take_command(cmd, &mut refresh, &mut replies, &mut position).await?,
+                    Some(t) = ready.recv() => self.take_ready(t, &mut waiting, &mut refresh),
+                }
+            }
+            if *stop.borrow() {
+                return Ok(());
+            }
+            while let Ok(cmd) = commands.try_recv() {
+                self.take_command(cmd, &mut refresh, &mut replies, &mut position)
+                    .await?;
+            }
+            while let Ok(t) = ready.try_recv() {
+                self.take_ready(t, &mut waiting, &mut refresh);
+            }
+            let pause = COMMIT_INTERVAL.saturating_sub(last_commit.elapsed());
+            if !pause.is_zero() && replies.is_empty() {
+                tokio::time::sleep(pause).await;
+            }
+            let entries = self.catalog.changes_since(position, BATCH).await?;
+            let mut targets: BTreeMap<FedoraId, i64> = BTreeMap::new();
+            for e in &entries {
+                if let Some(t) = target_of(&e.change.id) {
+                    targets.insert(t, e.seq);
+                }
+            }
+            for id in std::mem::take(&mut refresh) {
+                targets.entry(id).or_insert(0);
+            }
+            let mut parents: BTreeSet<FedoraId> = BTreeSet::new();
+            for (id, seq) in &targets {
+                if let Some(parent) = self.index_one(id, *seq, &mut waiting).await? {
+                    if !targets.contains_key(&parent) {
+                        parents.insert(parent);
+                    }
+                }
+            }
+            for id in parents {
+                self.index_one(&id, 0, &mut waiting).await?;
+            }
+            if let Some(e) = entries.last() {
+                position = e.seq;
+            }
+            // The committed position never passes a change whose text is still coming.
+            let safe = waiting
+                .first_key_value()
+                .map_or(position, |(seq, _)| (seq - 1).min(position));
+            let index = &self.index;
+            tokio::task::block_in_place(|| index.commit(safe))?;
+            last_commit = Instant::now();
+            self.counters.indexed.store(position, Ordering::Relaxed);
+            if let Err(e) = self.catalog.set_consumer_position(CONSUMER, safe).await {
+                tracing::warn!(error = %e, "cannot record the search index's position");
+            }
+            for r in replies.drain(..) {
+                let _ = r.send(Ok(()));
+            }
+        }
+    }
+
+    async fn take_command(
+        self: &Arc<Self>,
+        cmd: Command,
+        refresh: &mut BTreeSet<FedoraId>,
+        replies: &mut Vec<oneshot::Sender<Result<()>>>,
+        position: &mut i64,
+    ) -> Result<()> {
+        match cmd {
+            Command::Refresh(ids, reply) => {
+                refresh.extend(ids);
+                replies.push(reply);
+            }
+            Command::Rebuild => match self.rebuild_now().await {
+                Ok(p) => *position = p,
+                Err(e) => tracing::error!(error = %e, "rebuilding the search index failed"),
+            },
+        }
+        Ok(())
+    }
+
+    fn take_ready(
+        &self,
+        ready: TextReady,
+        waiting: &mut BTreeMap<i64, usize>,
+        refresh: &mut BTreeSet<FedoraId>,
+    ) {
+        for (id, seq) in ready.waiters {
+            if let Some(n) = waiting.get_mut(&seq) {
+                *n -= 1;
+                if *n == 0 {
+                    waiting.remove(&seq);
+                }
+            }
+            if let Some(parent) = id.path_parent() {
+                refresh.insert(parent);
+            }
+            refresh.insert(id);
+        }
+    }
+
+    /// Rebuilds the whole index from the catalog and the stored content; returns the
+    /// change-log position it reflects. Searches see the old index until it commits.
+    pub async fn rebuild_now(self: &Arc<Self>) -> Result<i64> {
+        self.counters.rebuilding.store(true, Ordering::SeqCst);
+        let result = self.rebuild_inner(|_, _| {}).await;
+        self.counters.rebuilding.store(false, Ordering::SeqCst);
+        let mut guard = self.rebuild.lock();
+        if let Some((started, p)) = guard.as_mut() {
+            p.running = false;
+            p.seconds = started.elapsed().as_secs_f64();
+            p.objects_per_second = p.done as f64 / p.seconds.max(1e-9);
+            if let Err(e) = &result {
+                p.error = Some(e.to_string());
+            }
+        }
+        result
+    }
+
+    /// As [`rebuild_now`](Self::rebuild_now), telling `progress` (done, total) as it goes
+    /// (the offline `arca reindex`).
+    pub async fn rebuild_with(self: &Arc<Self>, progress: impl Fn(u64, u64) + Sync) -> Result<i64> {
+        self.rebuild_inner(progress).await
+    }
+
+    async fn rebuild_inner(self: &Arc<Self>, progress: impl Fn(u64, u64) + Sync) -> Result<i64> {
+        let at = *self.catalog.last_change().borrow();
+        let total = self.catalog.live_count().await?;
+        *self.rebuild.lock() = Some((
+            Instant::now(),
+            RebuildProgress {
+                running: true,
+                total,
+                ..Default::default()
+            },
+        ));
+        tracing::info!(resources = total, "rebuilding the search index");
+        let started = Instant::now();
+        self.index.clear()?;
+        let done = AtomicU64::new(0);
+        let mut after: Option<FedoraId> = None;
+        let outcome: Result<()> = async {
+            loop {
+                let mut pages = Vec::new();
+                for _ in 0..REBUILD_PARALLEL {
+                    let page = self.catalog.live_after(after.as_ref(), REBUILD_PAGE).await?;
+                    let Some(last) = page.last() else { break };
+                    after = Some(last.id.clone());
+                    pages.push(page);
+                }
+                if pages.is_empty() {
+                    return Ok(());
+                }
+                let work = pages.into_iter().map(|page| async {
+                    for record in page {
+                        if target_of(&record.id).as_ref() == Some(&record.id) {
+                            self.index_record(&record, None).await?;
+                        }
+                        let n = done.fetch_add(1, Ordering::Relaxed) + 1;
+                        if n % 512 == 0 {
+                            progress(n, total);
+                            if let Some((_, p)) = self.rebuild.lock().as_mut() {
+                                p.done = n;
+                            }
+                        }
+                    }
+                    Ok::<(), Error>(())
+                });
+                for r in futures_util::future::join_all(work).await {
+                    r?;
+                }
+            }
+        }
+        .await;
+        if let Err(e) = outcome {
+            let _ = self.index.rollback();
+            return Err(e);
+        }
+        let index = &self.index;
+        tokio::task::block_in_place(|| index.commit(at))?;
+        let n = done.load(Ordering::Relaxed);
+        progress(n, total);
+        if let Some((_, p)) = self.rebuild.lock().as_mut() {
+            p.done = n;
+        }
+        self.counters.indexed.store(at, Ordering::Relaxed);
+        if let Err(e) = self.catalog.set_consumer_position(CONSUMER, at).await {
+            tracing::warn!(error = %e, "cannot record the search index's position");
+        }
+        let secs = started.elapsed().as_secs_f64();
+        tracing::info!(
+            resources = n,
+            seconds = secs,
+            per_second = n as f64 / secs.max(1e-9),
+            "search index rebuilt"
+        );
+        Ok(at)
+    }
+
+    /// Indexes (or removes) one resource as the catalog has it now; returns the parent
+    /// container to index again when the resource is a binary (its text is in the parent's
+    /// `ALL`).
+    async fn index_one(
+        self: &Arc<Self>,
+        id: &FedoraId,
+        seq: i64,
+        waiting: &mut BTreeMap<i64, usize>,
+    ) -> Result<Option<FedoraId>> {
+        let record = self.catalog.get(id).await?;
+        let Some(record) = record.filter(|r| !r.is_deleted()) else {
+            self.index.remove(id.path());
+            // A deleted binary's text leaves its parent.
+            return Ok(id.path_parent());
+        };
+        let binary = record.headers.model() == Some(InteractionModel::NonRdfSource);
+        let wanted = self.index_record(&record, Some(seq)).await?;
+        if wanted {
+            *waiting.entry(seq).or_default() += 1;
+        }
+        Ok(if binary { record.parent.clone() } else { None })
+    }
+
+    /// Builds and stores the document of `record`. With `live` (the sequence number that
+    /// asked), a text not extracted yet is asked for and the document stored without it
+    /// (returns true); without (a rebuild), the text is waited for.
+    async fn index_record(self: &Arc<Self>, record: &ResourceRecord, live: Option<i64>) -> Result<bool> {
+        let model = record.headers.model();
+        let binary = model == Some(InteractionModel::NonRdfSource);
+        let triples = if binary {
+            match self.catalog.get(&record.id.description()).await? {
+                Some(desc) => self.repo.triples(&desc)?,
+                None => Vec::new(),
+            }
+        } else {
+            self.repo.triples(record)?
+        };
+        let mut asked = false;
+        let text = if binary {
+            match self.text_of(record, live).await {
+                Text::Ready(t) => Some(t),
+                Text::Asked => {
+                    asked = true;
+                    None
+                }
+                Text::None => None,
+            }
+        } else {
+            None
+        };
+        let mut child_texts = Vec::new();
+        if model.is_some_and(InteractionModel::is_container) && self.child_binaries > 0 {
+            let mut budget = self.max_text;
+            let children = self
+                .catalog
+                .children(&record.id, None, self.child_binaries)
+                .await?;
+            for child in children {
+                let Some(c) = self.catalog.get(&child).await? else { continue };
+                if c.headers.model() != Some(InteractionModel::NonRdfSource) {
+                    continue;
+                }
+                // Children's texts are never extracted here: the child's own indexing
+                // asks, and refreshes this container when the text is ready.
+                if let Some(Ok(t)) = text_key(&c).and_then(|k| self.cache.get(&k)) {
+                    if budget == 0 {
+                        break;
+                    }
+                    let t = cut(t, budget);
+                    budget -= t.len();
+                    child_texts.push(t);
+                }
+            }
+        }
+        let types = arca_repository::types_of(record);
+        let iri = record.id.iri();
+        let parent = record.parent.as_ref().map(FedoraId::path);
+        let view = ResourceView {
+            path: record.id.path(),
+            parent,
+            headers: &record.headers,
+            types: &types,
+            subject: &iri,
+            triples: &triples,
+            text: text.as_deref(),
+            child_texts: &child_texts,
+        };
+        let doc = document::build(self.index.schema(), &view);
+        self.index.upsert(record.id.path(), doc)?;
+        Ok(asked)
+    }
+
+    /// The text of a binary: from the cache, or extracted (waited for in a rebuild, asked
+    /// for in the live loop).
+    async fn text_of(self: &Arc<Self>, record: &ResourceRecord, live: Option<i64>) -> Text {
+        let Some(mime) = record.headers.mime_type.as_deref() else {
+            return Text::None;
+        };
+        if !is_extractable(mime) {
+            return Text::None;
+        }
+        let Some(key) = text_key(record) else {
+            return Text::None;
+        };
+        if let Some(recent) = self.recent.lock().get(&key) {
+            return recent.clone().map_or(Text::None, Text::Ready);
+        }
+        match self.cache.get(&key) {
+            Some(Ok(t)) => {
+                self.counters.cached.fetch_add(1, Ordering::Relaxed);
+                return Text::Ready(t);
+            }
+            Some(Err(_)) => return Text::None,
+            None => {}
+        }
+        match live {
+            None => match self.extract_into_cache(record, &key).await {
+                Some(t) => Text::Ready(t),
+                None => Text::None,
+            },
+            Some(seq) => {
+                let first = {
+                    let mut inflight = self.inflight.lock();
+                    let waiters = inflight.entry(key.clone()).or_default();
+                    waiters.push((record.id.clone(), seq));
+                    waiters.len() == 1
+                };
+                if first {
+                    self.counters.pending.fetch_add(1, Ordering::Relaxed);
+                    let record = record.clone();
+                    let me = self.clone();
+                    tokio::spawn(async move {
+                        let text = me.extract_into_cache(&record, &key).await;
+                        {
+                            let mut recent = me.recent.lock();
+                            if recent.len() >= RECENT_TEXTS {
+                                recent.clear();
+                            }
+                            recent.insert(key.clone(), text);
+                        }
+                        me.counters.pending.fetch_sub(1, Ordering::Relaxed);
+                        let waiters = me.inflight.lock().remove(&key).unwrap_or_default();
+                        let _ = me.ready_tx.send(TextReady { waiters });
+                    });
+                }
+                Text::Asked
+            }
+        }
+    }
+
+    /// Extracts a binary's text into the cache (a failure is logged and cached too).
+    async fn extract_into_cache(&self, record: &ResourceRecord, key: &str) -> Option<String> {
+        let path = match self.content_file(record).await {
+            Some(p) => p,
+            None => return None,
+        };
+        let mime = record.headers.mime_type.as_deref().unwrap_or_default();
+        let started = Instant::now();
+        let result = self.extractor.extract(&path, mime).await;
+        self.counters
+            .extract_nanos
+            .fetch_add(started.elapsed().as_nanos() as u64, Ordering::Relaxed);
+        let stored = match result {
+            Ok(t) => {
+                self.counters.extracted.fetch_add(1, Ordering::Relaxed);
+                Ok(t)
+            }
+            Err(e) => {
+                self.counters.failed.fetch_add(1, Ordering::Relaxed);
+                tracing::warn!(id = %record.id.path(), error = %e, "no text extracted from binary");
+                Err(e.to_string())
+            }
+        };
+        if let Err(e) = self.cache.put(key, &stored) {
+            tracing::warn!(error = %e, "cannot cache extracted text");
+        }
+        stored.ok()
+    }
+
+    /// The file holding a binary's bytes: its content file in the root (once published),
+    /// or the local file of an external `file:` binary.
+    async fn content_file(&self, record: &ResourceRecord) -> Option<PathBuf> {
+        if let Some(url) = &record.headers.external_url {
+            return file_url_path(url);
+        }
+        match self.repo.content_path(record).await {
+            Ok(p) => p,
+            Err(e) => {
+                tracing::warn!(id = %record.id.path(), error = %e, "cannot read binary for text extraction");
+                None
+            }
+        }
+    }
+}
+
+enum Text {
+    Ready(String),
+    Asked,
+    None,
+}
+
+/// The resource whose document a change affects: a description's binary, nothing for an
+/// ACL, else the resource itself.
+fn target_of(id: &FedoraId) -> Option<FedoraId> {
+    if id.is_acl() {
+        None
+    } else if id.is_description() {
+        Some(id.base())
+    } else {
+        Some(id.clone())
+    }
+}
+
+/// The cache key of a binary's text: its content digest (`sha512:<hex>`, or sha256), or
+/// for an external binary without digests a digest of its URL, size and modification time.
+fn text_key(record: &ResourceRecord) -> Option<String> {
+    let h = &record.headers;
+    for d in h.digests.iter().flatten() {
+        for (urn, name) in [("urn:sha-512:", "sha512"), ("urn:sha-256:", "sha256")] {
+            if let Some(hex) = d.strip_prefix(urn) {
+                return Some(format!("{name}:{}", hex.to_ascii_lowercase()));
+            }
+        }
+    }
+    let url = h.external_url.as_deref()?;
+    let path = file_url_path(url)?;
+    let meta = std::fs::metadata(path).ok()?;
+    let mtime = meta
+        .modified()
+        .ok()
+        .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
+        .map_or(0, |d| d.as_nanos());
+    use sha2::Digest;
+    let digest = sha2::Sha256::digest(format!("{url}\n{}\n{mtime}", meta.len()).as_bytes());
+    Some(format!("sha256:{}", hex::encode(digest)))
+}
+
+fn file_url_path(url: &str) -> Option<PathBuf> {
+    let rest = url.strip_prefix("file://")?;
+    let decoded = percent_decode(rest)?;
+    let p = Path::new(&decoded);
+    p.is_absolute().then(|| p.to_path_buf())
+}
+
+fn percent_decode(s: &str) -> Option<String> {
+    let bytes = s.as_bytes();
+    let mut out = Vec::with_capacity(bytes.len());
+    let mut i = 0;
+    while i < bytes.len() {
+        if bytes[i] == b'%' {
+            let hex = s.get(i + 1..i + 3)?;
+            out.push(u8::from_str_radix(hex, 16).ok()?);
+            i += 3;
+        } else {
+            out.push(bytes[i]);
+            i += 1;
+        }
+    }
+    String::from_utf8(out).ok()
+}
+
+fn cut(mut s: String, max: usize) -> String {
+    if s.len() > max {
+        let mut end = max;
+        while !s.is_char_boundary(end) {
+            end -= 1;
+        }
+        s.truncate(end);
+    }
+    s
+}
+
+impl std::fmt::Debug for Indexer {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Indexer")
+            .field("indexed", &self.counters.indexed.load(Ordering::Relaxed))
+            .finish_non_exhaustive()
+    }
+}
