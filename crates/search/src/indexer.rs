@@ -264,6 +264,7 @@ impl Indexer {
         let mut refresh: BTreeSet<FedoraId> = BTreeSet::new();
         let mut replies: Vec<oneshot::Sender<Result<()>>> = Vec::new();
         let mut last_commit = Instant::now() - COMMIT_INTERVAL;
+        let mut texts_in: u64 = 0;
         loop {
             let behind = *last.borrow_and_update() > position;
             if !behind && refresh.is_empty() && replies.is_empty() {
@@ -271,7 +272,7 @@ impl Indexer {
                     _ = stop.changed() => {}
                     r = last.changed() => { if r.is_err() { return Ok(()); } }
                     Some(cmd) = commands.recv() => self.take_command(cmd, &mut refresh, &mut replies, &mut position).await?,
-                    Some(t) = ready.recv() => self.take_ready(t, &mut waiting, &mut refresh),
+                    Some(t) = ready.recv() => { self.take_ready(t, &mut waiting, &mut refresh); texts_in += 1; }
                 }
             }
             if *stop.borrow() {
@@ -283,6 +284,7 @@ impl Indexer {
             }
             while let Ok(t) = ready.try_recv() {
                 self.take_ready(t, &mut waiting, &mut refresh);
+                texts_in += 1;
             }
             let pause = COMMIT_INTERVAL.saturating_sub(last_commit.elapsed());
             if !pause.is_zero() && replies.is_empty() {
@@ -316,9 +318,12 @@ impl Indexer {
             let safe = waiting
                 .first_key_value()
                 .map_or(position, |(seq, _)| (seq - 1).min(position));
-            let index = &self.index;
-            tokio::task::block_in_place(|| index.commit(safe))?;
+            self.commit(safe).await?;
             last_commit = Instant::now();
+            // Texts that arrived are in this commit: only now are they no longer pending.
+            self.counters
+                .pending
+                .fetch_sub(std::mem::take(&mut texts_in), Ordering::Relaxed);
             self.counters.indexed.store(position, Ordering::Relaxed);
             if let Err(e) = self.catalog.set_consumer_position(CONSUMER, safe).await {
                 tracing::warn!(error = %e, "cannot record the search index's position");
@@ -327,6 +332,14 @@ impl Indexer {
                 let _ = r.send(Ok(()));
             }
         }
+    }
+
+    /// Commits the index on a blocking thread (a commit syncs files).
+    async fn commit(self: &Arc<Self>, seq: i64) -> Result<()> {
+        let me = self.clone();
+        tokio::task::spawn_blocking(move || me.index.commit(seq))
+            .await
+            .unwrap_or_else(|e| Err(Error::BadRequest(format!("the index commit panicked: {e}"))))
     }
 
     async fn take_command(
@@ -446,8 +459,7 @@ impl Indexer {
             let _ = self.index.rollback();
             return Err(e);
         }
-        let index = &self.index;
-        tokio::task::block_in_place(|| index.commit(at))?;
+        self.commit(at).await?;
         let n = done.load(Ordering::Relaxed);
         progress(n, total);
         if let Some((_, p)) = self.rebuild.lock().as_mut() {
@@ -607,7 +619,6 @@ impl Indexer {
                             }
                             recent.insert(key.clone(), text);
                         }
-                        me.counters.pending.fetch_sub(1, Ordering::Relaxed);
                         let waiters = me.inflight.lock().remove(&key).unwrap_or_default();
                         let _ = me.ready_tx.send(TextReady { waiters });
                     });
