@@ -628,33 +628,30 @@ impl Indexer {
         }
     }
 
-    /// Extracts a binary's text into the cache (a failure is logged and cached too).
+    /// Extracts a binary's text into the cache (failures that depend only on the content
+    /// are cached too; every failure is logged and counted).
     async fn extract_into_cache(&self, record: &ResourceRecord, key: &str) -> Option<String> {
-        let path = match self.content_file(record).await {
-            Some(p) => p,
-            None => return None,
-        };
+        let path = self.content_file(record).await?;
         let mime = record.headers.mime_type.as_deref().unwrap_or_default();
         let started = Instant::now();
-        let result = self.extractor.extract(&path, mime).await;
+        let result = self
+            .extractor
+            .extract_cached(&self.cache, key, &path, mime)
+            .await;
         self.counters
             .extract_nanos
             .fetch_add(started.elapsed().as_nanos() as u64, Ordering::Relaxed);
-        let stored = match result {
+        match result {
             Ok(t) => {
                 self.counters.extracted.fetch_add(1, Ordering::Relaxed);
-                Ok(t)
+                Some(t)
             }
             Err(e) => {
                 self.counters.failed.fetch_add(1, Ordering::Relaxed);
                 tracing::warn!(id = %record.id.path(), error = %e, "no text extracted from binary");
-                Err(e.to_string())
+                None
             }
-        };
-        if let Err(e) = self.cache.put(key, &stored) {
-            tracing::warn!(error = %e, "cannot cache extracted text");
         }
-        stored.ok()
     }
 
     /// The file holding a binary's bytes: its content file in the root (once published),

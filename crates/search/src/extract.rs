@@ -1,0 +1,500 @@
+//! Text extraction from stored binaries for the full-text index, with hard bounds on time and
+//! memory, and a cache of extracted text keyed by content digest.
+//!
+//! The indexer calls [`Extractor::extract`] for each binary whose text it wants, off the write
+//! path, several at once. Two kinds of content are extracted:
+//!
+//! - text (`text/*`, `application/xml`, `application/json`, `+xml`/`+json` suffixes) is read in
+//!   process, at most [`ExtractLimits::max_text_bytes`] of it, and decoded (see [`Extractor`]);
+//! - PDF is handed to a **child process** (`arca-extract-text`, or the `arca extract-text` hidden
+//!   subcommand; both call [`run_child`]) that limits its own address space and CPU time, because
+//!   `pdf-extract` can panic, loop or allocate without bound on corrupt or adversarial input. The
+//!   parent adds a wall-clock timeout, reads a bounded amount of output, and kills the child when
+//!   the call's future is dropped.
+//!
+//! [`TextCache`] keeps the result per content digest, so each distinct content is extracted once;
+//! [`Extractor::extract_cached`] puts the two together.
+//!
+//! # The child's protocol
+//!
+//! ```text
+//! <program> [<leading args>...] <max_text_bytes> <memory_bytes> <cpu_seconds> <path>
+//! ```
+//!
+//! All four are positional; the numbers are decimal. The child sets `RLIMIT_AS` to
+//! `memory_bytes`, `RLIMIT_CPU` to `cpu_seconds` (hard limit one second later), `RLIMIT_CORE` to
+//! 0 and `RLIMIT_NOFILE` to 16, never reads standard input, and extracts the text inside
+//! `catch_unwind`. On success it writes the text (UTF-8, at most `max_text_bytes`, cut at a
+//! character boundary) to standard output and exits 0. On failure it writes one line
+//! `<kind>: <detail>` to standard error and exits with one of the codes in [`exit`]. A child that
+//! runs out of memory is aborted by the Rust runtime (`SIGABRT`, "memory allocation of N bytes
+//! failed"), one that overflows its stack likewise ("has overflowed its stack"), one that exceeds
+//! its CPU time gets `SIGXCPU`: the parent recognises these and says so in
+//! [`ExtractError::Failed`] or returns [`ExtractError::TimedOut`].
+//!
+//! This module is for Unix (it uses `setrlimit` and signals).
+
+mod cache;
+mod child;
+mod text;
+
+use std::ffi::OsString;
+use std::io;
+use std::os::unix::process::ExitStatusExt;
+use std::path::{Path, PathBuf};
+use std::process::{ExitStatus, Stdio};
+use std::sync::Arc;
+use std::time::Duration;
+
+use tokio::io::{AsyncRead, AsyncReadExt};
+use tokio::sync::Semaphore;
+
+pub use cache::TextCache;
+pub use child::run_child;
+
+/// The exit codes of the child ([`run_child`]); every failure also writes one line
+/// `<kind>: <detail>` to standard error.
+pub mod exit {
+    /// The text was written to standard output.
+    pub const OK: i32 = 0;
+    /// The arguments were not `<max_text_bytes> <memory_bytes> <cpu_seconds> <path>`.
+    pub const USAGE: i32 = 2;
+    /// The file could not be opened or read, the limits could not be set, or the text could not
+    /// be written.
+    pub const IO: i32 = 3;
+    /// The PDF is corrupt: it could not be parsed or its content could not be interpreted.
+    pub const CORRUPT: i32 = 4;
+    /// The PDF is encrypted with a password we do not have, or with an unsupported handler.
+    pub const ENCRYPTED: i32 = 5;
+    /// The extractor panicked (which in practice means a PDF it could not cope with).
+    pub const PANICKED: i32 = 6;
+}
+
+/// Bounds on one extraction.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ExtractLimits {
+    /// Files larger than this are not extracted ([`ExtractError::TooLarge`]). Default 256 MiB.
+    pub max_input_bytes: u64,
+    /// Text beyond this many bytes (UTF-8) is cut at a character boundary. Default 10 MiB.
+    pub max_text_bytes: usize,
+    /// Wall-clock bound on one PDF extraction, child start-up included; the child's CPU limit is
+    /// this rounded up, plus one second. Default 30 s.
+    pub timeout: Duration,
+    /// The child's address-space limit (`RLIMIT_AS`). Default 1 GiB.
+    pub memory_bytes: u64,
+    /// How many extractions (text or PDF) run at once. Default: the number of available cores.
+    pub workers: usize,
+}
+
+impl Default for ExtractLimits {
+    fn default() -> Self {
+        ExtractLimits {
+            max_input_bytes: 256 << 20,
+            max_text_bytes: 10 << 20,
+            timeout: Duration::from_secs(30),
+            memory_bytes: 1 << 30,
+            workers: std::thread::available_parallelism()
+                .map(|n| n.get())
+                .unwrap_or(1),
+        }
+    }
+}
+
+impl ExtractLimits {
+    /// The child's `RLIMIT_CPU` in seconds: the timeout rounded up, plus one.
+    fn cpu_seconds(&self) -> u64 {
+        self.timeout.as_secs_f64().ceil() as u64 + 1
+    }
+}
+
+/// Why a binary has no text.
+#[derive(Debug, thiserror::Error)]
+pub enum ExtractError {
+    /// The media type is not one we extract (see [`is_extractable`]).
+    #[error("text extraction is not supported for media type {media_type:?}")]
+    Unsupported {
+        /// The media type as given.
+        media_type: String,
+    },
+    /// The file is larger than [`ExtractLimits::max_input_bytes`].
+    #[error("file of {size} bytes exceeds the extraction limit of {limit} bytes")]
+    TooLarge {
+        /// The file's size.
+        size: u64,
+        /// The limit.
+        limit: u64,
+    },
+    /// The child ran longer than [`ExtractLimits::timeout`] (wall clock or CPU) and was killed.
+    #[error("text extraction timed out after {0:?}")]
+    TimedOut(Duration),
+    /// The child failed; the reason starts with its kind: `corrupt:`, `encrypted:`,
+    /// `out of memory:`, `crashed:`, `io:` or `usage:`.
+    #[error("text extraction failed: {0}")]
+    Failed(String),
+    /// The file could not be read, or the child could not be started.
+    #[error("text extraction I/O error: {0}")]
+    Io(#[from] io::Error),
+}
+
+impl ExtractError {
+    /// Whether this failure depends only on the content (and the limits), so that it is worth
+    /// remembering in a [`TextCache`]: true for [`ExtractError::Failed`] only. Time-outs depend on
+    /// the machine's load and I/O errors are transient; unsupported types and sizes are cheap to
+    /// check again.
+    pub fn is_cacheable(&self) -> bool {
+        matches!(self, ExtractError::Failed(_))
+    }
+}
+
+/// What we do with one media type.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Kind {
+    Text(text::Charset),
+    Pdf,
+}
+
+/// The kind of extraction for a media type (`type/subtype; param=value...`), if any.
+fn kind_of(media_type: &str) -> Option<Kind> {
+    let mut parts = media_type.split(';');
+    let essence = parts.next().unwrap_or("").trim().to_ascii_lowercase();
+    let (top, sub) = essence.split_once('/')?;
+    if top.is_empty() || sub.is_empty() {
+        return None;
+    }
+    if essence == "application/pdf" || essence == "application/x-pdf" {
+        return Some(Kind::Pdf);
+    }
+    let textual = top == "text"
+        || essence == "application/xml"
+        || essence == "application/json"
+        || sub.ends_with("+xml")
+        || sub.ends_with("+json");
+    if !textual {
+        return None;
+    }
+    let charset = parts
+        .filter_map(|param| param.split_once('='))
+        .find(|(name, _)| name.trim().eq_ignore_ascii_case("charset"))
+        .map(|(_, value)| text::Charset::from_label(value.trim().trim_matches('"')))
+        .unwrap_or_default();
+    Some(Kind::Text(charset))
+}
+
+/// Whether a media type is one we extract: `text/*`, `application/pdf` (and `application/x-pdf`),
+/// `application/xml`, `application/json`, and any `+xml` or `+json` suffix. Parameters are
+/// ignored; case does not matter.
+pub fn is_extractable(media_type: &str) -> bool {
+    kind_of(media_type).is_some()
+}
+
+/// The program that extracts one PDF: a path and leading arguments; the limits and the file path
+/// are appended (see the [module docs](self)).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ExtractProgram {
+    /// The executable, e.g. the path of `arca-extract-text` or of the `arca` binary itself.
+    pub program: PathBuf,
+    /// Arguments before the limits, e.g. `["extract-text"]` for the `arca` subcommand.
+    pub args: Vec<OsString>,
+}
+
+impl ExtractProgram {
+    /// A program with leading arguments.
+    pub fn new<I, A>(program: impl Into<PathBuf>, args: I) -> Self
+    where
+        I: IntoIterator<Item = A>,
+        A: Into<OsString>,
+    {
+        ExtractProgram {
+            program: program.into(),
+            args: args.into_iter().map(Into::into).collect(),
+        }
+    }
+}
+
+/// Extracts text from binaries within [`ExtractLimits`]; share one per server (`&self` methods,
+/// the concurrency bound is per `Extractor`).
+///
+/// Text is decoded as UTF-8 (lossily), unless a byte-order mark or the media type's `charset=`
+/// parameter says otherwise: ISO-8859-1/latin1 and windows-1252 are decoded as windows-1252 (as
+/// browsers do; it only differs in 0x80–0x9F, control characters in ISO-8859-1), US-ASCII as
+/// UTF-8, UTF-16 with its byte-order mark or big-endian without one, UTF-16LE/BE as labelled.
+/// Other charsets are decoded as UTF-8, lossily.
+#[derive(Debug)]
+pub struct Extractor {
+    limits: ExtractLimits,
+    program: ExtractProgram,
+    permits: Arc<Semaphore>,
+}
+
+impl Extractor {
+    /// An extractor that runs at most `limits.workers` (at least one) extractions at once and
+    /// `program` for PDFs.
+    pub fn new(limits: ExtractLimits, program: ExtractProgram) -> Self {
+        let permits = Arc::new(Semaphore::new(limits.workers.max(1)));
+        Extractor {
+            limits,
+            program,
+            permits,
+        }
+    }
+
+    /// The limits this extractor applies.
+    pub fn limits(&self) -> &ExtractLimits {
+        &self.limits
+    }
+
+    /// The text of the file at `path`, whose media type is `media_type`.
+    ///
+    /// Text types are read in-process (at most `max_text_bytes` of text); PDFs by the child.
+    /// At most `workers` extractions run at once; the rest wait their turn. Cancel-safe: dropping
+    /// the future kills the child, if one is running.
+    ///
+    /// Errors: [`ExtractError::Unsupported`] before any I/O; [`ExtractError::TooLarge`] after a
+    /// `stat`; [`ExtractError::TimedOut`] and [`ExtractError::Failed`] from the child;
+    /// [`ExtractError::Io`] if the file cannot be read or the child cannot be started.
+    pub async fn extract(&self, path: &Path, media_type: &str) -> Result<String, ExtractError> {
+        let kind = kind_of(media_type).ok_or_else(|| ExtractError::Unsupported {
+            media_type: media_type.to_owned(),
+        })?;
+        let size = tokio::fs::metadata(path).await?.len();
+        if size > self.limits.max_input_bytes {
+            return Err(ExtractError::TooLarge {
+                size,
+                limit: self.limits.max_input_bytes,
+            });
+        }
+        let permit = Arc::clone(&self.permits)
+            .acquire_owned()
+            .await
+            .map_err(|_| io::Error::other("the extractor's semaphore is closed"))?;
+        match kind {
+            Kind::Text(charset) => {
+                let path = path.to_owned();
+                let max = self.limits.max_text_bytes;
+                // The permit moves into the blocking task, so it is held until the read ends
+                // even if this future is dropped first.
+                tokio::task::spawn_blocking(move || {
+                    let _permit = permit;
+                    text::read_text(&path, charset, max)
+                })
+                .await
+                .map_err(|e| io::Error::other(format!("text extraction task failed: {e}")))?
+                .map_err(ExtractError::Io)
+            }
+            Kind::Pdf => {
+                let result = self.run_program(path).await;
+                drop(permit);
+                result
+            }
+        }
+    }
+
+    /// Like [`Extractor::extract`], but through `cache`: a cached text or failure is returned
+    /// without extracting; otherwise the text, or a [cacheable](ExtractError::is_cacheable)
+    /// failure, is stored under `digest` (the binary's content digest, e.g. `sha512:9f86…`).
+    /// A cached failure comes back as [`ExtractError::Failed`]. The cache is best effort: an
+    /// invalid digest or a failed write is logged and the extraction's result returned anyway.
+    pub async fn extract_cached(
+        &self,
+        cache: &TextCache,
+        digest: &str,
+        path: &Path,
+        media_type: &str,
+    ) -> Result<String, ExtractError> {
+        if !is_extractable(media_type) {
+            return Err(ExtractError::Unsupported {
+                media_type: media_type.to_owned(),
+            });
+        }
+        if let Some(cached) = cache.get(digest) {
+            return cached.map_err(ExtractError::Failed);
+        }
+        let result = self.extract(path, media_type).await;
+        let entry = match &result {
+            Ok(text) => Some(Ok(text.clone())),
+            Err(ExtractError::Failed(reason)) => Some(Err(reason.clone())),
+            Err(_) => None,
+        };
+        if let Some(entry) = entry {
+            if let Err(e) = cache.put(digest, &entry) {
+                tracing::warn!(digest, error = %e, "could not cache extracted text");
+            }
+        }
+        result
+    }
+
+    /// Runs the child on `path` within the limits.
+    async fn run_program(&self, path: &Path) -> Result<String, ExtractError> {
+        let limits = &self.limits;
+        let mut child = tokio::process::Command::new(&self.program.program)
+            .args(&self.program.args)
+            .arg(limits.max_text_bytes.to_string())
+            .arg(limits.memory_bytes.to_string())
+            .arg(limits.cpu_seconds().to_string())
+            .arg(path)
+            // Backtraces would bury the one line that says why.
+            .env_remove("RUST_BACKTRACE")
+            .env_remove("RUST_LIB_BACKTRACE")
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .kill_on_drop(true)
+            .spawn()?;
+        let (Some(stdout), Some(stderr)) = (child.stdout.take(), child.stderr.take()) else {
+            return Err(io::Error::other("the child's output pipes are missing").into());
+        };
+        let max = limits.max_text_bytes;
+        let run = async {
+            let (out, err) = tokio::join!(read_capped(stdout, max), read_tail(stderr));
+            let (out, err) = (out?, err?);
+            if out.len() > max {
+                // More than we asked for: we have all we want, stop the child.
+                child.start_kill()?;
+            }
+            let status = child.wait().await?;
+            Ok::<_, io::Error>((status, out, err))
+        };
+        let (status, out, err) = match tokio::time::timeout(limits.timeout, run).await {
+            Ok(finished) => finished?,
+            Err(_elapsed) => {
+                let _ = child.start_kill();
+                let _ = child.wait().await;
+                return Err(ExtractError::TimedOut(limits.timeout));
+            }
+        };
+        if status.success() || out.len() > max {
+            return Ok(text::utf8_cut(out, max));
+        }
+        Err(self.failure(status, &err))
+    }
+
+    /// The error for a child that did not succeed.
+    fn failure(&self, status: ExitStatus, stderr: &[u8]) -> ExtractError {
+        let stderr = String::from_utf8_lossy(stderr);
+        let line = last_line(&stderr);
+        if let Some(code) = status.code() {
+            if !line.is_empty() {
+                return ExtractError::Failed(line);
+            }
+            let kind = match code {
+                exit::USAGE => "usage",
+                exit::IO => "io",
+                exit::CORRUPT | exit::PANICKED => "corrupt",
+                exit::ENCRYPTED => "encrypted",
+                _ => "crashed",
+            };
+            return ExtractError::Failed(format!("{kind}: the extractor exited with code {code}"));
+        }
+        let signal = status.signal().unwrap_or(0);
+        if signal == libc::SIGXCPU {
+            return ExtractError::TimedOut(self.limits.timeout);
+        }
+        if let Some(allocation) = stderr.lines().find(|l| l.contains("memory allocation of")) {
+            return ExtractError::Failed(format!(
+                "out of memory: {} (limit {} bytes)",
+                allocation.trim(),
+                self.limits.memory_bytes
+            ));
+        }
+        if stderr.contains("overflowed its stack") {
+            return ExtractError::Failed(
+                "corrupt: stack overflow (the PDF nests too deeply)".to_owned(),
+            );
+        }
+        let name = match signal {
+            libc::SIGKILL => "SIGKILL (CPU or memory limit)",
+            libc::SIGSEGV => "SIGSEGV",
+            libc::SIGBUS => "SIGBUS",
+            libc::SIGABRT => "SIGABRT",
+            _ => "a signal",
+        };
+        let detail = if line.is_empty() {
+            String::new()
+        } else {
+            format!(": {line}")
+        };
+        ExtractError::Failed(format!("crashed: killed by {name} ({signal}){detail}"))
+    }
+}
+
+/// Reads at most `max + 1` bytes (so that the caller can tell "more than `max`").
+async fn read_capped(reader: impl AsyncRead + Unpin, max: usize) -> io::Result<Vec<u8>> {
+    let mut out = Vec::new();
+    reader.take(max as u64 + 1).read_to_end(&mut out).await?;
+    Ok(out)
+}
+
+/// How much of the child's standard error we keep.
+const STDERR_TAIL: usize = 4096;
+
+/// Reads everything, keeping the last [`STDERR_TAIL`] bytes.
+async fn read_tail(mut reader: impl AsyncRead + Unpin) -> io::Result<Vec<u8>> {
+    let mut tail = Vec::new();
+    let mut buf = [0u8; 4096];
+    loop {
+        let n = reader.read(&mut buf).await?;
+        if n == 0 {
+            return Ok(tail);
+        }
+        tail.extend_from_slice(&buf[..n]);
+        if tail.len() > STDERR_TAIL {
+            tail.drain(..tail.len() - STDERR_TAIL);
+        }
+    }
+}
+
+/// The last non-empty line, trimmed and at most 300 characters long.
+fn last_line(s: &str) -> String {
+    let line = s.lines().rev().map(str::trim).find(|l| !l.is_empty());
+    line.unwrap_or("").chars().take(300).collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn media_types() {
+        for yes in [
+            "text/plain",
+            "TEXT/HTML; charset=utf-8",
+            "application/pdf",
+            "application/xml",
+            "application/json",
+            "application/ld+json",
+            "image/svg+xml",
+        ] {
+            assert!(is_extractable(yes), "{yes}");
+        }
+        for no in [
+            "image/png",
+            "application/octet-stream",
+            "application/zip",
+            "text",
+            "/plain",
+            "",
+        ] {
+            assert!(!is_extractable(no), "{no}");
+        }
+        assert_eq!(
+            kind_of("text/plain; format=flowed; charset=\"ISO-8859-1\""),
+            Some(Kind::Text(text::Charset::Windows1252))
+        );
+        assert_eq!(kind_of("application/PDF"), Some(Kind::Pdf));
+    }
+
+    #[test]
+    fn cpu_seconds_round_up() {
+        let limits = ExtractLimits {
+            timeout: Duration::from_millis(1500),
+            ..ExtractLimits::default()
+        };
+        assert_eq!(limits.cpu_seconds(), 3);
+    }
+
+    #[test]
+    fn last_line_skips_blank_lines() {
+        assert_eq!(last_line("a\nb: c \n\n"), "b: c");
+        assert_eq!(last_line(""), "");
+    }
+}

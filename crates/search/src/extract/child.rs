@@ -1,0 +1,273 @@
+//! The child's side: extract the text of one PDF within rlimits, report on stdout/stderr.
+
+use std::ffi::OsString;
+use std::fmt;
+use std::fs::File;
+use std::io::{self, Read, Write};
+use std::os::fd::AsFd;
+use std::panic::{self, AssertUnwindSafe};
+use std::path::PathBuf;
+
+use pdf_extract::{ConvertToFmt, Document, OutputError, PlainTextOutput};
+
+use super::exit;
+
+/// The child's side of PDF extraction, for `arca-extract-text` and the `arca extract-text`
+/// hidden subcommand: `args` are `[max_text_bytes, memory_bytes, cpu_seconds, path]`.
+///
+/// Opens the file, then sets `RLIMIT_AS` (`memory_bytes`), `RLIMIT_CPU` (`cpu_seconds`, hard
+/// limit one more), `RLIMIT_CORE` (0) and `RLIMIT_NOFILE` (16); never reads standard input;
+/// points its own file descriptor 1 at standard error while extracting, so that nothing but the
+/// text reaches standard output; extracts inside `catch_unwind`; writes the text, cut to
+/// `max_text_bytes` at a character boundary, to standard output. Returns the exit code
+/// ([`exit`]); on failure it has written one line `<kind>: <detail>` to standard error.
+pub fn run_child(args: Vec<OsString>) -> i32 {
+    match run(args) {
+        Ok(()) => exit::OK,
+        Err(failure) => {
+            let (code, kind) = match &failure {
+                Failure::Usage(_) => (exit::USAGE, "usage"),
+                Failure::Io(_) => (exit::IO, "io"),
+                Failure::Corrupt(_) => (exit::CORRUPT, "corrupt"),
+                Failure::Encrypted(_) => (exit::ENCRYPTED, "encrypted"),
+                Failure::Panicked(_) => (exit::PANICKED, "corrupt"),
+            };
+            let _ = writeln!(io::stderr().lock(), "{kind}: {failure}");
+            code
+        }
+    }
+}
+
+/// Why the child failed.
+#[derive(Debug)]
+enum Failure {
+    Usage(String),
+    Io(String),
+    Corrupt(String),
+    Encrypted(String),
+    Panicked(String),
+}
+
+impl fmt::Display for Failure {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Failure::Usage(detail) => write!(
+                f,
+                "{detail}; expected <max_text_bytes> <memory_bytes> <cpu_seconds> <path>"
+            ),
+            Failure::Io(detail) | Failure::Corrupt(detail) | Failure::Encrypted(detail) => {
+                // One line, whatever the library said.
+                write!(f, "{}", detail.replace('\n', " "))
+            }
+            Failure::Panicked(detail) => {
+                write!(f, "the extractor panicked: {}", detail.replace('\n', " "))
+            }
+        }
+    }
+}
+
+/// The parsed arguments.
+struct Args {
+    max_text_bytes: usize,
+    memory_bytes: u64,
+    cpu_seconds: u64,
+    path: PathBuf,
+}
+
+impl Args {
+    fn parse(args: Vec<OsString>) -> Result<Args, Failure> {
+        let [max_text, memory, cpu, path]: [OsString; 4] = args
+            .try_into()
+            .map_err(|args: Vec<OsString>| Failure::Usage(format!("{} arguments", args.len())))?;
+        fn number<T: std::str::FromStr>(name: &str, value: &OsString) -> Result<T, Failure> {
+            value
+                .to_str()
+                .and_then(|s| s.parse().ok())
+                .ok_or_else(|| Failure::Usage(format!("{name} is not a number: {value:?}")))
+        }
+        Ok(Args {
+            max_text_bytes: number("max_text_bytes", &max_text)?,
+            memory_bytes: number("memory_bytes", &memory)?,
+            cpu_seconds: number("cpu_seconds", &cpu)?,
+            path: PathBuf::from(path),
+        })
+    }
+}
+
+fn run(args: Vec<OsString>) -> Result<(), Failure> {
+    let args = Args::parse(args)?;
+    let mut stdout = File::from(
+        io::stdout()
+            .as_fd()
+            .try_clone_to_owned()
+            .map_err(|e| Failure::Io(format!("cannot duplicate standard output: {e}")))?,
+    );
+    redirect_stdout_to_stderr()?;
+    let mut file = File::open(&args.path)
+        .map_err(|e| Failure::Io(format!("cannot open {}: {e}", args.path.display())))?;
+    set_limits(&args).map_err(|e| Failure::Io(format!("cannot set resource limits: {e}")))?;
+    let mut data = Vec::new();
+    file.read_to_end(&mut data)
+        .map_err(|e| Failure::Io(format!("cannot read {}: {e}", args.path.display())))?;
+    drop(file);
+
+    // The default hook would print a multi-line message; the payload says enough.
+    panic::set_hook(Box::new(|_| {}));
+    let text = panic::catch_unwind(AssertUnwindSafe(|| pdf_text(&data, args.max_text_bytes)))
+        .map_err(|payload| {
+            let message = payload
+                .downcast_ref::<&str>()
+                .map(|s| (*s).to_owned())
+                .or_else(|| payload.downcast_ref::<String>().cloned())
+                .unwrap_or_else(|| "(no message)".to_owned());
+            Failure::Panicked(message)
+        })??;
+    drop(data);
+    stdout
+        .write_all(text.as_bytes())
+        .and_then(|()| stdout.flush())
+        .map_err(|e| Failure::Io(format!("cannot write the text: {e}")))
+}
+
+/// Points file descriptor 1 at standard error, so that a stray print in a library cannot corrupt
+/// the text (which goes to the duplicate taken before).
+fn redirect_stdout_to_stderr() -> Result<(), Failure> {
+    // SAFETY: dup2 on two descriptors this process has open; it changes no memory, and fd 1 is
+    // only ever written through `std::io::stdout`, which stays valid (it now reaches stderr).
+    if unsafe { libc::dup2(libc::STDERR_FILENO, libc::STDOUT_FILENO) } < 0 {
+        let e = io::Error::last_os_error();
+        return Err(Failure::Io(format!("cannot redirect standard output: {e}")));
+    }
+    Ok(())
+}
+
+/// Lowers the resource limits (never above the hard limits already in force).
+fn set_limits(args: &Args) -> io::Result<()> {
+    // A closure rather than a function: the type of the resource argument differs between libcs.
+    let lower = |resource, soft: u64, hard: u64| -> io::Result<()> {
+        let mut current = libc::rlimit {
+            rlim_cur: 0,
+            rlim_max: 0,
+        };
+        // SAFETY: getrlimit writes one `rlimit` that we own.
+        if unsafe { libc::getrlimit(resource, &mut current) } != 0 {
+            return Err(io::Error::last_os_error());
+        }
+        let hard = (hard as libc::rlim_t).min(current.rlim_max);
+        let wanted = libc::rlimit {
+            rlim_cur: (soft as libc::rlim_t).min(hard),
+            rlim_max: hard,
+        };
+        // SAFETY: setrlimit reads one `rlimit` that we own.
+        if unsafe { libc::setrlimit(resource, &wanted) } != 0 {
+            return Err(io::Error::last_os_error());
+        }
+        Ok(())
+    };
+    lower(libc::RLIMIT_AS, args.memory_bytes, args.memory_bytes)?;
+    let cpu = args.cpu_seconds.max(1);
+    lower(libc::RLIMIT_CPU, cpu, cpu + 1)?;
+    lower(libc::RLIMIT_CORE, 0, 0)?;
+    lower(libc::RLIMIT_NOFILE, 16, 16)?;
+    Ok(())
+}
+
+/// The text of a PDF, at most `max` bytes of it: extraction stops once that much is there.
+fn pdf_text(data: &[u8], max: usize) -> Result<String, Failure> {
+    let doc = Document::load_mem(data).map_err(classify)?;
+    // lopdf decrypts on load when the user password is empty; otherwise it leaves the document
+    // empty (no objects) and pdf-extract would yield no text at all, not an error.
+    if doc.trailer.get(b"Encrypt").is_ok() && !doc.was_encrypted() {
+        return Err(Failure::Encrypted(
+            "the document needs a password to be read".to_owned(),
+        ));
+    }
+    let mut text = CappedText::new(max);
+    let mut output = PlainTextOutput::new(&mut text);
+    match pdf_extract::output_doc(&doc, &mut output) {
+        Ok(()) => {}
+        Err(OutputError::FormatError(_)) if text.full => {}
+        Err(OutputError::PdfError(e)) => return Err(classify(e)),
+        Err(e) => return Err(Failure::Corrupt(e.to_string())),
+    }
+    Ok(text.text)
+}
+
+fn classify(e: pdf_extract::Error) -> Failure {
+    use pdf_extract::Error;
+    match e {
+        Error::Decryption(_)
+        | Error::InvalidPassword
+        | Error::AlreadyEncrypted
+        | Error::UnsupportedSecurityHandler(_) => Failure::Encrypted(e.to_string()),
+        _ => Failure::Corrupt(e.to_string()),
+    }
+}
+
+/// A string that takes at most `max` bytes, then refuses more (which stops pdf-extract).
+struct CappedText {
+    text: String,
+    max: usize,
+    full: bool,
+}
+
+impl CappedText {
+    fn new(max: usize) -> Self {
+        CappedText {
+            text: String::new(),
+            max,
+            full: false,
+        }
+    }
+}
+
+impl fmt::Write for CappedText {
+    fn write_str(&mut self, s: &str) -> fmt::Result {
+        let room = self.max - self.text.len();
+        if s.len() <= room {
+            self.text.push_str(s);
+            return Ok(());
+        }
+        let mut end = room;
+        while !s.is_char_boundary(end) {
+            end -= 1;
+        }
+        self.text.push_str(&s[..end]);
+        self.full = true;
+        Err(fmt::Error)
+    }
+}
+
+impl<'a> ConvertToFmt for &'a mut CappedText {
+    type Writer = &'a mut CappedText;
+
+    fn convert(self) -> Self::Writer {
+        self
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::fmt::Write as _;
+
+    use super::*;
+
+    #[test]
+    fn capped_text_stops_at_a_char_boundary() {
+        let mut t = CappedText::new(5);
+        assert!(t.write_str("ab").is_ok());
+        assert!(t.write_str("cé€").is_err());
+        assert_eq!(t.text, "abcé");
+        assert!(t.full);
+        assert!(t.write_str("x").is_err());
+    }
+
+    #[test]
+    fn bad_arguments_are_a_usage_error() {
+        assert_eq!(run_child(vec![]), exit::USAGE);
+        let args = ["10", "x", "1", "/nonexistent"]
+            .map(OsString::from)
+            .to_vec();
+        assert!(matches!(Args::parse(args), Err(Failure::Usage(_))));
+    }
+}
