@@ -96,7 +96,7 @@ pub struct RebuildProgress {
 pub struct ExtractionCounts {
     /// Texts extracted.
     pub extracted: u64,
-    /// Binaries whose text could not be extracted (logged with the reason).
+    /// Binaries whose text could not be extracted (logged with the reason when first tried).
     pub failed: u64,
     /// Texts found in the cache.
     pub cached: u64,
@@ -591,7 +591,10 @@ impl Indexer {
                 self.counters.cached.fetch_add(1, Ordering::Relaxed);
                 return Text::Ready(t);
             }
-            Some(Err(_)) => return Text::None,
+            Some(Err(_)) => {
+                self.counters.failed.fetch_add(1, Ordering::Relaxed);
+                return Text::None;
+            }
             None => {}
         }
         match live {
