@@ -194,12 +194,13 @@ impl Api {
         })
     }
 
-    /// Whether the server has arca's search: `Err` with the reason when it has not (a 404,
-    /// 405 or 501 of `fcr:search/status` or of a query, a status without `documents` and
-    /// `lag` — Fedora 6's own `fcr:search` has neither —, or a refused Lucene query). A
-    /// transport failure or another status is returned as a [`Failure`] in `Ok(Err(..))`.
+    /// Whether the server has arca's search: `Err` with the reason when it has not (an
+    /// answer of `fcr:search/status` or of a query that [`refuses_search`], a status without
+    /// `documents` and `lag` — Fedora 6's own `fcr:search` has neither —, or a refused Lucene
+    /// query). A transport failure or another status (401, 500...) is returned as a
+    /// [`Failure`] in `Ok(Err(..))`.
     pub async fn probe(&self) -> Result<Result<(), Failure>, String> {
-        let absent = |s: u16| matches!(s, 404 | 405 | 501);
+        let absent = refuses_search;
         let url = self.status_url();
         match self
             .target
@@ -246,7 +247,7 @@ impl Api {
             .await
         {
             Err(f) => Ok(Err(f)),
-            Ok((s, body)) if absent(s) || s == 400 => Err(format!(
+            Ok((s, body)) if absent(s) => Err(format!(
                 "GET {url} answered {s}: the server takes no Lucene queries ({})",
                 excerpt(&body)
             )),
@@ -386,6 +387,13 @@ impl Api {
     }
 }
 
+/// Whether an answer to a `fcr:search` request says the server has no such thing: 400 (an
+/// unknown `fcr:` path), 404, 405, 409 (arca before its search: a constraint, "unsupported"),
+/// 410 or 501. Authentication failures and other server errors are not that.
+pub fn refuses_search(status: u16) -> bool {
+    matches!(status, 400 | 404 | 405 | 409 | 410 | 501)
+}
+
 /// The `file://` URL of an absolute path (percent-encoded but for `/`).
 pub fn file_url(path: &std::path::Path) -> String {
     format!(
@@ -426,6 +434,16 @@ mod tests {
             file_url(std::path::Path::new("/a b/c.pdf")),
             "file:///a%20b/c.pdf"
         );
+    }
+
+    #[test]
+    fn refusals_mean_no_search() {
+        for s in [400, 404, 405, 409, 410, 501] {
+            assert!(refuses_search(s), "{s}");
+        }
+        for s in [200, 401, 403, 500, 502, 503] {
+            assert!(!refuses_search(s), "{s}");
+        }
     }
 
     #[test]

@@ -22,8 +22,9 @@
 //! 4. **reindex** (`search-reindex@N`): `POST fcr:search/reindex`, the status polled until it
 //!    ends; the server's and our own objects/s.
 //!
-//! A server without arca's search (`fcr:search/status` answering 404, 405 or 501, Fedora 6's
-//! own `fcr:search` among them) gives one row, not available, with the reason.
+//! A server without arca's search (`fcr:search/status` refused with 400, 404, 405, 409, 410
+//! or 501, or answered by Fedora 6's own `fcr:search`) gives one row, not available, with the
+//! reason.
 
 pub mod api;
 mod markdown;
