@@ -212,9 +212,9 @@ pub struct BenchArgs {
     #[arg(long, default_value_t = crate::corpus::STUDY_RECORDS, value_name = "N")]
     pub corpus_records: u64,
 
-    /// search: how a record's PDF is sent: its bytes (copy), or an empty body with a `file://`
-    /// external-content link (proxy; the server's external-content allow-list must hold the
-    /// PDF directory — set for a spawned arca).
+    /// search: how a record's PDF is sent: its bytes (copy; at 120,000 records about 50 GB),
+    /// or an empty body with a `file://` external-content link (proxy; the server's
+    /// external-content allow-list must hold the PDF directory — set for a spawned arca).
     #[arg(long, value_enum, default_value_t = PdfMode::Copy, value_name = "MODE")]
     pub pdf_mode: PdfMode,
 
