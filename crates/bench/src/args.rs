@@ -38,7 +38,10 @@ pub enum Scenario {
     /// without fsync, Fedora's layout of one object (raw-layout) and, for 1 MiB or more, one
     /// hashed file per object (raw-hash).
     Raw,
-    /// The search query mix (not available yet: reported as such).
+    /// The 2013 GSearch sizing study: load arXiv records (Dublin Core, 75 % with a PDF) to
+    /// --objects (default 12,000; measured at 12,000 and at N when larger), then three queries
+    /// at 1, 2 and 3 threads with 0, 1 and 5 % updates mixed in, write-to-visible latency and
+    /// a full reindex, against `fcr:search`.
     Search,
     /// A direct container's members listed on one membership resource: adding a member at 10
     /// and at --objects (default 100,000) members, and GETs of the membership resource.
@@ -146,7 +149,8 @@ pub struct BenchArgs {
     #[arg(long, default_value_t = 16, value_name = "N")]
     pub clients: usize,
 
-    /// Seconds per scenario [default: 300; burn-in 3600; benchtool: until --count].
+    /// Seconds per scenario (search: per cell of its matrix, after a warm-up of a quarter of
+    /// it, at most 5 s) [default: 300; burn-in 3600; search 20; benchtool: until --count].
     #[arg(long, value_name = "SECS")]
     pub duration: Option<f64>,
 
@@ -160,8 +164,10 @@ pub struct BenchArgs {
     #[arg(long, value_parser = parse_size, value_name = "BYTES")]
     pub size: Option<u64>,
 
-    /// Objects ingested before an access scenario measures its GETs
-    /// [default: small/metadata 1000, medium 100; --quick 50 and 10; never more than --count].
+    /// Objects ingested before an access scenario measures its GETs (search: records loaded,
+    /// measured at --corpus-records and at N when larger)
+    /// [default: small/metadata 1000, medium 100, search 12000; --quick 50, 10 and 120; access:
+    /// never more than --count].
     #[arg(long, value_name = "N")]
     pub objects: Option<u64>,
 
@@ -191,13 +197,50 @@ pub struct BenchArgs {
     #[arg(long, value_name = "DIR")]
     pub out: Option<PathBuf>,
 
-    /// Seed of the payload generator and of the access order.
+    /// Seed of the payload generator and of the access order (search: which records have a
+    /// PDF, which records are updated).
     #[arg(long, default_value_t = 1)]
     pub seed: u64,
+
+    /// search: the corpus directory, holding one `*.jsonl.gz` of arXiv records and `pdf/*.pdf`
+    /// [default: the repository's ../shared/corpus].
+    #[arg(long, env = "ARCA_BENCH_CORPUS", value_name = "DIR")]
+    pub corpus: Option<PathBuf>,
+
+    /// search: distinct corpus records loaded; --objects beyond them are replicas with new ids
+    /// (`<arxiv id>-r1`, ...), as the 2013 study replicated its 12,000 objects tenfold.
+    #[arg(long, default_value_t = crate::corpus::STUDY_RECORDS, value_name = "N")]
+    pub corpus_records: u64,
+
+    /// search: how a record's PDF is sent: its bytes (copy; at 120,000 records about 50 GB),
+    /// or an empty body with a `file://` external-content link (proxy; the server's
+    /// external-content allow-list must hold the PDF directory — set for a spawned arca).
+    #[arg(long, value_enum, default_value_t = PdfMode::Copy, value_name = "MODE")]
+    pub pdf_mode: PdfMode,
 
     /// No progress bar (it is also hidden when stderr is not a terminal).
     #[arg(long)]
     pub no_progress: bool,
+}
+
+/// How the search scenario sends a record's PDF.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, ValueEnum, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum PdfMode {
+    /// `PUT` of the PDF's bytes (`application/pdf`).
+    Copy,
+    /// `PUT` of an empty body with a `Link` to the file as proxied external content.
+    Proxy,
+}
+
+impl PdfMode {
+    /// The name used on the command line and in reports.
+    pub fn name(self) -> &'static str {
+        match self {
+            PdfMode::Copy => "copy",
+            PdfMode::Proxy => "proxy",
+        }
+    }
 }
 
 /// The digest algorithm raw-hash computes over every byte it writes.
@@ -277,7 +320,7 @@ pub enum Work {
     BurnIn,
     /// Raw file writing only.
     Raw,
-    /// Not available yet.
+    /// Load the corpus, then the query matrix, write-to-visible latency and a reindex.
     Search,
     /// Many resources naming one: additions at both ends and GETs of the one.
     FanIn(crate::fanout::FanIn),
@@ -339,6 +382,35 @@ pub struct Phase {
     pub interval: Duration,
     /// The raw baselines to compare with, and their limits, in the order they run.
     pub raw: Vec<RawPlan>,
+    /// The search scenario's settings (search phases only).
+    pub search: Option<SearchPlan>,
+}
+
+/// What the search scenario runs besides the common limits (clients load the records,
+/// `duration` and `count` bound each cell of the matrix, `objects` is the largest size).
+#[derive(Clone, Debug, PartialEq)]
+pub struct SearchPlan {
+    /// The corpus directory (`*.jsonl.gz` and `pdf/`).
+    pub corpus: PathBuf,
+    /// Distinct corpus records; larger sizes replicate them.
+    pub corpus_records: u64,
+    /// How PDFs are sent.
+    pub pdf_mode: PdfMode,
+    /// The sizes measured, ascending: `corpus_records` when below `objects`, and `objects`.
+    pub sizes: Vec<u64>,
+    /// Unmeasured queries before each cell.
+    pub warm_up: Duration,
+    /// Most samples of the write-to-visible row (one updater, nothing else running).
+    pub visibility_samples: u64,
+}
+
+/// The corpus directory used when neither `--corpus` nor `ARCA_BENCH_CORPUS` is given: the
+/// shared test data beside this repository.
+pub fn default_corpus() -> PathBuf {
+    PathBuf::from(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../../../shared/corpus"
+    ))
 }
 
 /// A raw baseline run.
@@ -379,10 +451,32 @@ impl BenchArgs {
         }
         ensure!(self.count != Some(0), "--count must be at least 1");
         ensure!(self.objects != Some(0), "--objects must be at least 1");
+        ensure!(
+            self.corpus_records >= 1,
+            "--corpus-records must be at least 1"
+        );
         if self.spawn && self.url.is_some() {
             bail!("give either --url or --spawn, not both");
         }
         Ok(())
+    }
+
+    /// The search settings for a run to `objects` records with cells of `cell` each.
+    fn search_plan(&self, objects: u64, cell: Option<Duration>) -> SearchPlan {
+        let base = self.corpus_records.max(1);
+        let mut sizes = vec![objects];
+        if base < objects {
+            sizes.insert(0, base);
+        }
+        let cell = cell.unwrap_or(Duration::from_secs(20));
+        SearchPlan {
+            corpus: self.corpus.clone().unwrap_or_else(default_corpus),
+            corpus_records: base,
+            pdf_mode: self.pdf_mode,
+            sizes,
+            warm_up: (cell / 4).min(Duration::from_secs(5)),
+            visibility_samples: if self.quick { 10 } else { 100 },
+        }
     }
 
     /// The phases to run, in order, with every default applied.
@@ -420,6 +514,9 @@ impl BenchArgs {
                 // Fan-in: the time of each GET row.
                 (Scenario::Membership | Scenario::References, false) => Some(10.0),
                 (Scenario::Membership | Scenario::References, true) => Some(2.0),
+                // Search: each cell of the matrix.
+                (Scenario::Search, false) => Some(20.0),
+                (Scenario::Search, true) => Some(2.0),
                 (_, false) => Some(300.0),
                 (_, true) => Some(5.0),
             };
@@ -446,13 +543,18 @@ impl BenchArgs {
                 (Scenario::Versions, true) => 50,
                 (Scenario::Transaction, false) => 10_000,
                 (Scenario::Transaction, true) => 100,
+                (Scenario::Search, false) => crate::corpus::STUDY_RECORDS,
+                (Scenario::Search, true) => 120,
                 (_, false) => 1000,
                 (_, true) => 50,
             };
             let objects = match self.objects {
                 Some(n) => n,
                 None if crate::fanout::kind_of(s).is_some()
-                    || matches!(s, Scenario::Versions | Scenario::Transaction) =>
+                    || matches!(
+                        s,
+                        Scenario::Versions | Scenario::Transaction | Scenario::Search
+                    ) =>
                 {
                     default_objects
                 }
@@ -528,6 +630,7 @@ impl BenchArgs {
                     objects,
                     interval,
                     raw,
+                    search: (s == Scenario::Search).then(|| self.search_plan(objects, duration)),
                 }
             };
             if s == Scenario::Benchtool {

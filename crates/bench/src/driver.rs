@@ -91,10 +91,21 @@ pub enum Stop {
     Interrupted,
 }
 
+/// Which recorder a transaction of [`drive_lanes`] is counted in.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Lane {
+    /// The phase's own transactions ([`Driven::rec`]), which the give-up rule watches.
+    Main,
+    /// Transactions mixed in (search: updates among queries), counted apart ([`Driven::side`]).
+    Side,
+}
+
 /// A finished phase: its recorder and the time it took.
 pub struct Driven {
     /// The counts.
     pub rec: Recorder,
+    /// The counts of the [`Lane::Side`] transactions (empty unless [`drive_lanes`] had some).
+    pub side: Recorder,
     /// From start to the last transaction's end.
     pub elapsed: Duration,
     /// How it ended.
@@ -111,6 +122,7 @@ pub fn mix(x: u64) -> u64 {
 
 struct Shared {
     rec: Arc<Mutex<Recorder>>,
+    side: Mutex<Recorder>,
     tickets: AtomicU64,
     stop: AtomicBool,
     abort: Mutex<Option<String>>,
@@ -123,6 +135,7 @@ impl Shared {
         let start = Instant::now();
         Arc::new(Shared {
             rec: Arc::new(Mutex::new(Recorder::new(start))),
+            side: Mutex::new(Recorder::new(start)),
             tickets: AtomicU64::new(0),
             stop: AtomicBool::new(false),
             abort: Mutex::new(None),
@@ -147,7 +160,17 @@ impl Shared {
     }
 
     fn record(&self, t0: Instant, out: &TxOutcome) {
+        self.record_in(Lane::Main, t0, out);
+    }
+
+    fn record_in(&self, lane: Lane, t0: Instant, out: &TxOutcome) {
         let now = Instant::now();
+        if lane == Lane::Side {
+            if let Ok(mut r) = self.side.lock() {
+                r.record(now, now - t0, out);
+            }
+            return;
+        }
         let Ok(mut r) = self.rec.lock() else { return };
         r.record(now, now - t0, out);
         let snap = r.snapshot(now);
@@ -181,6 +204,11 @@ impl Shared {
         let start = guard.start();
         let rec = std::mem::replace(&mut *guard, Recorder::new(start));
         drop(guard);
+        let side = self
+            .side
+            .lock()
+            .map(|mut g| std::mem::replace(&mut *g, Recorder::new(start)))
+            .unwrap_or_else(|_| Recorder::new(start));
         let abort = self.abort.lock().ok().and_then(|a| a.clone());
         let stop = if interrupted {
             Stop::Interrupted
@@ -191,6 +219,7 @@ impl Shared {
         };
         Driven {
             rec,
+            side,
             elapsed: ended.saturating_duration_since(start),
             stop,
         }
@@ -204,6 +233,21 @@ where
     F: Fn(u64) -> Fut + Send + Sync + 'static,
     Fut: Future<Output = TxOutcome> + Send + 'static,
 {
+    drive_lanes(ctx, label, limits, move |t| {
+        let fut = op(t);
+        async move { (Lane::Main, fut.await) }
+    })
+    .await
+}
+
+/// [`drive`] with each transaction counted in the [`Lane`] `op` names: the side lane's
+/// transactions take tickets and time like the others but have their own recorder, so that
+/// operations mixed into a phase do not blur its latencies.
+pub async fn drive_lanes<F, Fut>(ctx: &Ctx, label: &str, limits: Limits, op: F) -> Driven
+where
+    F: Fn(u64) -> Fut + Send + Sync + 'static,
+    Fut: Future<Output = (Lane, TxOutcome)> + Send + 'static,
+{
     let shared = Shared::new(&limits);
     let op = Arc::new(op);
     let interrupted = ctx.interrupt.flag();
@@ -215,8 +259,8 @@ where
         set.spawn(async move {
             while let Some(t) = shared.ticket(&interrupted) {
                 let t0 = Instant::now();
-                let out = op(t).await;
-                shared.record(t0, &out);
+                let (lane, out) = op(t).await;
+                shared.record_in(lane, t0, &out);
                 if out.codes.iter().any(|c| c.is_transport()) {
                     // Do not spin on a dead server.
                     tokio::time::sleep(Duration::from_millis(10)).await;
@@ -569,6 +613,32 @@ mod tests {
         assert_eq!(d.stop, Stop::Aborted("budget".into()));
         let s = d.rec.summary(d.elapsed);
         assert!(s.ok >= 20 && s.ok < 24, "{}", s.ok);
+    }
+
+    #[tokio::test]
+    async fn side_lane_is_counted_apart() {
+        let d = drive_lanes(
+            &ctx(),
+            "t",
+            Limits {
+                clients: 3,
+                duration: None,
+                count: Some(100),
+            },
+            |t| async move {
+                if t % 10 == 0 {
+                    (Lane::Side, TxOutcome::failed(Code::Status(500), "x".into()))
+                } else {
+                    (Lane::Main, ok())
+                }
+            },
+        )
+        .await;
+        let main = d.rec.summary(d.elapsed);
+        let side = d.side.summary(d.elapsed);
+        assert_eq!((main.ok, main.errors), (90, 0));
+        assert_eq!((side.ok, side.errors), (0, 10));
+        assert_eq!(d.stop, Stop::Done);
     }
 
     #[test]

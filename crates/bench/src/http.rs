@@ -1,10 +1,12 @@
-//! The Fedora API client: keep-alive HTTP/1.1 connections, the three requests the scenarios
-//! need (create a container, put a binary, get), each answer reduced to a [`Code`].
+//! The Fedora API client: keep-alive HTTP/1.1 connections, the requests the scenarios need
+//! (create a container, put a binary, get; for search any request with its answer's body),
+//! each answer reduced to a [`Code`].
 
 use std::time::Duration;
 
 use anyhow::{bail, Context as _};
 use base64::Engine as _;
+use bytes::{Bytes, BytesMut};
 use http_body_util::BodyExt as _;
 use hyper::body::Incoming;
 use hyper::header::{self, HeaderValue};
@@ -127,6 +129,17 @@ impl Target {
     /// Sends a request and reads the whole answer body (so the connection can be reused),
     /// all within the timeout. Returns the answer's status, headers and body length.
     async fn send(&self, req: Request<PayloadBody>) -> Result<(Response<()>, u64), Failure> {
+        let (resp, n, _) = self.exchange(req, false).await?;
+        Ok((resp, n))
+    }
+
+    /// [`send`](Self::send), also returning the body when `keep` is set (else it is counted
+    /// and dropped).
+    async fn exchange(
+        &self,
+        req: Request<PayloadBody>,
+        keep: bool,
+    ) -> Result<(Response<()>, u64, Bytes), Failure> {
         let what = format!("{} {}", req.method(), req.uri());
         let work = async {
             let resp: Response<Incoming> = self.client.request(req).await.map_err(|e| {
@@ -142,6 +155,7 @@ impl Target {
             })?;
             let (parts, mut body) = resp.into_parts();
             let mut n = 0u64;
+            let mut kept = BytesMut::new();
             while let Some(frame) = body.frame().await {
                 let frame = frame.map_err(|e| Failure {
                     code: Code::Io,
@@ -149,9 +163,12 @@ impl Target {
                 })?;
                 if let Some(d) = frame.data_ref() {
                     n += d.len() as u64;
+                    if keep {
+                        kept.extend_from_slice(d);
+                    }
                 }
             }
-            Ok((Response::from_parts(parts, ()), n))
+            Ok((Response::from_parts(parts, ()), n, kept.freeze()))
         };
         match tokio::time::timeout(self.timeout, work).await {
             Ok(r) => r,
@@ -269,6 +286,27 @@ impl Target {
         })?;
         let (resp, n) = self.send(req).await?;
         Ok((Self::check(&format!("GET {url}"), &resp)?, n))
+    }
+
+    /// Sends `method {url}` with `headers` and `body`; returns the answer's status and body
+    /// whatever the status (only a failure below HTTP is an `Err`).
+    pub async fn fetch(
+        &self,
+        method: Method,
+        url: &str,
+        headers: &[(&str, &str)],
+        body: PayloadBody,
+    ) -> Result<(u16, Bytes), Failure> {
+        let mut b = self.request(method.clone(), url)?;
+        for (k, v) in headers {
+            b = b.header(*k, *v);
+        }
+        let req = b.body(body).map_err(|e| Failure {
+            code: Code::Io,
+            message: format!("{method} {url}: {e}"),
+        })?;
+        let (resp, _, body) = self.exchange(req, true).await?;
+        Ok((resp.status().as_u16(), body))
     }
 
     /// `GET {base}` as Turtle: the status and the `Server` header, or the failure.

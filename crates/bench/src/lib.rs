@@ -28,10 +28,12 @@
 
 pub mod args;
 pub mod cleanup;
+pub mod corpus;
 pub mod driver;
 pub mod fanout;
 pub mod http;
 pub mod layout;
+pub mod lucene;
 pub mod payload;
 pub mod procfs;
 pub mod progress;
@@ -39,6 +41,7 @@ pub mod raw;
 pub mod recorder;
 pub mod report;
 pub mod scenarios;
+pub mod search;
 pub mod spawn;
 pub mod svg;
 pub mod versions;
@@ -95,8 +98,19 @@ fn needs_server(phases: &[Phase]) -> bool {
                 | Work::BurnIn
                 | Work::FanIn(_)
                 | Work::Versions
+                | Work::Search
         )
     })
+}
+
+/// The PDF directory a spawned arca must accept as external content: the corpus's, when a
+/// search phase sends its PDFs as proxied links.
+fn external_content_dir(phases: &[Phase]) -> Option<PathBuf> {
+    phases
+        .iter()
+        .filter_map(|p| p.search.as_ref())
+        .find(|s| s.pdf_mode == args::PdfMode::Proxy)
+        .and_then(|s| std::fs::canonicalize(s.corpus.join("pdf")).ok())
 }
 
 async fn run_with(
@@ -127,6 +141,7 @@ async fn run_with(
             &bin,
             args.data_dir.as_deref(),
             args.out.as_deref(),
+            external_content_dir(phases).as_deref(),
             &interrupt,
         )
         .await?;
@@ -261,6 +276,8 @@ async fn measure(
         leftovers,
     };
     let machine = procfs::machine(Some(data_dir.as_deref().unwrap_or(&raw_parent)));
+    // A search-only run has no objects of the ingest studies and no raw rows.
+    let search_only = phases.iter().all(|p| p.work == Work::Search);
     let mut notes = vec![
         "An object is POST of a container plus PUT of one binary in it (object-only: the POST \
          alone); TPS and latencies count successful transactions; MB = 2^20 bytes."
@@ -278,6 +295,9 @@ async fn measure(
          before each (not measured)."
             .to_string(),
     ];
+    if search_only {
+        notes.clear();
+    }
     let baselines: Vec<_> = phases
         .iter()
         .flat_map(|p| &p.raw)

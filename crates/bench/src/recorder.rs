@@ -27,6 +27,8 @@ pub enum Code {
     NoLocation,
     /// A 2xx answer whose body had the wrong length.
     WrongLength,
+    /// A 2xx answer whose body could not be read as expected (search: not its JSON).
+    BadAnswer,
     /// A local file operation that succeeded (raw scenario).
     FileOk,
     /// A local file-system error (raw scenario).
@@ -58,6 +60,7 @@ impl fmt::Display for Code {
             Code::Io => f.write_str("io-error"),
             Code::NoLocation => f.write_str("no-location"),
             Code::WrongLength => f.write_str("wrong-length"),
+            Code::BadAnswer => f.write_str("bad-answer"),
             Code::FileOk => f.write_str("ok"),
             Code::Fs => f.write_str("fs-error"),
         }

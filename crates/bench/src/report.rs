@@ -1,6 +1,7 @@
 //! The report: what `report.json` holds (and what tests read back with [`Report::load`]), and
 //! its Markdown rendering in the studies' columns.
 
+use std::collections::BTreeMap;
 use std::fmt::Write as _;
 use std::path::Path;
 
@@ -24,7 +25,7 @@ pub enum Kind {
     BurnIn,
     /// The plain file-writing (or reading) program.
     Raw,
-    /// The search query mix.
+    /// The search scenario: loading, queries with updates mixed in, visibility, reindex.
     Search,
 }
 
@@ -190,6 +191,173 @@ pub struct ScenarioReport {
     /// Burn-in rows: throughput per interval.
     #[serde(default)]
     pub intervals: Vec<Interval>,
+    /// Search rows: what the step measured besides the summary.
+    #[serde(default)]
+    pub search: Option<SearchDetail>,
+}
+
+/// Latency figures of transactions counted apart from a row's own (search: the updates mixed
+/// into a cell, the writes of the visibility row, the time until an update is found).
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct Latencies {
+    /// Successful ones.
+    pub ok: u64,
+    /// Failed ones.
+    pub errors: u64,
+    /// Successful ones per second of the row's time.
+    pub per_s: f64,
+    /// Mean, ms.
+    pub mean_ms: f64,
+    /// Median, ms.
+    pub p50_ms: f64,
+    /// 99th percentile, ms.
+    pub p99_ms: f64,
+    /// Largest, ms.
+    pub max_ms: f64,
+    /// Requests by answer.
+    pub status_codes: BTreeMap<String, u64>,
+    /// The first failure.
+    pub first_error: Option<crate::recorder::FirstError>,
+}
+
+impl From<&Summary> for Latencies {
+    fn from(s: &Summary) -> Self {
+        Latencies {
+            ok: s.ok,
+            errors: s.errors,
+            per_s: s.tps,
+            mean_ms: s.mean_ms,
+            p50_ms: s.p50_ms,
+            p99_ms: s.p99_ms,
+            max_ms: s.max_ms,
+            status_codes: s.status_codes.clone(),
+            first_error: s.first_error.clone(),
+        }
+    }
+}
+
+/// What a search row measured, by step.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "step", rename_all = "kebab-case")]
+pub enum SearchDetail {
+    /// Loading the records (the row's transactions: one record, with its PDF if it has one).
+    Load(SearchLoad),
+    /// One cell of the matrix (the row's transactions: the queries).
+    Cell(Box<SearchCell>),
+    /// One updater alone, each update followed until a query finds it (the row's
+    /// transactions: the time from the write's answer to the first query answer with it).
+    Visibility(SearchVisibility),
+    /// A full reindex (the row's one transaction: from the request to the end).
+    Reindex(SearchReindex),
+}
+
+impl SearchDetail {
+    /// The corpus size the step ran at.
+    pub fn objects(&self) -> u64 {
+        match self {
+            SearchDetail::Load(l) => l.objects,
+            SearchDetail::Cell(c) => c.objects,
+            SearchDetail::Visibility(v) => v.objects,
+            SearchDetail::Reindex(r) => r.objects,
+        }
+    }
+
+    /// Failures outside the row's summary (updates, visibility).
+    pub fn errors(&self) -> u64 {
+        match self {
+            SearchDetail::Cell(c) => {
+                c.updates.as_ref().map_or(0, |u| u.errors)
+                    + c.visibility.as_ref().map_or(0, |v| v.errors)
+            }
+            SearchDetail::Visibility(v) => v.writes.errors,
+            SearchDetail::Load(_) | SearchDetail::Reindex(_) => 0,
+        }
+    }
+
+    /// Transactions outside the row's summary.
+    pub fn transactions(&self) -> u64 {
+        match self {
+            SearchDetail::Cell(c) => c.updates.as_ref().map_or(0, |u| u.ok + u.errors),
+            _ => 0,
+        }
+    }
+}
+
+/// The load step of one corpus size.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct SearchLoad {
+    /// Records present after the step.
+    pub objects: u64,
+    /// Records already present before it (found by their marker).
+    pub present_before: u64,
+    /// Records sent by this step.
+    pub loaded: u64,
+    /// Of the `objects`, those with a PDF child.
+    pub with_pdf: u64,
+    /// `copy` or `proxy`.
+    pub pdf_mode: String,
+    /// Seconds from the load's end until the index had caught up (`lag` 0 and every PDF
+    /// extracted); `None` when it did not within the wait.
+    pub catch_up_s: Option<f64>,
+    /// Documents in the index then.
+    pub documents: Option<u64>,
+    /// The extraction counters' growth during the step and the wait: extracted, failed, cached.
+    pub extraction: Option<[u64; 3]>,
+}
+
+/// One cell of the query matrix.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct SearchCell {
+    /// Records present.
+    pub objects: u64,
+    /// 1, 2 or 3.
+    pub query_no: usize,
+    /// The Lucene query.
+    pub query: String,
+    /// Client threads.
+    pub threads: usize,
+    /// Percent of operations that were updates.
+    pub update_pct: u32,
+    /// The smallest `totalResults` answered.
+    pub hits_min: Option<u64>,
+    /// The largest `totalResults` answered (differs from `hits_min` when unstable).
+    pub hits_max: Option<u64>,
+    /// The hit count computed from the records loaded (`None` when it depends on PDF text
+    /// not known).
+    pub expected: Option<u64>,
+    /// The updates mixed in (their latency is the write's).
+    pub updates: Option<Latencies>,
+    /// From each update's answer until a query first found it.
+    pub visibility: Option<Latencies>,
+}
+
+/// The write-to-visible step.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct SearchVisibility {
+    /// Records present.
+    pub objects: u64,
+    /// The updates themselves.
+    pub writes: Latencies,
+}
+
+/// The reindex step.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct SearchReindex {
+    /// Records present.
+    pub objects: u64,
+    /// Documents reindexed, by the server.
+    pub documents: Option<u64>,
+    /// Documents the server meant to reindex.
+    pub total: Option<u64>,
+    /// The server's figure of its duration, seconds.
+    pub server_seconds: Option<f64>,
+    /// The server's figure of its rate.
+    pub server_objects_per_s: Option<f64>,
+    /// Seconds from the request's answer to the first status showing it finished (polled
+    /// every 50 ms).
+    pub client_seconds: f64,
+    /// `documents` over `client_seconds`.
+    pub client_objects_per_s: Option<f64>,
 }
 
 impl ScenarioReport {
@@ -211,12 +379,15 @@ impl ScenarioReport {
             loadgen: None,
             setup: None,
             intervals: Vec::new(),
+            search: None,
         }
     }
 
-    /// Failed transactions, the setup's included.
+    /// Failed transactions, the setup's and the search updates' included.
     pub fn errors_total(&self) -> u64 {
-        self.summary.errors + self.setup.as_ref().map_or(0, |s| s.errors)
+        self.summary.errors
+            + self.setup.as_ref().map_or(0, |s| s.errors)
+            + self.search.as_ref().map_or(0, SearchDetail::errors)
     }
 }
 
@@ -290,11 +461,17 @@ impl Report {
         let mut per_row = Vec::new();
         for s in &self.scenarios {
             let setup = s.setup.as_ref().map(|x| &x.status_codes);
+            let updates = match &s.search {
+                Some(SearchDetail::Cell(c)) => c.updates.as_ref().map(|u| &u.status_codes),
+                Some(SearchDetail::Visibility(v)) => Some(&v.writes.status_codes),
+                _ => None,
+            };
             for (c, n) in s
                 .summary
                 .status_codes
                 .iter()
                 .chain(setup.into_iter().flatten())
+                .chain(updates.into_iter().flatten())
             {
                 if !is_success_key(c) {
                     *codes.entry(c.clone()).or_default() += n;
@@ -303,11 +480,12 @@ impl Report {
             let failed = s.errors_total();
             if failed > 0 {
                 let setup_tx = s.setup.as_ref().map_or(0, |x| x.objects_created + x.errors);
+                let extra_tx = s.search.as_ref().map_or(0, SearchDetail::transactions);
                 per_row.push(format!(
                     "{} {} of {}",
                     s.name,
                     failed,
-                    s.summary.transactions + setup_tx
+                    s.summary.transactions + setup_tx + extra_tx
                 ));
             }
         }
@@ -390,14 +568,23 @@ impl Report {
             "- Run: {} → {}, arca-bench {}\n",
             self.started_at, self.finished_at, self.version
         );
-        m.push_str(
-            "| Scenario | Clients | Size | OK | Avg TPS | Avg resp (ms) | p50 (ms) | p99 (ms) \
-             | Max server CPU (%) | Max I/O burst (MB/s) | Avg MB/s | Peak RSS (MB) \
-             | Disk/object | Errors | % of raw | % of raw-layout | % of raw-hash \
-             | Loadgen CPU (%) |\n",
-        );
-        m.push_str("|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|\n");
-        for s in &self.scenarios {
+        let table: Vec<&ScenarioReport> = self
+            .scenarios
+            .iter()
+            .filter(|s| s.search.is_none())
+            .collect();
+        if !table.is_empty() {
+            m.push_str(
+                "| Scenario | Clients | Size | OK | Avg TPS | Avg resp (ms) | p50 (ms) | p99 (ms) \
+                 | Max server CPU (%) | Max I/O burst (MB/s) | Avg MB/s | Peak RSS (MB) \
+                 | Disk/object | Errors | % of raw | % of raw-layout | % of raw-hash \
+                 | Loadgen CPU (%) |\n",
+            );
+            m.push_str(
+                "|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|\n",
+            );
+        }
+        for s in table {
             let name = match s.status {
                 Status::Completed => s.name.clone(),
                 Status::Aborted => format!("{} (aborted)", s.name),
@@ -431,6 +618,7 @@ impl Report {
             );
         }
         m.push('\n');
+        crate::search::markdown(&mut m, &self.scenarios);
 
         let mut errors = String::new();
         for s in &self.scenarios {

@@ -287,18 +287,6 @@ pub async fn access(
     row
 }
 
-/// The search scenario's hook. The search issue fills it in (the query mix with 1 % and 5 %
-/// updates against `fcr:search`); until then the row says so and measures nothing.
-pub fn search(phase: &Phase) -> ScenarioReport {
-    let mut row = new_row(phase);
-    row.status = Status::NotAvailable;
-    row.note = Some(
-        "not available yet: the search scenario arrives with the search issue; nothing was measured"
-            .into(),
-    );
-    row
-}
-
 /// The raw rows one server row is compared with (each measured in this run, if at all).
 #[derive(Clone, Copy, Debug, Default)]
 pub struct Paired<'a> {
@@ -379,7 +367,11 @@ pub async fn run_phases(
         }
         let needs_target = matches!(
             phase.work,
-            Work::Ingest { .. } | Work::Access { .. } | Work::BurnIn | Work::FanIn(_)
+            Work::Ingest { .. }
+                | Work::Access { .. }
+                | Work::BurnIn
+                | Work::FanIn(_)
+                | Work::Search
         );
         // The raw rows this phase is compared with (or, for `raw`, is).
         for plan in &phase.raw {
@@ -421,8 +413,16 @@ pub async fn run_phases(
             }
             continue;
         }
+        if let (Work::Search, Some(t)) = (phase.work, &ctx.target) {
+            let mut emit = |row: ScenarioReport| {
+                report_line(&row);
+                push(report, row);
+                saved(report);
+            };
+            crate::search::search(ctx, phase, t.clone(), &mut emit).await;
+            continue;
+        }
         let mut row = match (phase.work, &ctx.target) {
-            (Work::Search, _) => search(phase),
             (_, None) if needs_target => {
                 let mut r = new_row(phase);
                 r.status = Status::Aborted;
@@ -434,7 +434,7 @@ pub async fn run_phases(
             }
             (Work::BurnIn, Some(t)) => burn_in(ctx, phase, t.clone()).await,
             (Work::Access { metadata }, Some(t)) => access(ctx, phase, t.clone(), metadata).await,
-            (Work::Raw | Work::FanIn(_) | Work::Versions, _) | (_, None) => continue,
+            (Work::Raw | Work::FanIn(_) | Work::Versions | Work::Search, _) | (_, None) => continue,
         };
         row.raw = compare(&row, &Paired::of(phase, &baselines, report));
         report_line(&row);
@@ -481,6 +481,15 @@ fn describe(phase: &Phase) -> String {
     }
     if let Work::Access { .. } = phase.work {
         s.push_str(&format!(", {} objects ingested first", phase.objects));
+    }
+    if let Some(plan) = &phase.search {
+        s.push_str(&format!(
+            " loading, sizes {:?}, PDFs by {}, cells of {} s",
+            plan.sizes,
+            plan.pdf_mode.name(),
+            phase.duration.map_or(0.0, |d| d.as_secs_f64())
+        ));
+        return s;
     }
     if let Work::FanIn(_) = phase.work {
         s.push_str(&format!(

@@ -171,11 +171,13 @@ pub struct SpawnedServer {
 impl SpawnedServer {
     /// Starts `bin serve --listen 127.0.0.1:PORT --data ROOT/data`, with ROOT a fresh directory
     /// under `parent` (default: the system temporary directory), its output in `log_dir/server.log`
-    /// (default: ROOT/server.log), and waits until `GET {base}` answers 2xx.
+    /// (default: ROOT/server.log), the files below `external` (if given) allowed as external
+    /// content (`ARCA_EXTERNAL_CONTENT_ALLOWED`), and waits until `GET {base}` answers 2xx.
     pub async fn start(
         bin: &Path,
         parent: Option<&Path>,
         log_dir: Option<&Path>,
+        external: Option<&Path>,
         interrupt: &Interrupt,
     ) -> anyhow::Result<SpawnedServer> {
         let parent = parent.map_or_else(std::env::temp_dir, Path::to_path_buf);
@@ -193,6 +195,15 @@ impl SpawnedServer {
             std::fs::File::create(&log).with_context(|| format!("creating {}", log.display()))?;
         let port = free_port().context("finding a free port")?;
         let mut cmd = tokio::process::Command::new(bin);
+        if let Some(dir) = external {
+            let list = root.join("external-content-allowed.txt");
+            let prefix = format!(
+                "{}/\n",
+                crate::search::api::file_url(dir).trim_end_matches('/')
+            );
+            std::fs::write(&list, prefix).with_context(|| format!("writing {}", list.display()))?;
+            cmd.env("ARCA_EXTERNAL_CONTENT_ALLOWED", &list);
+        }
         cmd.arg("serve")
             .arg("--listen")
             .arg(format!("127.0.0.1:{port}"))
@@ -338,6 +349,7 @@ mod tests {
             Path::new("/bin/false"),
             Some(parent.path()),
             None,
+            None,
             &Interrupt::never(),
         )
         .await
@@ -369,7 +381,7 @@ mod tests {
             f2.store(true, Ordering::SeqCst);
             let _ = tx.send(true);
         });
-        let err = SpawnedServer::start(&script, Some(&data_parent), None, &intr)
+        let err = SpawnedServer::start(&script, Some(&data_parent), None, None, &intr)
             .await
             .unwrap_err();
         assert!(err.to_string().contains("interrupted"), "{err}");

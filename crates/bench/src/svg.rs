@@ -209,11 +209,17 @@ fn panel(svg: &mut String, top: f64, title: &str, unit: &str, series: &[Series<'
 }
 
 /// The chart of the rows that talk to a server (raw rows are in the table, not the chart:
-/// their rates would flatten every other line).
+/// their rates would flatten every other line; of the search rows only the loads, the dozens
+/// of query cells being in their own table).
 pub fn chart(rows: &[ScenarioReport]) -> String {
     let rows: Vec<&ScenarioReport> = rows
         .iter()
         .filter(|r| r.kind != Kind::Raw && !r.summary.timeline.is_empty())
+        .filter(|r| {
+            r.search
+                .as_ref()
+                .is_none_or(|d| matches!(d, crate::report::SearchDetail::Load(_)))
+        })
         .collect();
     // The last second is usually partial: scale it to a rate when it is at least half a
     // second long, leave it out when it is a sliver (in-flight requests finishing).
