@@ -253,8 +253,11 @@ pub trait Catalog: TransactionStore {
     async fn in_object(&self, ocfl_id: &str) -> Result<Vec<ResourceRecord>>;
     /// Live resources (tombstones left out) with ids after `after`, in id order, at most
     /// `limit`: a scan of the whole repository in pages (reindexing the search index).
-    async fn live_after(&self, after: Option<&FedoraId>, limit: usize)
-        -> Result<Vec<ResourceRecord>>;
+    async fn live_after(
+        &self,
+        after: Option<&FedoraId>,
+        limit: usize,
+    ) -> Result<Vec<ResourceRecord>>;
     /// How many live resources there are.
     async fn live_count(&self) -> Result<u64>;
     /// Applies writes and change-log entries in one transaction; returns the last sequence

@@ -832,9 +832,11 @@ impl Catalog for SqliteCatalog {
 
     async fn live_count(&self) -> Result<u64> {
         self.with_reader(|c| {
-            Ok(c.query_row("SELECT COUNT(*) FROM resources WHERE deleted = 0", [], |r| {
-                r.get::<_, i64>(0)
-            })? as u64)
+            Ok(c.query_row(
+                "SELECT COUNT(*) FROM resources WHERE deleted = 0",
+                [],
+                |r| r.get::<_, i64>(0),
+            )? as u64)
         })
     }
 

@@ -320,15 +320,42 @@ fn raw_alone_needs_no_server() {
     check_raw_layout_row(&r, "raw-layout-1KiB-2t", 16);
 }
 
+/// The 2013 search study against a spawned arca: every cell's hit count is the one the
+/// loaded records give, every update becomes visible, the reindex covers the index.
 #[test]
-fn search_says_not_available_yet() {
+fn search_study_runs_against_arca() {
+    use arca_bench::report::SearchDetail;
     let out = tempfile::tempdir().unwrap();
-    let (output, r) = spawned(&["search"], &[], out.path());
-    assert!(output.status.success());
-    let s = row(&r, "search");
-    assert_eq!(s.status, Status::NotAvailable);
-    assert!(s.note.as_ref().unwrap().contains("not available"));
-    assert_eq!(s.summary.transactions, 0);
+    let (output, r) = bench(
+        &[
+            "search", "--spawn", "--quick", "--objects", "40", "--duration", "0.4",
+            "--clients", "2",
+        ],
+        out.path(),
+    );
+    assert!(output.status.success(), "{}", String::from_utf8_lossy(&output.stderr));
+    check_counting(&r);
+    assert_eq!(r.errors, 0, "{}", r.summary);
+    let mut cells = 0;
+    for s in &r.scenarios {
+        match s.search.as_ref().expect("every row is a search step") {
+            SearchDetail::Cell(c) => {
+                cells += 1;
+                assert!(s.summary.ok > 0, "{}", s.name);
+                assert_eq!(c.hits_min, c.hits_max, "{}: stable hits", s.name);
+                if let Some(expected) = c.expected {
+                    assert_eq!(c.hits_min, Some(expected), "{}", s.name);
+                }
+            }
+            SearchDetail::Reindex(x) => assert!(x.documents.unwrap_or(0) > 40, "{x:?}"),
+            SearchDetail::Load(l) => {
+                assert_eq!(l.objects, 40);
+                assert!(l.documents.unwrap_or(0) > 40, "{l:?}");
+            }
+            SearchDetail::Visibility(_) => assert!(s.summary.ok > 0),
+        }
+    }
+    assert_eq!(cells, 27, "3 queries × 3 thread counts × 3 update shares");
 }
 
 #[test]

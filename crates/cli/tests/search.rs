@@ -40,7 +40,11 @@ async fn indexed(http: &Http, arca: &Arca) -> Value {
         if v["lag"] == 0 && v["extraction"]["pending"] == 0 && v["reindex"]["running"] != true {
             return v;
         }
-        assert!(Instant::now() < deadline, "the index did not catch up: {v}\n{}", arca.log());
+        assert!(
+            Instant::now() < deadline,
+            "the index did not catch up: {v}\n{}",
+            arca.log()
+        );
         tokio::time::sleep(Duration::from_millis(50)).await;
     }
 }
@@ -65,7 +69,12 @@ async fn load(http: &Http, arca: &Arca, n: usize, pdfs: &[Vec<u8>]) -> (u64, u64
             "{DC}<> dcterms:title \"Record {i}\" ; dcterms:abstract \"About fish number {i}.\" ; dc:creator \"Doe, James\" ."
         );
         let r = http
-            .request(Method::PUT, &arca.url(&format!("/rec{i}")), &[("content-type", "text/turtle")], ttl)
+            .request(
+                Method::PUT,
+                &arca.url(&format!("/rec{i}")),
+                &[("content-type", "text/turtle")],
+                ttl,
+            )
             .await;
         assert_eq!(r.status, 201, "{}", r.text());
         if i % 4 == 3 {
@@ -78,7 +87,12 @@ async fn load(http: &Http, arca: &Arca, n: usize, pdfs: &[Vec<u8>]) -> (u64, u64
             pdfs[i % pdfs.len()].clone()
         };
         let r = http
-            .request(Method::PUT, &arca.url(&format!("/rec{i}/paper")), &[("content-type", "application/pdf")], body)
+            .request(
+                Method::PUT,
+                &arca.url(&format!("/rec{i}/paper")),
+                &[("content-type", "application/pdf")],
+                body,
+            )
             .await;
         assert_eq!(r.status, 201, "{}", r.text());
     }
@@ -98,13 +112,27 @@ async fn pdf_text_is_indexed_and_the_index_resumes_after_sigkill() {
     let arca = Arca::serve(data.path());
     let st = indexed(&http, &arca).await;
     let binaries = records - records / 4;
-    assert_eq!(total(&http, &arca, "*:*").await, 1 + records + binaries, "root, records, PDFs: each once");
+    assert_eq!(
+        total(&http, &arca, "*:*").await,
+        1 + records + binaries,
+        "root, records, PDFs: each once"
+    );
     assert_eq!(st["documents"], 1 + records + binaries);
     assert_eq!(total(&http, &arca, "ABSTRACT:fish").await, records);
     // Every real PDF names a university; its text is the binary's and its record's.
-    assert_eq!(total(&http, &arca, "FULLTEXT:university").await, 2 * with_pdf);
-    assert_eq!(total(&http, &arca, "ABSTRACT:fish AND ALL:university").await, with_pdf);
-    assert_eq!(total(&http, &arca, "FULLTEXT:fish").await, 0, "no PDF mentions fish");
+    assert_eq!(
+        total(&http, &arca, "FULLTEXT:university").await,
+        2 * with_pdf
+    );
+    assert_eq!(
+        total(&http, &arca, "ABSTRACT:fish AND ALL:university").await,
+        with_pdf
+    );
+    assert_eq!(
+        total(&http, &arca, "FULLTEXT:fish").await,
+        0,
+        "no PDF mentions fish"
+    );
     assert!(st["extraction"]["failed"].as_u64().unwrap() >= 1, "{st}");
     assert!(
         (first_log + &arca.log()).contains("no text extracted"),
@@ -112,11 +140,16 @@ async fn pdf_text_is_indexed_and_the_index_resumes_after_sigkill() {
     );
 
     // A write after the restart is found too, and a delete leaves.
-    let r = http.request(Method::DELETE, &arca.url("/rec0"), &[], "").await;
+    let r = http
+        .request(Method::DELETE, &arca.url("/rec0"), &[], "")
+        .await;
     assert_eq!(r.status, 204);
     indexed(&http, &arca).await;
     assert_eq!(total(&http, &arca, "ABSTRACT:fish").await, records - 1);
-    assert_eq!(total(&http, &arca, "FULLTEXT:university").await, 2 * (with_pdf - 1));
+    assert_eq!(
+        total(&http, &arca, "FULLTEXT:university").await,
+        2 * (with_pdf - 1)
+    );
     let live_docs = status(&http, &arca).await["documents"].clone();
     arca.stop();
 
@@ -127,12 +160,19 @@ async fn pdf_text_is_indexed_and_the_index_resumes_after_sigkill() {
         .arg(data.path())
         .output()
         .unwrap();
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     let said = String::from_utf8_lossy(&out.stdout);
     assert!(said.contains(&format!("{live_docs} documents")), "{said}");
     let arca = Arca::serve(data.path());
     indexed(&http, &arca).await;
     assert_eq!(total(&http, &arca, "ABSTRACT:fish").await, records - 1);
-    assert_eq!(total(&http, &arca, "FULLTEXT:university").await, 2 * (with_pdf - 1));
+    assert_eq!(
+        total(&http, &arca, "FULLTEXT:university").await,
+        2 * (with_pdf - 1)
+    );
     arca.stop();
 }

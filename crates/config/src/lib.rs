@@ -146,9 +146,9 @@ impl Search {
             self.enabled = parse_bool("ARCA_SEARCH_ENABLED", &v)?;
         }
         let number = |var: &str, v: String| -> Result<u64, Error> {
-            v.trim().parse().map_err(|_| {
-                Error::Invalid(format!("{var} must be a whole number (got {v:?})"))
-            })
+            v.trim()
+                .parse()
+                .map_err(|_| Error::Invalid(format!("{var} must be a whole number (got {v:?})")))
         };
         if let Some(v) = get("ARCA_SEARCH_MAX_RESULTS") {
             self.max_results = number("ARCA_SEARCH_MAX_RESULTS", v)? as usize;
@@ -173,7 +173,9 @@ impl Search {
 
     fn validate(&self) -> Result<(), Error> {
         if self.max_results == 0 {
-            return Err(Error::Invalid("search.max_results must be at least 1".into()));
+            return Err(Error::Invalid(
+                "search.max_results must be at least 1".into(),
+            ));
         }
         if self.extract_timeout == 0 || self.extract_memory_mib < 64 {
             return Err(Error::Invalid(

@@ -30,7 +30,13 @@ const FILTERED_CAP: usize = 10_000;
 const MAX_QUERY_BYTES: usize = 8 << 10;
 
 /// Fields a hit shows when the request names none (Fedora 6's).
-const DEFAULT_FIELDS: &[&str] = &["fedora_id", "created", "modified", "content_size", "mime_type"];
+const DEFAULT_FIELDS: &[&str] = &[
+    "fedora_id",
+    "created",
+    "modified",
+    "content_size",
+    "mime_type",
+];
 
 /// What a search asks for, from `fcr:search`'s or GSearch's parameters.
 struct SearchRequest {
@@ -101,9 +107,11 @@ fn path_of(ctx: &Ctx, value: &str) -> String {
 /// Fedora's `condition=` (`field<op>value`, ops `=`, `<`, `>`, `<=`, `>=`; `*` in an `=`
 /// value is a wildcard) as a query.
 fn condition(ctx: &Ctx, indexer: &Indexer, text: &str) -> Result<Box<dyn Query>, ApiError> {
-    let at = text
-        .find(['<', '>', '='])
-        .ok_or_else(|| ApiError::bad_request(format!("condition {text:?} has no operator (=, <, >, <=, >=)")))?;
+    let at = text.find(['<', '>', '=']).ok_or_else(|| {
+        ApiError::bad_request(format!(
+            "condition {text:?} has no operator (=, <, >, <=, >=)"
+        ))
+    })?;
     let (field, rest) = text.split_at(at);
     let (op, value) = if rest.starts_with("<=") || rest.starts_with(">=") {
         rest.split_at(2)
@@ -137,7 +145,11 @@ fn parse_sort(spec: &str, order: Option<&str>) -> Result<Sort, ApiError> {
     let descending = match direction.to_ascii_lowercase().as_str() {
         "asc" => false,
         "desc" => true,
-        d => return Err(ApiError::bad_request(format!("sort order must be asc or desc, not {d:?}"))),
+        d => {
+            return Err(ApiError::bad_request(format!(
+                "sort order must be asc or desc, not {d:?}"
+            )))
+        }
     };
     Ok(Sort {
         field: field.to_string(),
@@ -148,7 +160,11 @@ fn parse_sort(spec: &str, order: Option<&str>) -> Result<Sort, ApiError> {
 fn fields(indexer: &Indexer, list: Option<&str>) -> Result<Vec<(String, Field)>, ApiError> {
     let schema = indexer.index().schema();
     let names: Vec<&str> = match list {
-        Some(l) => l.split(',').map(str::trim).filter(|n| !n.is_empty()).collect(),
+        Some(l) => l
+            .split(',')
+            .map(str::trim)
+            .filter(|n| !n.is_empty())
+            .collect(),
         None => DEFAULT_FIELDS.to_vec(),
     };
     names
@@ -163,7 +179,12 @@ fn fields(indexer: &Indexer, list: Option<&str>) -> Result<Vec<(String, Field)>,
                 .ok_or_else(|| {
                     ApiError::bad_request(format!(
                         "unknown or unstored field {n:?} in fields; known: fedora_id, {}",
-                        schema.stored.iter().map(|(n, _)| n.as_str()).collect::<Vec<_>>().join(", ")
+                        schema
+                            .stored
+                            .iter()
+                            .map(|(n, _)| n.as_str())
+                            .collect::<Vec<_>>()
+                            .join(", ")
                     ))
                 })
         })
@@ -183,7 +204,13 @@ async fn run(ctx: &Ctx, indexer: &Indexer, req: &SearchRequest) -> Result<Hits, 
     };
     if ctx.caller.is_admin() {
         let page = index
-            .page(&searcher, &*req.query, req.sort.as_ref(), req.offset, req.limit)
+            .page(
+                &searcher,
+                &*req.query,
+                req.sort.as_ref(),
+                req.offset,
+                req.limit,
+            )
             .map_err(search_error)?;
         let items = ids_and_fields(&searcher, page.hits)?;
         return Ok(Hits {
@@ -197,7 +224,9 @@ async fn run(ctx: &Ctx, indexer: &Indexer, req: &SearchRequest) -> Result<Hits, 
     let mut total = 0;
     let mut items = Vec::new();
     for (id, values) in ids_and_fields(&searcher, all.hits)? {
-        let Ok(fid) = FedoraId::from_path(&id) else { continue };
+        let Ok(fid) = FedoraId::from_path(&id) else {
+            continue;
+        };
         if !ctx.access.can_read(&ctx.repo, &ctx.caller, &fid).await {
             continue;
         }
@@ -221,7 +250,12 @@ fn url_of(ctx: &Ctx, path: &str) -> String {
 pub(crate) async fn search(ctx: &Ctx, head: bool, req: Request) -> Result<Response, ApiError> {
     let indexer = indexer(ctx)?;
     let params = params(&req)?;
-    let get = |name: &str| params.iter().find(|(n, _)| n == name).map(|(_, v)| v.as_str());
+    let get = |name: &str| {
+        params
+            .iter()
+            .find(|(n, _)| n == name)
+            .map(|(_, v)| v.as_str())
+    };
     let mut clauses: Vec<(Occur, Box<dyn Query>)> = Vec::new();
     if let Some(q) = get("q").filter(|q| !q.trim().is_empty()) {
         if q.len() > MAX_QUERY_BYTES {
@@ -254,7 +288,10 @@ pub(crate) async fn search(ctx: &Ctx, head: bool, req: Request) -> Result<Respon
             "limit must be from 1 to {cap} (search.max_results), not {limit}"
         )));
     }
-    let offset = get("offset").map(|v| number("offset", v)).transpose()?.unwrap_or(0);
+    let offset = get("offset")
+        .map(|v| number("offset", v))
+        .transpose()?
+        .unwrap_or(0);
     let sort = match get("sort").or(get("order_by")) {
         Some(s) => {
             let sort = parse_sort(s, get("order"))?;
@@ -291,8 +328,10 @@ pub(crate) async fn search(ctx: &Ctx, head: bool, req: Request) -> Result<Respon
     } else {
         bytes.into_response()
     };
-    r.headers_mut()
-        .insert(header::CONTENT_TYPE, "application/json".parse().expect("valid"));
+    r.headers_mut().insert(
+        header::CONTENT_TYPE,
+        "application/json".parse().expect("valid"),
+    );
     Ok(r)
 }
 
@@ -324,7 +363,10 @@ pub(crate) fn reindex(ctx: &Ctx) -> Result<Response, ApiError> {
     let location = format!("{}/fcr:search/status", ctx.base_url);
     Ok((
         StatusCode::ACCEPTED,
-        [(header::LOCATION, location.as_str()), (header::CONTENT_TYPE, "text/plain")],
+        [
+            (header::LOCATION, location.as_str()),
+            (header::CONTENT_TYPE, "text/plain"),
+        ],
         format!("rebuilding the search index; progress at {location}\n"),
     )
         .into_response())
@@ -334,7 +376,12 @@ pub(crate) fn reindex(ctx: &Ctx) -> Result<Response, ApiError> {
 pub(crate) async fn gsearch(ctx: &Ctx, req: Request) -> Result<Response, ApiError> {
     let indexer = indexer(ctx)?;
     let params = params(&req)?;
-    let get = |name: &str| params.iter().find(|(n, _)| n == name).map(|(_, v)| v.as_str());
+    let get = |name: &str| {
+        params
+            .iter()
+            .find(|(n, _)| n == name)
+            .map(|(_, v)| v.as_str())
+    };
     let xml = match get("operation").unwrap_or("gfindObjects") {
         "gfindObjects" => {
             let q = get("query").unwrap_or_default();
@@ -348,11 +395,20 @@ pub(crate) async fn gsearch(ctx: &Ctx, req: Request) -> Result<Response, ApiErro
                 .parser()
                 .parse(q)
                 .map_err(|e| ApiError::bad_request(format!("invalid query {e}")))?;
-            let start = get("hitPageStart").map(|v| number("hitPageStart", v)).transpose()?.unwrap_or(1).max(1);
-            let size = get("hitPageSize").map(|v| number("hitPageSize", v)).transpose()?.unwrap_or(10);
+            let start = get("hitPageStart")
+                .map(|v| number("hitPageStart", v))
+                .transpose()?
+                .unwrap_or(1)
+                .max(1);
+            let size = get("hitPageSize")
+                .map(|v| number("hitPageSize", v))
+                .transpose()?
+                .unwrap_or(10);
             let cap = ctx.config.search_max_results;
             if size == 0 || size > cap {
-                return Err(ApiError::bad_request(format!("hitPageSize must be from 1 to {cap}")));
+                return Err(ApiError::bad_request(format!(
+                    "hitPageSize must be from 1 to {cap}"
+                )));
             }
             let schema = indexer.index().schema();
             let fields: Vec<(String, Field)> = schema
@@ -387,7 +443,11 @@ pub(crate) async fn gsearch(ctx: &Ctx, req: Request) -> Result<Response, ApiErro
                             Value::String(s) => s,
                             v => v.to_string(),
                         };
-                        out.push_str(&format!("<field name=\"{}\">{}</field>", escape(&name), escape(&text)));
+                        out.push_str(&format!(
+                            "<field name=\"{}\">{}</field>",
+                            escape(&name),
+                            escape(&text)
+                        ));
                     }
                 }
                 out.push_str("</object>");

@@ -20,9 +20,8 @@ async fn indexed(s: &TestServer) -> Value {
         let r = s.get("fcr:search/status", &[]).await;
         assert_eq!(r.status, 200, "{}", r.text());
         let v: Value = serde_json::from_slice(&r.body).unwrap();
-        let caught_up = v["lag"] == 0
-            && v["extraction"]["pending"] == 0
-            && v["reindex"]["running"] != true;
+        let caught_up =
+            v["lag"] == 0 && v["extraction"]["pending"] == 0 && v["reindex"]["running"] != true;
         if caught_up {
             return v;
         }
@@ -40,7 +39,11 @@ async fn hits(s: &TestServer, query: &str) -> (Vec<String>, u64) {
         .iter()
         .map(|i| {
             let url = i["fedora_id"].as_str().unwrap();
-            url.split("/rest").nth(1).unwrap().trim_start_matches('/').to_string()
+            url.split("/rest")
+                .nth(1)
+                .unwrap()
+                .trim_start_matches('/')
+                .to_string()
         })
         .collect();
     paths.sort();
@@ -65,14 +68,18 @@ fn query_string(params: &[(&str, &str)]) -> String {
 }
 
 async fn search(s: &TestServer, params: &[(&str, &str)]) -> Value {
-    let r = s.get(&format!("fcr:search?{}", query_string(params)), &[]).await;
+    let r = s
+        .get(&format!("fcr:search?{}", query_string(params)), &[])
+        .await;
     assert_eq!(r.status, 200, "{params:?}: {}", r.text());
     assert_eq!(r.header("content-type"), Some("application/json"));
     serde_json::from_slice(&r.body).unwrap()
 }
 
 async fn search_status(s: &TestServer, params: &[(&str, &str)]) -> (u16, String) {
-    let r = s.get(&format!("fcr:search?{}", query_string(params)), &[]).await;
+    let r = s
+        .get(&format!("fcr:search?{}", query_string(params)), &[])
+        .await;
     (r.status.as_u16(), r.text())
 }
 
@@ -84,11 +91,41 @@ fn v(list: &[&str]) -> Vec<String> {
 /// a date; `r3` and `r4` with a text child whose words reach their container's ALL.
 async fn fixture(s: &TestServer) {
     let records = [
-        ("r1", "Fish of the deep sea", "We count fish in the sea.", "Joyce, James", "2025-03-18"),
-        ("r2", "Animal minds", "Animal cognition at scale.", "Austen, Jane", "2025-04-01"),
-        ("r3", "Animal farms", "An animal study.", "Baldwin, James", "2025-05-20"),
-        ("r4", "Deep learning", "Neural fish detectors.", "Woolf, Virginia", "2026-01-02"),
-        ("r5", "Graphs", "Spectral methods.", "Orwell, George", "2024-12-31"),
+        (
+            "r1",
+            "Fish of the deep sea",
+            "We count fish in the sea.",
+            "Joyce, James",
+            "2025-03-18",
+        ),
+        (
+            "r2",
+            "Animal minds",
+            "Animal cognition at scale.",
+            "Austen, Jane",
+            "2025-04-01",
+        ),
+        (
+            "r3",
+            "Animal farms",
+            "An animal study.",
+            "Baldwin, James",
+            "2025-05-20",
+        ),
+        (
+            "r4",
+            "Deep learning",
+            "Neural fish detectors.",
+            "Woolf, Virginia",
+            "2026-01-02",
+        ),
+        (
+            "r5",
+            "Graphs",
+            "Spectral methods.",
+            "Orwell, George",
+            "2024-12-31",
+        ),
     ];
     for (id, title, abs, creator, date) in records {
         let ttl = format!(
@@ -117,7 +154,11 @@ async fn lucene_queries_over_the_dublin_core_mapping() {
         v(&["r2"])
     );
     assert_eq!(
-        paths(&s, r#"(ABSTRACT:"fish" OR FIRSTNAME:"james") AND ALL:"university""#).await,
+        paths(
+            &s,
+            r#"(ABSTRACT:"fish" OR FIRSTNAME:"james") AND ALL:"university""#
+        )
+        .await,
         v(&["r3", "r4"])
     );
     // The text of a binary is in its FULLTEXT and ALL, and in its container's.
@@ -129,15 +170,30 @@ async fn lucene_queries_over_the_dublin_core_mapping() {
     assert_eq!(paths(&s, "CREATOR:\"Austen, Jane\"").await, v(&["r2"]));
     assert_eq!(paths(&s, "title:anim*").await, v(&["r2", "r3"]));
     assert_eq!(paths(&s, "TITLE:\"deep sea\"").await, v(&["r1"]));
-    assert_eq!(paths(&s, "DATE:[2025-01-01 TO 2025-12-31]").await, v(&["r1", "r2", "r3"]));
-    assert_eq!(paths(&s, "DATE:{2025-03-18 TO *]").await, v(&["r2", "r3", "r4"]));
+    assert_eq!(
+        paths(&s, "DATE:[2025-01-01 TO 2025-12-31]").await,
+        v(&["r1", "r2", "r3"])
+    );
+    assert_eq!(
+        paths(&s, "DATE:{2025-03-18 TO *]").await,
+        v(&["r2", "r3", "r4"])
+    );
     assert_eq!(paths(&s, "DATE:2024").await, v(&["r5"]));
     assert_eq!(paths(&s, "IDENTIFIER:\"arxiv:r5\"").await, v(&["r5"]));
-    assert_eq!(paths(&s, "-ALL:animal AND TITLE:*").await, v(&["r1", "r4", "r5"]));
-    assert_eq!(paths(&s, "mime_type:text\\/plain").await, v(&["r3/paper", "r4/paper"]));
+    assert_eq!(
+        paths(&s, "-ALL:animal AND TITLE:*").await,
+        v(&["r1", "r4", "r5"])
+    );
+    assert_eq!(
+        paths(&s, "mime_type:text\\/plain").await,
+        v(&["r3/paper", "r4/paper"])
+    );
     // Default field ALL, default operator OR.
     assert_eq!(paths(&s, "spectral cognition").await, v(&["r2", "r5"]));
-    assert_eq!(paths(&s, "spectral AND cognition").await, Vec::<String>::new());
+    assert_eq!(
+        paths(&s, "spectral AND cognition").await,
+        Vec::<String>::new()
+    );
 }
 
 /// Paging, sorting, the fields shown, and Fedora 6's `condition=` parameters.
@@ -145,22 +201,66 @@ async fn lucene_queries_over_the_dublin_core_mapping() {
 async fn pages_sorts_fields_and_fedora_conditions() {
     let s = TestServer::start().await;
     fixture(&s).await;
-    let all = search(&s, &[("q", "TITLE:*"), ("sort", "DATE asc"), ("fields", "fedora_id,TITLE,DATE")]).await;
+    let all = search(
+        &s,
+        &[
+            ("q", "TITLE:*"),
+            ("sort", "DATE asc"),
+            ("fields", "fedora_id,TITLE,DATE"),
+        ],
+    )
+    .await;
     assert_eq!(all["pagination"]["totalResults"], 5);
     assert_eq!(all["pagination"]["maxResults"], 100);
-    let titles: Vec<&str> = all["items"].as_array().unwrap().iter().map(|i| i["TITLE"].as_str().unwrap()).collect();
-    assert_eq!(titles, ["Graphs", "Fish of the deep sea", "Animal minds", "Animal farms", "Deep learning"]);
+    let titles: Vec<&str> = all["items"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|i| i["TITLE"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        titles,
+        [
+            "Graphs",
+            "Fish of the deep sea",
+            "Animal minds",
+            "Animal farms",
+            "Deep learning"
+        ]
+    );
     assert_eq!(all["items"][0]["DATE"], "2024-12-31T00:00:00Z");
-    assert!(all["items"][0]["fedora_id"].as_str().unwrap().ends_with("/rest/r5"));
-    let page = search(&s, &[("q", "TITLE:*"), ("sort", "DATE"), ("order", "desc"), ("offset", "1"), ("limit", "2"), ("fields", "TITLE")]).await;
+    assert!(all["items"][0]["fedora_id"]
+        .as_str()
+        .unwrap()
+        .ends_with("/rest/r5"));
+    let page = search(
+        &s,
+        &[
+            ("q", "TITLE:*"),
+            ("sort", "DATE"),
+            ("order", "desc"),
+            ("offset", "1"),
+            ("limit", "2"),
+            ("fields", "TITLE"),
+        ],
+    )
+    .await;
     assert_eq!(page["pagination"]["totalResults"], 5);
     assert_eq!(page["pagination"]["offset"], 1);
-    let titles: Vec<&str> = page["items"].as_array().unwrap().iter().map(|i| i["TITLE"].as_str().unwrap()).collect();
+    let titles: Vec<&str> = page["items"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|i| i["TITLE"].as_str().unwrap())
+        .collect();
     assert_eq!(titles, ["Animal farms", "Animal minds"]);
     // Default fields: Fedora's.
     let one = search(&s, &[("condition", "fedora_id=r3/paper")]).await;
     let item = &one["items"][0];
-    assert!(item["fedora_id"].as_str().unwrap().ends_with("/rest/r3/paper"));
+    assert!(item["fedora_id"]
+        .as_str()
+        .unwrap()
+        .ends_with("/rest/r3/paper"));
     assert_eq!(item["mime_type"], "text/plain");
     assert_eq!(item["content_size"], 53);
     assert!(item["created"].as_str().unwrap().ends_with('Z'));
@@ -171,11 +271,29 @@ async fn pages_sorts_fields_and_fedora_conditions() {
         let v = search(&s, &[("condition", &cond)]).await;
         assert_eq!(v["pagination"]["totalResults"], 2, "{cond}");
     }
-    let v = search(&s, &[("condition", "mime_type=text/plain"), ("condition", "content_size>=53")]).await;
+    let v = search(
+        &s,
+        &[
+            ("condition", "mime_type=text/plain"),
+            ("condition", "content_size>=53"),
+        ],
+    )
+    .await;
     assert_eq!(v["pagination"]["totalResults"], 2);
-    let v = search(&s, &[("condition", "content_size<53"), ("condition", "mime_type=text/plain")]).await;
+    let v = search(
+        &s,
+        &[
+            ("condition", "content_size<53"),
+            ("condition", "mime_type=text/plain"),
+        ],
+    )
+    .await;
     assert_eq!(v["pagination"]["totalResults"], 0);
-    let v = search(&s, &[("condition", "created>2000-01-01"), ("q", "LASTNAME:woolf")]).await;
+    let v = search(
+        &s,
+        &[("condition", "created>2000-01-01"), ("q", "LASTNAME:woolf")],
+    )
+    .await;
     assert_eq!(v["pagination"]["totalResults"], 1);
 }
 
@@ -202,14 +320,19 @@ async fn bad_queries_are_refused_with_the_reason() {
     for (params, expect) in cases {
         let (status, text) = search_status(&s, params).await;
         assert_eq!(status, 400, "{params:?}: {text}");
-        assert!(text.contains(expect), "{params:?}: {text:?} should mention {expect:?}");
+        assert!(
+            text.contains(expect),
+            "{params:?}: {text:?} should mention {expect:?}"
+        );
     }
     let long = "a ".repeat(5000);
     let (status, _) = search_status(&s, &[("q", &long)]).await;
     assert!(status == 400 || status == 414, "{status}");
     let r = s.request(Method::PUT, &s.url("fcr:search"), &[], "").await;
     assert_eq!(r.status, 405);
-    let r = s.request(Method::GET, &s.url("x/fcr:search"), &[], "").await;
+    let r = s
+        .request(Method::GET, &s.url("x/fcr:search"), &[], "")
+        .await;
     assert_eq!(r.status, 400);
 }
 
@@ -226,10 +349,13 @@ async fn deletes_purges_and_transactions() {
     assert_eq!(delete(&s, "r3/paper", &[]).await.status, 204);
     assert_eq!(delete(&s, "r3/paper/fcr:tombstone", &[]).await.status, 204);
     indexed(&s).await;
-    assert_eq!(paths(&s, "FULLTEXT:university").await, v(&["r4", "r4/paper"]));
+    assert_eq!(
+        paths(&s, "FULLTEXT:university").await,
+        v(&["r4", "r4/paper"])
+    );
 
-    let patch = format!("PREFIX dcterms: <http://purl.org/dc/terms/> INSERT DATA {{ <> dcterms:title \"Proceedings of the otters\" }}");
-    assert_eq!(sparql(&s, "r4/paper/fcr:metadata", &patch).await.status, 204);
+    let patch = "PREFIX dcterms: <http://purl.org/dc/terms/> INSERT DATA { <> dcterms:title \"Proceedings of the otters\" }";
+    assert_eq!(sparql(&s, "r4/paper/fcr:metadata", patch).await.status, 204);
     indexed(&s).await;
     assert_eq!(paths(&s, "TITLE:otters").await, v(&["r4/paper"]));
 
@@ -240,12 +366,21 @@ async fn deletes_purges_and_transactions() {
         let name = if commit { "committed" } else { "rolledback" };
         let ttl = format!("{DC}<> dcterms:title \"{name} walrus\" .");
         let r = s
-            .request(Method::PUT, &s.url(name), &[TURTLE, ("atomic-id", &tx)], ttl.clone())
+            .request(
+                Method::PUT,
+                &s.url(name),
+                &[TURTLE, ("atomic-id", &tx)],
+                ttl.clone(),
+            )
             .await;
         assert_eq!(r.status, 201);
         indexed(&s).await;
         let before: &[&str] = if commit { &[] } else { &["committed"] };
-        assert_eq!(paths(&s, "TITLE:walrus").await, v(before), "not before the end");
+        assert_eq!(
+            paths(&s, "TITLE:walrus").await,
+            v(before),
+            "not before the end"
+        );
         let method = if commit { Method::PUT } else { Method::DELETE };
         assert_eq!(s.request(method, &tx, &[], "").await.status, 204);
         indexed(&s).await;
@@ -261,11 +396,14 @@ async fn a_rebuild_equals_the_live_index() {
     let s = TestServer::start().await;
     fixture(&s).await;
     assert_eq!(delete(&s, "r2", &[]).await.status, 204);
-    let patch = "PREFIX dc: <http://purl.org/dc/elements/1.1/> INSERT DATA { <> dc:subject \"cs.CV\" }";
+    let patch =
+        "PREFIX dc: <http://purl.org/dc/elements/1.1/> INSERT DATA { <> dc:subject \"cs.CV\" }";
     assert_eq!(sparql(&s, "r5", patch).await.status, 204);
     let before = indexed(&s).await;
     let live = snapshot(&s).await;
-    let r = s.request(Method::POST, &s.url("fcr:search/reindex"), &[], "").await;
+    let r = s
+        .request(Method::POST, &s.url("fcr:search/reindex"), &[], "")
+        .await;
     assert_eq!(r.status, 202, "{}", r.text());
     let after = indexed(&s).await;
     assert_eq!(after["reindex"]["running"], false);
@@ -273,15 +411,33 @@ async fn a_rebuild_equals_the_live_index() {
     assert_eq!(after["documents"], before["documents"]);
     let rebuilt = snapshot(&s).await;
     assert_eq!(live, rebuilt);
-    assert_eq!(live.0["pagination"]["totalResults"], 7, "root, r1, r3, r4, their papers, r5");
+    assert_eq!(
+        live.0["pagination"]["totalResults"], 7,
+        "root, r1, r3, r4, their papers, r5"
+    );
 }
 
 /// Every document's stored fields, and the hits of the unstored text fields.
 async fn snapshot(s: &TestServer) -> (Value, Vec<(Vec<String>, u64)>) {
     let fields = "fedora_id,parent,interaction_model,mime_type,rdf_type,created,modified,created_by,last_modified_by,content_size,TITLE,ABSTRACT,CREATOR,FIRSTNAME,LASTNAME,SUBJECT,DATE,IDENTIFIER";
-    let all = search(s, &[("q", "*:*"), ("sort", "id"), ("limit", "1000"), ("fields", fields)]).await;
+    let all = search(
+        s,
+        &[
+            ("q", "*:*"),
+            ("sort", "id"),
+            ("limit", "1000"),
+            ("fields", fields),
+        ],
+    )
+    .await;
     let mut texts = Vec::new();
-    for q in ["ALL:university", "FULLTEXT:computing", "ALL:fish", "ALL:\"cs.CV\"", "ALL:arxiv"] {
+    for q in [
+        "ALL:university",
+        "FULLTEXT:computing",
+        "ALL:fish",
+        "ALL:\"cs.CV\"",
+        "ALL:arxiv",
+    ] {
         texts.push(hits(s, q).await);
     }
     (all, texts)
@@ -298,30 +454,82 @@ async fn gsearch_interface() {
         let base = root.trim_end_matches('/').trim_end_matches("/rest");
         format!("{base}/fedoragsearch/rest?{query}")
     };
-    let q = query_string(&[("query", "ABSTRACT:\"animal\" AND NOT ALL:\"university\""), ("hitPageStart", "1"), ("hitPageSize", "10")]);
-    let r = s.request(Method::GET, &gsearch(&format!("operation=gfindObjects&{q}")), &[], "").await;
+    let q = query_string(&[
+        ("query", "ABSTRACT:\"animal\" AND NOT ALL:\"university\""),
+        ("hitPageStart", "1"),
+        ("hitPageSize", "10"),
+    ]);
+    let r = s
+        .request(
+            Method::GET,
+            &gsearch(&format!("operation=gfindObjects&{q}")),
+            &[],
+            "",
+        )
+        .await;
     assert_eq!(r.status, 200, "{}", r.text());
     assert!(r.header("content-type").unwrap().starts_with("text/xml"));
     let xml = r.text();
     assert!(xml.contains("hitTotal=\"1\""), "{xml}");
     assert!(xml.contains("<field name=\"PID\">r2</field>"), "{xml}");
-    assert!(xml.contains("<field name=\"TITLE\">Animal minds</field>"), "{xml}");
+    assert!(
+        xml.contains("<field name=\"TITLE\">Animal minds</field>"),
+        "{xml}"
+    );
     // Page 2 of size 1 of the fish query is its second hit.
-    let q = query_string(&[("query", "ABSTRACT:fish"), ("hitPageStart", "2"), ("hitPageSize", "1")]);
-    let xml = s.request(Method::GET, &gsearch(&format!("operation=gfindObjects&{q}")), &[], "").await.text();
-    assert!(xml.contains("hitTotal=\"2\"") && xml.contains("<object no=\"2\">"), "{xml}");
+    let q = query_string(&[
+        ("query", "ABSTRACT:fish"),
+        ("hitPageStart", "2"),
+        ("hitPageSize", "1"),
+    ]);
+    let xml = s
+        .request(
+            Method::GET,
+            &gsearch(&format!("operation=gfindObjects&{q}")),
+            &[],
+            "",
+        )
+        .await
+        .text();
+    assert!(
+        xml.contains("hitTotal=\"2\"") && xml.contains("<object no=\"2\">"),
+        "{xml}"
+    );
     assert_eq!(xml.matches("<object ").count(), 1);
     // updateIndex fromPid indexes one object at once; fromFoxmlFiles rebuilds.
-    let r = s.request(Method::GET, &gsearch("operation=updateIndex&action=fromPid&value=r1"), &[], "").await;
+    let r = s
+        .request(
+            Method::GET,
+            &gsearch("operation=updateIndex&action=fromPid&value=r1"),
+            &[],
+            "",
+        )
+        .await;
     assert_eq!(r.status, 200, "{}", r.text());
     assert!(r.text().contains("docCount=\""));
-    let r = s.request(Method::GET, &gsearch("operation=updateIndex&action=fromFoxmlFiles"), &[], "").await;
+    let r = s
+        .request(
+            Method::GET,
+            &gsearch("operation=updateIndex&action=fromFoxmlFiles"),
+            &[],
+            "",
+        )
+        .await;
     assert_eq!(r.status, 200, "{}", r.text());
     indexed(&s).await;
     assert_eq!(paths(&s, "ABSTRACT:fish").await, v(&["r1", "r4"]));
-    let r = s.request(Method::GET, &gsearch("operation=nonsense"), &[], "").await;
+    let r = s
+        .request(Method::GET, &gsearch("operation=nonsense"), &[], "")
+        .await;
     assert_eq!(r.status, 400);
-    let r = s.request(Method::GET, &gsearch("operation=gfindObjects&query=TITLE%3A%28"), &[], "").await;
+    let r = s
+        .request(
+            Method::GET,
+            &gsearch("operation=gfindObjects&query=TITLE%3A%28"),
+            &[],
+            "",
+        )
+        .await;
     assert_eq!(r.status, 400);
     assert!(r.text().contains("at character"));
 }

@@ -60,7 +60,11 @@ pub fn build(schema: &IndexSchema, view: &ResourceView<'_>) -> TantivyDocument {
     if let Some(u) = &h.last_modified_by {
         doc.add_text(s.last_modified_by, u);
     }
-    if let Some(size) = h.content_size.filter(|_| binary).and_then(|n| u64::try_from(n).ok()) {
+    if let Some(size) = h
+        .content_size
+        .filter(|_| binary)
+        .and_then(|n| u64::try_from(n).ok())
+    {
         doc.add_u64(s.content_size, size);
     }
     if let Some(name) = &h.filename {
@@ -103,7 +107,11 @@ pub fn build(schema: &IndexSchema, view: &ResourceView<'_>) -> TantivyDocument {
             }
         }
     }
-    for text in view.text.into_iter().chain(view.child_texts.iter().map(String::as_str)) {
+    for text in view
+        .text
+        .into_iter()
+        .chain(view.child_texts.iter().map(String::as_str))
+    {
         doc.add_text(s.fulltext, text);
         doc.add_text(s.all, text);
     }
@@ -138,8 +146,7 @@ pub fn parse_date(s: &str) -> Option<DateTime> {
         None => 1,
     };
     let rest = &s[day.len()..];
-    if !(rest.is_empty() || day.len() == 10 && (rest.starts_with('T') || rest.starts_with(' ')))
-    {
+    if !(rest.is_empty() || day.len() == 10 && (rest.starts_with('T') || rest.starts_with(' '))) {
         return None;
     }
     let date = Date::from_calendar_date(year, month, dom).ok()?;
@@ -158,7 +165,10 @@ mod tests {
         assert_eq!(secs("2025-03"), Some(1740787200));
         assert_eq!(secs("2025"), Some(1735689600));
         assert_eq!(secs("2025-03-18T10:00:00Z"), Some(1742292000));
-        assert_eq!(secs("2025-03-18T10:00:00.123456789+01:00"), Some(1742288400));
+        assert_eq!(
+            secs("2025-03-18T10:00:00.123456789+01:00"),
+            Some(1742288400)
+        );
         assert_eq!(secs("2025-03-18 circa"), Some(1742256000));
         assert_eq!(secs("circa 1900"), None);
         assert_eq!(secs("2025-13-01"), None);

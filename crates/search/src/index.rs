@@ -204,7 +204,9 @@ impl SearchIndex {
             .query_fields
             .iter()
             .find(|f| f.name.eq_ignore_ascii_case(&sort.field))
-            .ok_or_else(|| Error::BadRequest(format!("cannot sort by unknown field {:?}", sort.field)))?;
+            .ok_or_else(|| {
+                Error::BadRequest(format!("cannot sort by unknown field {:?}", sort.field))
+            })?;
         let entry = self.schema.schema.get_field_entry(field.field);
         if !entry.is_fast() {
             return Err(Error::BadRequest(format!(
@@ -234,7 +236,11 @@ impl SearchIndex {
             }
             Some(s) => {
                 let (name, kind) = self.sort_kind(s)?;
-                let order = if s.descending { Order::Desc } else { Order::Asc };
+                let order = if s.descending {
+                    Order::Desc
+                } else {
+                    Order::Asc
+                };
                 match kind {
                     FieldKind::Keyword | FieldKind::Text => {
                         let (total, hits) = searcher
@@ -298,7 +304,8 @@ impl SearchIndex {
         let mut out = std::collections::BTreeMap::new();
         for (ord, segment) in searcher.segment_readers().iter().enumerate() {
             for doc in segment.doc_ids_alive() {
-                let (id, values) = self.stored(&searcher, DocAddress::new(ord as u32, doc), &fields)?;
+                let (id, values) =
+                    self.stored(&searcher, DocAddress::new(ord as u32, doc), &fields)?;
                 out.insert(id, serde_json::Value::Object(values));
             }
         }

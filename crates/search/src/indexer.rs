@@ -161,7 +161,9 @@ impl Indexer {
         let (commands, receiver) = mpsc::unbounded_channel();
         let (ready_tx, ready_rx) = mpsc::unbounded_channel();
         let counters = Counters::default();
-        counters.indexed.store(position.unwrap_or(0), Ordering::Relaxed);
+        counters
+            .indexed
+            .store(position.unwrap_or(0), Ordering::Relaxed);
         Ok(Arc::new(Self {
             index,
             catalog: repo.catalog().clone(),
@@ -426,7 +428,10 @@ impl Indexer {
             loop {
                 let mut pages = Vec::new();
                 for _ in 0..REBUILD_PARALLEL {
-                    let page = self.catalog.live_after(after.as_ref(), REBUILD_PAGE).await?;
+                    let page = self
+                        .catalog
+                        .live_after(after.as_ref(), REBUILD_PAGE)
+                        .await?;
                     let Some(last) = page.last() else { break };
                     after = Some(last.id.clone());
                     pages.push(page);
@@ -440,7 +445,7 @@ impl Indexer {
                             self.index_record(&record, None).await?;
                         }
                         let n = done.fetch_add(1, Ordering::Relaxed) + 1;
-                        if n % 512 == 0 {
+                        if n.is_multiple_of(512) {
                             progress(n, total);
                             if let Some((_, p)) = self.rebuild.lock().as_mut() {
                                 p.done = n;
@@ -505,7 +510,11 @@ impl Indexer {
     /// Builds and stores the document of `record`. With `live` (the sequence number that
     /// asked), a text not extracted yet is asked for and the document stored without it
     /// (returns true); without (a rebuild), the text is waited for.
-    async fn index_record(self: &Arc<Self>, record: &ResourceRecord, live: Option<i64>) -> Result<bool> {
+    async fn index_record(
+        self: &Arc<Self>,
+        record: &ResourceRecord,
+        live: Option<i64>,
+    ) -> Result<bool> {
         let model = record.headers.model();
         let binary = model == Some(InteractionModel::NonRdfSource);
         let triples = if binary {
@@ -537,7 +546,9 @@ impl Indexer {
                 .children(&record.id, None, self.child_binaries)
                 .await?;
             for child in children {
-                let Some(c) = self.catalog.get(&child).await? else { continue };
+                let Some(c) = self.catalog.get(&child).await? else {
+                    continue;
+                };
                 if c.headers.model() != Some(InteractionModel::NonRdfSource) {
                     continue;
                 }

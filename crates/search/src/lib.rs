@@ -30,7 +30,9 @@ pub enum Error {
     #[error("search index: {0}")]
     Index(#[from] tantivy::TantivyError),
     /// Another process holds the index (a running server, when reindexing offline).
-    #[error("the search index is in use by another process (stop the server, or reindex through it)")]
+    #[error(
+        "the search index is in use by another process (stop the server, or reindex through it)"
+    )]
     Locked,
     /// A file could not be read or written.
     #[error("{0}: {1}")]

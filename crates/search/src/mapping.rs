@@ -96,7 +96,12 @@ impl Mapping {
         abstract_.predicates.insert(0, format!("{DCTERMS}abstract"));
         Self {
             fields: vec![
-                field("TITLE", text, &["title"], &[&format!("{DCTERMS}alternative"), RDFS_LABEL]),
+                field(
+                    "TITLE",
+                    text,
+                    &["title"],
+                    &[&format!("{DCTERMS}alternative"), RDFS_LABEL],
+                ),
                 abstract_,
                 creator,
                 field("CONTRIBUTOR", text, &["contributor"], &[]),
@@ -129,7 +134,10 @@ impl Mapping {
     pub fn validate(&self) -> Result<()> {
         let mut seen: Vec<String> = RESERVED.iter().map(|r| r.to_ascii_lowercase()).collect();
         for f in &self.fields {
-            for name in std::iter::once(&f.name).chain(&f.first_name).chain(&f.last_name) {
+            for name in std::iter::once(&f.name)
+                .chain(&f.first_name)
+                .chain(&f.last_name)
+            {
                 let ok = name.chars().next().is_some_and(|c| c.is_ascii_alphabetic())
                     && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_');
                 if !ok {
@@ -146,7 +154,10 @@ impl Mapping {
                 seen.push(lower);
             }
             if f.predicates.is_empty() {
-                return Err(Error::Mapping(format!("field {} maps no predicate", f.name)));
+                return Err(Error::Mapping(format!(
+                    "field {} maps no predicate",
+                    f.name
+                )));
             }
             if let Some(p) = f.predicates.iter().find(|p| oxiri_like(p).is_none()) {
                 return Err(Error::Mapping(format!(
@@ -249,8 +260,14 @@ mod tests {
     #[test]
     fn names_split_as_catalogues_write_them() {
         assert_eq!(split_name("Joyce, James"), ("James", "Joyce"));
-        assert_eq!(split_name("van der Berg, Anna Maria "), ("Anna Maria", "van der Berg"));
-        assert_eq!(split_name("James Augustine Joyce"), ("James Augustine", "Joyce"));
+        assert_eq!(
+            split_name("van der Berg, Anna Maria "),
+            ("Anna Maria", "van der Berg")
+        );
+        assert_eq!(
+            split_name("James Augustine Joyce"),
+            ("James Augustine", "Joyce")
+        );
         assert_eq!(split_name("Plato"), ("", "Plato"));
         assert_eq!(split_name(""), ("", ""));
     }

@@ -112,22 +112,19 @@ impl IndexSchema {
         };
         let mut query_fields = Vec::new();
         let mut stored = Vec::new();
-        let mut add = |name: &str,
-                       aliases: &[&str],
-                       kind: FieldKind,
-                       field: Field,
-                       is_stored: bool| {
-            for n in std::iter::once(name).chain(aliases.iter().copied()) {
-                query_fields.push(QueryField {
-                    name: n.to_string(),
-                    field,
-                    kind,
-                });
-            }
-            if is_stored {
-                stored.push((name.to_string(), field));
-            }
-        };
+        let mut add =
+            |name: &str, aliases: &[&str], kind: FieldKind, field: Field, is_stored: bool| {
+                for n in std::iter::once(name).chain(aliases.iter().copied()) {
+                    query_fields.push(QueryField {
+                        name: n.to_string(),
+                        field,
+                        kind,
+                    });
+                }
+                if is_stored {
+                    stored.push((name.to_string(), field));
+                }
+            };
         let id = b.add_text_field("id", STRING | STORED | FAST);
         add("id", &["fedora_id", "PID"], FieldKind::Keyword, id, true);
         let keyword = |b: &mut tantivy::schema::SchemaBuilder, name: &str| {
@@ -177,11 +174,13 @@ impl IndexSchema {
         let mut mapped: Vec<(String, MappedField)> = Vec::new();
         let mut by_name: HashMap<String, Field> = HashMap::new();
         let mut field_for = |b: &mut tantivy::schema::SchemaBuilder, name: &str, kind| {
-            *by_name.entry(name.to_string()).or_insert_with(|| match kind {
-                MappedKind::Text => b.add_text_field(name, text(true)),
-                MappedKind::Keyword => b.add_text_field(name, STRING | STORED),
-                MappedKind::Date => b.add_date_field(name, date()),
-            })
+            *by_name
+                .entry(name.to_string())
+                .or_insert_with(|| match kind {
+                    MappedKind::Text => b.add_text_field(name, text(true)),
+                    MappedKind::Keyword => b.add_text_field(name, STRING | STORED),
+                    MappedKind::Date => b.add_date_field(name, date()),
+                })
         };
         for f in &mapping.fields {
             let field = field_for(&mut b, &f.name, f.kind);

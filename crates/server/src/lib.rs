@@ -283,7 +283,9 @@ fn extract_program(configured: Option<&std::path::Path>) -> arca_search::extract
         [
             Some(e.clone()).filter(|e| e.file_name().is_some_and(|n| n == "arca")),
             dir.as_ref().map(|d| d.join("arca")),
-            dir.as_ref().and_then(|d| d.parent()).map(|d| d.join("arca")),
+            dir.as_ref()
+                .and_then(|d| d.parent())
+                .map(|d| d.join("arca")),
         ]
     });
     let program = candidates
