@@ -328,12 +328,23 @@ fn search_study_runs_against_arca() {
     let out = tempfile::tempdir().unwrap();
     let (output, r) = bench(
         &[
-            "search", "--spawn", "--quick", "--objects", "40", "--duration", "0.4",
-            "--clients", "2",
+            "search",
+            "--spawn",
+            "--quick",
+            "--objects",
+            "40",
+            "--duration",
+            "0.4",
+            "--clients",
+            "2",
         ],
         out.path(),
     );
-    assert!(output.status.success(), "{}", String::from_utf8_lossy(&output.stderr));
+    assert!(
+        output.status.success(),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
     check_counting(&r);
     assert_eq!(r.errors, 0, "{}", r.summary);
     let mut cells = 0;

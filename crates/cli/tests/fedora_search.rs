@@ -40,7 +40,12 @@ async fn fcr_search_answers_as_fedora_does() {
     let http = Http::new();
     for base in [fedora.base.as_str(), arca.base.as_str()] {
         let r = http
-            .request(Method::PUT, &format!("{base}/cmp"), &[("content-type", "text/turtle")], "")
+            .request(
+                Method::PUT,
+                &format!("{base}/cmp"),
+                &[("content-type", "text/turtle")],
+                "",
+            )
             .await;
         assert_eq!(r.status, 201, "{base}: {}", r.text());
         for (name, body) in [("a.txt", "alpha"), ("b.txt", "bravo bravo")] {

@@ -770,3 +770,106 @@ async fn admins_act_on_behalf_of_others_and_users_are_recorded() {
     .await;
     assert_eq!(r.status, 403);
 }
+
+/// Search shows each caller only what it may read (issue 12): hits, totals and the GSearch
+/// interface alike; the index's status and rebuild are for admins.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn search_hits_are_what_the_caller_may_read() {
+    let (s, _d) = server().await;
+    let ttl = "<> <http://purl.org/dc/terms/title> \"tiger\" .";
+    for path in ["pub", "secret"] {
+        let r = admin(&s, Method::PUT, path, &[TURTLE], ttl).await;
+        assert_eq!(r.status, 201);
+    }
+    set_acl(
+        &s,
+        "pub",
+        &format!("<#r> a acl:Authorization ; acl:agentClass foaf:Agent ; acl:mode acl:Read ; acl:accessTo <{}> .", s.url("pub")),
+    )
+    .await;
+    set_acl(
+        &s,
+        "secret",
+        &format!("<#r> a acl:Authorization ; acl:agent <http://users.example/alice> ; acl:mode acl:Read ; acl:accessTo <{}> .", s.url("secret")),
+    )
+    .await;
+    // Wait (as the admin) until both are indexed.
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+    loop {
+        let r = admin(&s, Method::GET, "fcr:search?q=TITLE:tiger", &[], "").await;
+        let v: serde_json::Value = serde_json::from_slice(&r.body).unwrap();
+        if v["pagination"]["totalResults"] == 2 {
+            break;
+        }
+        assert!(std::time::Instant::now() < deadline, "{v}");
+        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+    }
+    for (user, expected) in [
+        (None, vec!["pub"]),
+        (Some("bob"), vec!["pub"]),
+        (Some("alice"), vec!["pub", "secret"]),
+        (Some("root"), vec!["pub", "secret"]),
+    ] {
+        let r = req(
+            &s,
+            user,
+            Method::GET,
+            "fcr:search?q=TITLE:tiger&fields=fedora_id",
+            &[],
+            "",
+        )
+        .await;
+        assert_eq!(r.status, 200, "{user:?}: {}", r.text());
+        let v: serde_json::Value = serde_json::from_slice(&r.body).unwrap();
+        let mut got: Vec<String> = v["items"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|i| {
+                i["fedora_id"]
+                    .as_str()
+                    .unwrap()
+                    .rsplit('/')
+                    .next()
+                    .unwrap()
+                    .to_string()
+            })
+            .collect();
+        got.sort();
+        assert_eq!(got, expected, "{user:?}");
+        assert_eq!(v["pagination"]["totalResults"], expected.len(), "{user:?}");
+        let root = s.url("");
+        let gsearch = format!(
+            "{}/fedoragsearch/rest?operation=gfindObjects&query=TITLE%3Atiger",
+            root.trim_end_matches('/').trim_end_matches("/rest")
+        );
+        let auth = user.map(basic);
+        let headers: Vec<(&str, &str)> =
+            auth.iter().map(|a| ("authorization", a.as_str())).collect();
+        let r = s
+            .request_anonymous(Method::GET, &gsearch, &headers, "")
+            .await;
+        assert!(
+            r.text()
+                .contains(&format!("hitTotal=\"{}\"", expected.len())),
+            "{user:?}: {}",
+            r.text()
+        );
+    }
+    assert_eq!(
+        status(&req(&s, None, Method::GET, "fcr:search/status", &[], "").await),
+        401
+    );
+    assert_eq!(
+        status(&req(&s, Some("bob"), Method::GET, "fcr:search/status", &[], "").await),
+        403
+    );
+    assert_eq!(
+        status(&req(&s, Some("bob"), Method::POST, "fcr:search/reindex", &[], "").await),
+        403
+    );
+    assert_eq!(
+        status(&req(&s, Some("root"), Method::GET, "fcr:search/status", &[], "").await),
+        200
+    );
+}
