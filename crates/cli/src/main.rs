@@ -229,14 +229,6 @@ async fn rebuild(args: RebuildArgs) -> anyhow::Result<()> {
     };
     let stats = repo.rebuild(args.resume, &progress).await?;
     bar.finish();
-    // The search index follows the change log, which a rebuild may have regenerated with
-    // other sequence numbers: it is rebuilt in full at the next start (extracted text is
-    // kept).
-    let index = config.search_dir().join("index");
-    if index.exists() {
-        std::fs::remove_dir_all(&index)
-            .with_context(|| format!("cannot remove the search index {}", index.display()))?;
-    }
     println!(
         "rebuilt the catalog from {}: {} objects, {} resources, {} failed",
         config.ocfl_root().display(),

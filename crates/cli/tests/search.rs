@@ -175,4 +175,43 @@ async fn pdf_text_is_indexed_and_the_index_resumes_after_sigkill() {
         2 * (with_pdf - 1)
     );
     arca.stop();
+
+    // A catalog rebuilt from storage numbers its change log anew: the index notices and is
+    // rebuilt rather than trusting a position in another log.
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_arca"))
+        .arg("rebuild")
+        .arg("--data")
+        .arg(data.path())
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let arca = Arca::serve(data.path());
+    indexed(&http, &arca).await;
+    assert!(
+        arca.log().contains("built from another catalog"),
+        "{}",
+        arca.log()
+    );
+    assert_eq!(total(&http, &arca, "ABSTRACT:fish").await, records - 1);
+    assert_eq!(
+        total(&http, &arca, "FULLTEXT:university").await,
+        2 * (with_pdf - 1)
+    );
+    let late = format!("{DC}<> dcterms:abstract \"a late fish\" .");
+    let r = http
+        .request(
+            Method::PUT,
+            &arca.url("/late"),
+            &[("content-type", "text/turtle")],
+            late,
+        )
+        .await;
+    assert_eq!(r.status, 201);
+    indexed(&http, &arca).await;
+    assert_eq!(total(&http, &arca, "ABSTRACT:fish").await, records);
+    arca.stop();
 }

@@ -32,6 +32,10 @@ struct Payload {
     seq: i64,
     /// The mapping's fingerprint.
     mapping: String,
+    /// The catalog generation the position refers to (see `Indexer`): a catalog rebuilt
+    /// from storage numbers its change log anew.
+    #[serde(default)]
+    epoch: String,
 }
 
 /// A sort order of hits.
@@ -60,6 +64,7 @@ pub struct SearchIndex {
     writer: Mutex<IndexWriter>,
     parser: QueryParser,
     fingerprint: String,
+    epoch: Mutex<String>,
 }
 
 impl SearchIndex {
@@ -78,7 +83,7 @@ impl SearchIndex {
                 .and_then(|p| serde_json::from_str::<Payload>(&p).ok());
             match payload {
                 Some(p) if p.mapping == fingerprint && index.schema() == schema.schema => {
-                    Some((index, p.seq))
+                    Some((index, p.seq, p.epoch))
                 }
                 _ => {
                     tracing::warn!(dir = %dir.display(), "the search index was built with another field mapping (or never finished): rebuilding it");
@@ -90,11 +95,17 @@ impl SearchIndex {
         } else {
             None
         };
-        let (index, position) = match existing {
-            Some((index, seq)) => (index, Some(seq)),
-            None => (Index::create_in_dir(dir, schema.schema.clone())?, None),
+        let (index, position, epoch) = match existing {
+            Some((index, seq, epoch)) => (index, Some(seq), epoch),
+            None => (
+                Index::create_in_dir(dir, schema.schema.clone())?,
+                None,
+                String::new(),
+            ),
         };
-        Ok((Self::with_index(index, schema, fingerprint)?, position))
+        let me = Self::with_index(index, schema, fingerprint)?;
+        *me.epoch.lock() = epoch;
+        Ok((me, position))
     }
 
     /// A new index in memory (tests).
@@ -124,6 +135,7 @@ impl SearchIndex {
             writer: Mutex::new(writer),
             parser,
             fingerprint,
+            epoch: Mutex::new(String::new()),
         })
     }
 
@@ -165,6 +177,7 @@ impl SearchIndex {
         let payload = serde_json::to_string(&Payload {
             seq,
             mapping: self.fingerprint.clone(),
+            epoch: self.epoch.lock().clone(),
         })
         .expect("payload serializes");
         {
@@ -175,6 +188,16 @@ impl SearchIndex {
         }
         self.reader.reload()?;
         Ok(())
+    }
+
+    /// The catalog generation the committed position refers to.
+    pub fn epoch(&self) -> String {
+        self.epoch.lock().clone()
+    }
+
+    /// Sets the catalog generation the next commit records.
+    pub fn set_epoch(&self, epoch: &str) {
+        *self.epoch.lock() = epoch.to_string();
     }
 
     /// Drops what was added since the last commit.

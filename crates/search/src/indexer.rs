@@ -30,6 +30,9 @@ use crate::{Error, Result};
 
 /// The consumer name of the index in the catalog's `consumers` table.
 pub const CONSUMER: &str = "search";
+/// Catalog meta key naming the catalog generation the index was built from. A catalog
+/// rebuilt from storage has none (its change log is numbered anew), so the index is rebuilt.
+const EPOCH_KEY: &str = "search.epoch";
 /// Changes read from the log per batch.
 const BATCH: usize = 2_000;
 /// Least time between two commits of the live loop (each commit makes a segment).
@@ -251,11 +254,13 @@ impl Indexer {
         let mut last = self.catalog.last_change();
         let start = *self.start.lock();
         let first = self.catalog.first_change().await?;
+        let epoch = self.catalog.meta(EPOCH_KEY).await?;
+        let same_catalog = epoch.is_some_and(|e| e == self.index.epoch());
         let mut position = match start {
-            Some(p) if p + 1 >= first || p >= *last.borrow() => p,
+            Some(p) if same_catalog && (p + 1 >= first || p >= *last.borrow()) => p,
             _ => {
                 if start.is_some() {
-                    tracing::warn!("the change log no longer reaches back to the search index's position: rebuilding it");
+                    tracing::warn!("the search index was built from another catalog, or the change log no longer reaches back to its position: rebuilding it");
                 }
                 self.counters.rebuilding.store(true, Ordering::SeqCst);
                 self.rebuild_now().await?
@@ -464,6 +469,15 @@ impl Indexer {
             let _ = self.index.rollback();
             return Err(e);
         }
+        let epoch = format!(
+            "{:x}-{:x}",
+            std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .map_or(0, |d| d.as_nanos()),
+            std::process::id()
+        );
+        self.catalog.set_meta(EPOCH_KEY, &epoch).await?;
+        self.index.set_epoch(&epoch);
         self.commit(at).await?;
         let n = done.load(Ordering::Relaxed);
         progress(n, total);
