@@ -177,8 +177,11 @@ async fn reindex(args: ReindexArgs) -> anyhow::Result<()> {
     let config = load_config(&args.common)?;
     init_logging(&config.log);
     let (repo, catalog) = arca_server::open_repository(&config, true).await?;
-    let indexer = arca_search::Indexer::open(repo.clone(), arca_server::search_settings(&config)?)
-        .context("cannot open the search index")?;
+    let indexer = arca_search::Indexer::open(
+        repo.clone(),
+        arca_server::search_settings(&config, arca_server::external_allow_list(&config)?)?,
+    )
+    .context("cannot open the search index")?;
     let bar = indicatif::ProgressBar::new(0);
     bar.set_style(
         indicatif::ProgressStyle::with_template(

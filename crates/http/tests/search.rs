@@ -533,3 +533,43 @@ async fn gsearch_interface() {
     assert_eq!(r.status, 400);
     assert!(r.text().contains("at character"));
 }
+
+/// An external `file:` binary's text is read through the allow-list, as a proxied read is:
+/// indexed while its location is allowed, and not once the list no longer allows it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn external_text_is_read_only_where_the_allow_list_allows() {
+    let dir = tempfile::tempdir().unwrap();
+    let files = dir.path().join("allowed");
+    std::fs::create_dir(&files).unwrap();
+    std::fs::write(files.join("note.txt"), "the narwhal report").unwrap();
+    let list = dir.path().join("allowed.txt");
+    std::fs::write(&list, format!("file://{}/\n", files.display())).unwrap();
+    let s = TestServer::start_with(None, |c| c.external_content_allowed = Some(list.clone())).await;
+    let link = format!(
+        "<file://{}/note.txt>; rel=\"http://fedora.info/definitions/fcrepo#ExternalContent\"; handling=\"proxy\"; type=\"text/plain\"",
+        files.display()
+    );
+    let r = s
+        .request(Method::PUT, &s.url("ext"), &[("link", link.as_str())], "")
+        .await;
+    assert_eq!(r.status, 201, "{}", r.text());
+    indexed(&s).await;
+    // The binary's text, and its container's (the root here).
+    assert_eq!(paths(&s, "FULLTEXT:narwhal").await, v(&["", "ext"]));
+    // The list no longer allows the directory (it is read again when it changes); a rebuild
+    // then finds no text. A new file name keeps the text cache out of the way.
+    std::fs::write(files.join("note.txt"), "the narwhal report, revised").unwrap();
+    std::thread::sleep(Duration::from_millis(1100));
+    std::fs::write(&list, "# nothing allowed\n").unwrap();
+    let r = s
+        .request(Method::POST, &s.url("fcr:search/reindex"), &[], "")
+        .await;
+    assert_eq!(r.status, 202);
+    indexed(&s).await;
+    assert_eq!(paths(&s, "FULLTEXT:narwhal").await, Vec::<String>::new());
+    assert_eq!(
+        paths(&s, "id:ext").await,
+        v(&["ext"]),
+        "still indexed by its metadata"
+    );
+}

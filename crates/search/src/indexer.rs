@@ -58,6 +58,10 @@ pub struct IndexerSettings {
     /// Child binaries whose text goes into a container's `ALL`/`FULLTEXT` (the first ones,
     /// in id order).
     pub child_binaries: usize,
+    /// The external-content allow-list: the text of an external `file:` binary is read only
+    /// while its location is still allowed (checked at each read, as proxied reads are);
+    /// without a list, external binaries have no text.
+    pub external_allowed: Option<Arc<arca_repository::AllowList>>,
 }
 
 /// Where indexing stands, for operators (`fcr:search/status`).
@@ -138,6 +142,7 @@ pub struct Indexer {
     extractor: Extractor,
     cache: TextCache,
     child_binaries: usize,
+    external_allowed: Option<Arc<arca_repository::AllowList>>,
     max_text: usize,
     counters: Counters,
     rebuild: Mutex<Option<(Instant, RebuildProgress)>>,
@@ -175,6 +180,7 @@ impl Indexer {
             extractor: Extractor::new(settings.extract, settings.program),
             cache,
             child_binaries: settings.child_binaries,
+            external_allowed: settings.external_allowed,
             counters,
             rebuild: Mutex::new(None),
             inflight: Mutex::new(HashMap::new()),
@@ -225,6 +231,14 @@ impl Indexer {
         if self.counters.rebuilding.swap(true, Ordering::SeqCst) {
             return false;
         }
+        // Running from now on, so that whoever polls the status never sees the last one.
+        *self.rebuild.lock() = Some((
+            Instant::now(),
+            RebuildProgress {
+                running: true,
+                ..Default::default()
+            },
+        ));
         let _ = self.commands.send(Command::Rebuild);
         true
     }
@@ -306,6 +320,13 @@ impl Indexer {
             }
             for id in std::mem::take(&mut refresh) {
                 targets.entry(id).or_insert(0);
+            }
+            if targets.is_empty() && entries.is_empty() && replies.is_empty() && texts_in == 0 {
+                if behind {
+                    // The log said more was coming but had nothing yet: do not spin.
+                    tokio::time::sleep(COMMIT_INTERVAL).await;
+                }
+                continue;
             }
             let mut parents: BTreeSet<FedoraId> = BTreeSet::new();
             for (id, seq) in &targets {
@@ -686,7 +707,14 @@ impl Indexer {
     /// or the local file of an external `file:` binary.
     async fn content_file(&self, record: &ResourceRecord) -> Option<PathBuf> {
         if let Some(url) = &record.headers.external_url {
-            return file_url_path(url);
+            let allowed = self.external_allowed.as_ref()?;
+            return match allowed.recheck_file(url) {
+                Ok(path) => Some(path),
+                Err(e) => {
+                    tracing::warn!(id = %record.id.path(), error = %e, "external content not read for its text");
+                    None
+                }
+            };
         }
         match self.repo.content_path(record).await {
             Ok(p) => p,
@@ -729,6 +757,7 @@ fn text_key(record: &ResourceRecord) -> Option<String> {
     }
     let url = h.external_url.as_deref()?;
     let path = file_url_path(url)?;
+    // Only a key: the file is read through the allow-list (`Indexer::content_file`).
     let meta = std::fs::metadata(path).ok()?;
     let mtime = meta
         .modified()
@@ -740,8 +769,13 @@ fn text_key(record: &ResourceRecord) -> Option<String> {
     Some(format!("sha256:{}", hex::encode(digest)))
 }
 
+/// The path of a `file:` URL (`file:/p`, `file:///p`, `file://localhost/p`).
 fn file_url_path(url: &str) -> Option<PathBuf> {
-    let rest = url.strip_prefix("file://")?;
+    let rest = url.strip_prefix("file:")?;
+    let rest = match rest.strip_prefix("//") {
+        Some(r) => r.strip_prefix("localhost").unwrap_or(r),
+        None => rest,
+    };
     let decoded = percent_decode(rest)?;
     let p = Path::new(&decoded);
     p.is_absolute().then(|| p.to_path_buf())

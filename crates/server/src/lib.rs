@@ -222,8 +222,29 @@ fn start_events(
     )])
 }
 
-/// The search index's settings from the `[search]` table.
-pub fn search_settings(config: &Config) -> anyhow::Result<arca_search::IndexerSettings> {
+/// The configured external-content allow-list, loaded.
+pub fn external_allow_list(
+    config: &Config,
+) -> anyhow::Result<Option<Arc<arca_repository::AllowList>>> {
+    Ok(match &config.external_content_allowed {
+        Some(path) => Some(Arc::new(
+            arca_repository::AllowList::load(path).with_context(|| {
+                format!(
+                    "cannot read the external content allow-list {}",
+                    path.display()
+                )
+            })?,
+        )),
+        None => None,
+    })
+}
+
+/// The search index's settings from the `[search]` table (and the external-content
+/// allow-list, through which external binaries are read for their text).
+pub fn search_settings(
+    config: &Config,
+    external_allowed: Option<Arc<arca_repository::AllowList>>,
+) -> anyhow::Result<arca_search::IndexerSettings> {
     use arca_search::mapping::{FieldMapping, MappedKind, Mapping};
     let s = &config.search;
     let mapping = match &s.fields {
@@ -262,6 +283,7 @@ pub fn search_settings(config: &Config) -> anyhow::Result<arca_search::IndexerSe
         },
         program: extract_program(s.extract_program.as_deref()),
         child_binaries: s.child_binaries,
+        external_allowed,
     })
 }
 
@@ -313,17 +335,7 @@ pub async fn run_observed(
     shutdown: impl Future<Output = ()> + Send + 'static,
     opened: impl FnOnce(Arc<Repository>),
 ) -> anyhow::Result<()> {
-    let external_allowed = match &config.external_content_allowed {
-        Some(path) => Some(Arc::new(
-            arca_repository::AllowList::load(path).with_context(|| {
-                format!(
-                    "cannot read the external content allow-list {}",
-                    path.display()
-                )
-            })?,
-        )),
-        None => None,
-    };
+    let external_allowed = external_allow_list(&config)?;
     let auth = auth_config(&config)?;
     let (repo, catalog) = open_repository(&config, true).await?;
     opened(repo.clone());
@@ -333,8 +345,11 @@ pub async fn run_observed(
     let (stop_events, events_stopped) = tokio::sync::watch::channel(false);
     let search = if config.search.enabled {
         Some(
-            arca_search::Indexer::open(repo.clone(), search_settings(&config)?)
-                .context("cannot open the search index")?,
+            arca_search::Indexer::open(
+                repo.clone(),
+                search_settings(&config, external_allowed.clone())?,
+            )
+            .context("cannot open the search index")?,
         )
     } else {
         None
