@@ -36,6 +36,7 @@ const DEFAULT_FIELDS: &[&str] = &[
     "modified",
     "content_size",
     "mime_type",
+    "rdf_type",
 ];
 
 /// What a search asks for, from `fcr:search`'s or GSearch's parameters.
@@ -298,6 +299,11 @@ pub(crate) async fn search(ctx: &Ctx, head: bool, req: Request) -> Result<Respon
             indexer.index().check_sort(&sort).map_err(search_error)?;
             Some(sort)
         }
+        // Without a query there is no relevance: by id, as Fedora orders.
+        None if get("q").is_none_or(|q| q.trim().is_empty()) => Some(Sort {
+            field: "id".into(),
+            descending: false,
+        }),
         None => None,
     };
     let request = SearchRequest {
@@ -312,8 +318,25 @@ pub(crate) async fn search(ctx: &Ctx, head: bool, req: Request) -> Result<Respon
         .items
         .into_iter()
         .map(|(id, mut values)| {
-            if values.contains_key("fedora_id") {
-                values.insert("fedora_id".into(), url_of(ctx, &id).into());
+            // Every field asked for is there, as in Fedora's answers: rdf_type a sorted
+            // list, content_size 0 and others null when the resource has none.
+            for (name, _) in &request.fields {
+                let value = values.remove(name);
+                let value = match (name.as_str(), value) {
+                    ("fedora_id", _) => url_of(ctx, &id).into(),
+                    ("rdf_type", v) => {
+                        let mut types: Vec<Value> = match v {
+                            Some(Value::Array(a)) => a,
+                            Some(v) => vec![v],
+                            None => Vec::new(),
+                        };
+                        types.sort_by(|a, b| a.as_str().cmp(&b.as_str()));
+                        Value::Array(types)
+                    }
+                    ("content_size", None) => 0.into(),
+                    (_, v) => v.unwrap_or(Value::Null),
+                };
+                values.insert(name.clone(), value);
             }
             Value::Object(values)
         })
