@@ -32,13 +32,13 @@ fn record(title: &str, n: u64) -> String {
 }
 
 /// Probes until `stop`: the write-to-visible time of each probe, in milliseconds.
-async fn probe(arca: &Arca, stop: Arc<AtomicBool>) -> Vec<f64> {
+async fn probe(arca: &Arca, stop: Arc<AtomicBool>, phase: &str) -> Vec<f64> {
     let http = Http::new();
     let mut samples = Vec::new();
     let mut n = 0u64;
     while !stop.load(Ordering::Relaxed) {
         n += 1;
-        let token = format!("probe{n}x{}", std::process::id());
+        let token = format!("{phase}{n}x{}", std::process::id());
         let r = http
             .request(
                 Method::PUT,
@@ -94,7 +94,7 @@ async fn write_to_visible_under_sustained_ingest() {
     let stop = Arc::new(AtomicBool::new(false));
     let idle = {
         let (a, s) = (arca.clone(), stop.clone());
-        tokio::spawn(async move { probe(&a, s).await })
+        tokio::spawn(async move { probe(&a, s, "idle").await })
     };
     tokio::time::sleep(Duration::from_secs(10)).await;
     stop.store(true, Ordering::Relaxed);
@@ -125,7 +125,7 @@ async fn write_to_visible_under_sustained_ingest() {
     }
     let busy = {
         let (a, s) = (arca.clone(), stop.clone());
-        tokio::spawn(async move { probe(&a, s).await })
+        tokio::spawn(async move { probe(&a, s, "busy").await })
     };
     let started = Instant::now();
     tokio::time::sleep(LENGTH).await;

@@ -88,6 +88,14 @@ fn params(req: &Request) -> Result<Vec<(String, String)>, ApiError> {
     Ok(out)
 }
 
+/// The first value of parameter `name`.
+fn first<'a>(params: &'a [(String, String)], name: &str) -> Option<&'a str> {
+    params
+        .iter()
+        .find(|(n, _)| n == name)
+        .map(|(_, v)| v.as_str())
+}
+
 fn number(name: &str, value: &str) -> Result<usize, ApiError> {
     value.trim().parse().map_err(|_| {
         ApiError::bad_request(format!("{name} must be a whole number ≥ 0, not {value:?}"))
@@ -251,12 +259,7 @@ fn url_of(ctx: &Ctx, path: &str) -> String {
 pub(crate) async fn search(ctx: &Ctx, head: bool, req: Request) -> Result<Response, ApiError> {
     let indexer = indexer(ctx)?;
     let params = params(&req)?;
-    let get = |name: &str| {
-        params
-            .iter()
-            .find(|(n, _)| n == name)
-            .map(|(_, v)| v.as_str())
-    };
+    let get = |name: &str| first(&params, name);
     let mut clauses: Vec<(Occur, Box<dyn Query>)> = Vec::new();
     if let Some(q) = get("q").filter(|q| !q.trim().is_empty()) {
         if q.len() > MAX_QUERY_BYTES {
@@ -399,12 +402,7 @@ pub(crate) fn reindex(ctx: &Ctx) -> Result<Response, ApiError> {
 pub(crate) async fn gsearch(ctx: &Ctx, req: Request) -> Result<Response, ApiError> {
     let indexer = indexer(ctx)?;
     let params = params(&req)?;
-    let get = |name: &str| {
-        params
-            .iter()
-            .find(|(n, _)| n == name)
-            .map(|(_, v)| v.as_str())
-    };
+    let get = |name: &str| first(&params, name);
     let xml = match get("operation").unwrap_or("gfindObjects") {
         "gfindObjects" => {
             let q = get("query").unwrap_or_default();

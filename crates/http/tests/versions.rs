@@ -23,7 +23,14 @@ fn memento(name: &str) -> String {
 
 /// Waits until the clock is in a later second than every write before.
 async fn next_second() {
-    tokio::time::sleep(Duration::from_millis(1050)).await;
+    // Just past the start of the next whole second: what follows has most of a second to
+    // happen within one (a fixed pause would start anywhere in a second, and a test whose
+    // few requests must share a second would fail whenever they crossed into the next).
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap();
+    let rest = 1_000 - u64::from(now.subsec_millis());
+    tokio::time::sleep(Duration::from_millis(rest + 20)).await;
 }
 
 /// One `rel="memento"` entry of a link-format TimeMap.

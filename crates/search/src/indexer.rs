@@ -776,26 +776,11 @@ fn file_url_path(url: &str) -> Option<PathBuf> {
         Some(r) => r.strip_prefix("localhost").unwrap_or(r),
         None => rest,
     };
-    let decoded = percent_decode(rest)?;
-    let p = Path::new(&decoded);
+    let decoded = percent_encoding::percent_decode_str(rest)
+        .decode_utf8()
+        .ok()?;
+    let p = Path::new(decoded.as_ref());
     p.is_absolute().then(|| p.to_path_buf())
-}
-
-fn percent_decode(s: &str) -> Option<String> {
-    let bytes = s.as_bytes();
-    let mut out = Vec::with_capacity(bytes.len());
-    let mut i = 0;
-    while i < bytes.len() {
-        if bytes[i] == b'%' {
-            let hex = s.get(i + 1..i + 3)?;
-            out.push(u8::from_str_radix(hex, 16).ok()?);
-            i += 3;
-        } else {
-            out.push(bytes[i]);
-            i += 1;
-        }
-    }
-    String::from_utf8(out).ok()
 }
 
 fn cut(mut s: String, max: usize) -> String {
