@@ -107,13 +107,13 @@ pub fn build(schema: &IndexSchema, view: &ResourceView<'_>) -> TantivyDocument {
             }
         }
     }
-    // Indexed once: a query on `ALL` also searches `FULLTEXT` (`QueryParser::with_union`).
     for text in view
         .text
         .into_iter()
         .chain(view.child_texts.iter().map(String::as_str))
     {
         doc.add_text(s.fulltext, text);
+        doc.add_text(s.all, text);
     }
     doc
 }

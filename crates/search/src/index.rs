@@ -22,10 +22,6 @@ use crate::query::{FieldKind, QueryParser};
 use crate::schema::{analyzer, IndexSchema};
 use crate::{Error, Result};
 
-/// How documents are built; an index built otherwise is rebuilt (2: extracted text in
-/// `FULLTEXT` only, `ALL` searching it at query time).
-const FORMAT: u32 = 2;
-
 /// Memory of the index writer (shared by its threads).
 const WRITER_BUDGET: usize = 96 << 20;
 
@@ -77,7 +73,7 @@ impl SearchIndex {
     /// its last commit reached (`None` for a new index, which must be built in full).
     pub fn open(dir: &Path, mapping: &Mapping) -> Result<(Self, Option<i64>)> {
         let schema = IndexSchema::new(mapping);
-        let fingerprint = format!("{}-{FORMAT}", mapping.fingerprint());
+        let fingerprint = mapping.fingerprint();
         std::fs::create_dir_all(dir).map_err(|e| Error::Io(dir.to_path_buf(), e))?;
         let existing = if dir.join("meta.json").exists() {
             let index = Index::open_in_dir(dir)?;
@@ -116,7 +112,7 @@ impl SearchIndex {
     pub fn in_memory(mapping: &Mapping) -> Result<Self> {
         let schema = IndexSchema::new(mapping);
         let index = Index::create_in_ram(schema.schema.clone());
-        Self::with_index(index, schema, format!("{}-{FORMAT}", mapping.fingerprint()))
+        Self::with_index(index, schema, mapping.fingerprint())
     }
 
     fn with_index(index: Index, schema: IndexSchema, fingerprint: String) -> Result<Self> {
@@ -132,8 +128,7 @@ impl SearchIndex {
             .reader_builder()
             .reload_policy(ReloadPolicy::Manual)
             .try_into()?;
-        let parser = QueryParser::new(schema.query_fields.clone(), "ALL", analyzer())
-            .with_union("ALL", vec![schema.system.fulltext]);
+        let parser = QueryParser::new(schema.query_fields.clone(), "ALL", analyzer());
         Ok(Self {
             schema,
             reader,

@@ -170,8 +170,6 @@ pub struct QueryParser {
     default_field: std::result::Result<usize, String>,
     analyzer: TextAnalyzer,
     normalizer: TextAnalyzer,
-    /// Text fields searched together with another one (see [`QueryParser::with_union`]).
-    unions: HashMap<Field, Vec<Field>>,
 }
 
 impl std::fmt::Debug for QueryParser {
@@ -209,22 +207,11 @@ impl QueryParser {
                 .filter(LowerCaser)
                 .filter(AsciiFoldingFilter)
                 .build(),
-            unions: HashMap::new(),
         };
         if let Some(index) = parser.lookup(default_field) {
             parser.default_field = Ok(index);
         }
         parser
-    }
-
-    /// Makes the text field `name` also search `others` (text fields indexed with the same
-    /// analyzer): a clause on it matches a document when it matches any of them. arca's `ALL`
-    /// is its literals' field united with `FULLTEXT`, so extracted text is indexed once.
-    pub fn with_union(mut self, name: &str, others: Vec<Field>) -> Self {
-        if let Some(index) = self.lookup(name) {
-            self.unions.insert(self.fields[index].field, others);
-        }
-        self
     }
 
     /// Parses `input`, Lucene's classic syntax, into a tantivy query.
@@ -1418,17 +1405,6 @@ impl Builder<'_> {
             return Err(QueryError::new(position, "unknown field"));
         };
         match field.kind {
-            FieldKind::Text if parser.unions.contains_key(&field.field) => {
-                let mut clauses = vec![(
-                    Occur::Should,
-                    self.string_leaf(field.field, field.kind, position, leaf)?,
-                )];
-                for other in &parser.unions[&field.field] {
-                    let q = self.string_leaf(*other, field.kind, position, leaf)?;
-                    clauses.push((Occur::Should, q));
-                }
-                Ok(Box::new(BooleanQuery::new(clauses)))
-            }
             FieldKind::Text | FieldKind::Keyword => {
                 self.string_leaf(field.field, field.kind, position, leaf)
             }

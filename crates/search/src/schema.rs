@@ -51,8 +51,7 @@ pub struct SystemFields {
     pub last_modified_by: Field,
     /// A binary's size in bytes.
     pub content_size: Field,
-    /// Every literal of the resource; queries on it also search `fulltext` (the text of
-    /// its binaries is indexed there only).
+    /// Every literal of the resource and the text of its binaries.
     pub all: Field,
     /// Text extracted from the binary (and, for a container, from its child binaries).
     pub fulltext: Field,
