@@ -247,14 +247,6 @@ async fn run(ctx: &Ctx, indexer: &Indexer, req: &SearchRequest) -> Result<Hits, 
     Ok(Hits { total, items })
 }
 
-fn url_of(ctx: &Ctx, path: &str) -> String {
-    if path.is_empty() {
-        ctx.base_url.clone()
-    } else {
-        format!("{}/{path}", ctx.base_url)
-    }
-}
-
 /// `GET`/`HEAD /rest/fcr:search`.
 pub(crate) async fn search(ctx: &Ctx, head: bool, req: Request) -> Result<Response, ApiError> {
     let indexer = indexer(ctx)?;
@@ -326,7 +318,10 @@ pub(crate) async fn search(ctx: &Ctx, head: bool, req: Request) -> Result<Respon
             for (name, _) in &request.fields {
                 let value = values.remove(name);
                 let value = match (name.as_str(), value) {
-                    ("fedora_id", _) => url_of(ctx, &id).into(),
+                    ("fedora_id", _) => match FedoraId::from_path(&id) {
+                        Ok(fid) => crate::handlers::url_of(&ctx.base_url, &fid).into(),
+                        Err(_) => Value::Null,
+                    },
                     ("rdf_type", v) => {
                         let mut types: Vec<Value> = match v {
                             Some(Value::Array(a)) => a,

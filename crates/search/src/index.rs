@@ -108,13 +108,6 @@ impl SearchIndex {
         Ok((me, position))
     }
 
-    /// A new index in memory (tests).
-    pub fn in_memory(mapping: &Mapping) -> Result<Self> {
-        let schema = IndexSchema::new(mapping);
-        let index = Index::create_in_ram(schema.schema.clone());
-        Self::with_index(index, schema, mapping.fingerprint())
-    }
-
     fn with_index(index: Index, schema: IndexSchema, fingerprint: String) -> Result<Self> {
         schema.register(&index);
         let threads = std::thread::available_parallelism().map_or(1, |n| n.get().min(4));
@@ -318,21 +311,6 @@ impl SearchIndex {
             }
         }
         Ok((id, out))
-    }
-
-    /// Every document's stored fields, by id (tests compare a live index with a rebuilt one).
-    pub fn dump(&self) -> Result<std::collections::BTreeMap<String, serde_json::Value>> {
-        let searcher = self.searcher();
-        let fields = self.schema.stored.clone();
-        let mut out = std::collections::BTreeMap::new();
-        for (ord, segment) in searcher.segment_readers().iter().enumerate() {
-            for doc in segment.doc_ids_alive() {
-                let (id, values) =
-                    self.stored(&searcher, DocAddress::new(ord as u32, doc), &fields)?;
-                out.insert(id, serde_json::Value::Object(values));
-            }
-        }
-        Ok(out)
     }
 }
 

@@ -155,8 +155,8 @@ pub struct Indexer {
     receiver: Mutex<Option<mpsc::UnboundedReceiver<Command>>>,
     ready_tx: mpsc::UnboundedSender<TextReady>,
     ready_rx: Mutex<Option<mpsc::UnboundedReceiver<TextReady>>>,
-    /// Position of a new index: `None` until built.
-    start: Mutex<Option<i64>>,
+    /// The position the index had when opened: `None` for a new index, to be built.
+    start: Option<i64>,
 }
 
 impl Indexer {
@@ -189,7 +189,7 @@ impl Indexer {
             receiver: Mutex::new(Some(receiver)),
             ready_tx,
             ready_rx: Mutex::new(Some(ready_rx)),
-            start: Mutex::new(position),
+            start: position,
         }))
     }
 
@@ -266,7 +266,7 @@ impl Indexer {
         let mut commands = self.receiver.lock().take().expect("one live loop");
         let mut ready = self.ready_rx.lock().take().expect("one live loop");
         let mut last = self.catalog.last_change();
-        let start = *self.start.lock();
+        let start = self.start;
         let first = self.catalog.first_change().await?;
         let epoch = self.catalog.meta(EPOCH_KEY).await?;
         let same_catalog = epoch.is_some_and(|e| e == self.index.epoch());
@@ -276,7 +276,6 @@ impl Indexer {
                 if start.is_some() {
                     tracing::warn!("the search index was built from another catalog, or the change log no longer reaches back to its position: rebuilding it");
                 }
-                self.counters.rebuilding.store(true, Ordering::SeqCst);
                 self.rebuild_now().await?
             }
         };
@@ -292,7 +291,7 @@ impl Indexer {
                 tokio::select! {
                     _ = stop.changed() => {}
                     r = last.changed() => { if r.is_err() { return Ok(()); } }
-                    Some(cmd) = commands.recv() => self.take_command(cmd, &mut refresh, &mut replies, &mut position).await?,
+                    Some(cmd) = commands.recv() => self.take_command(cmd, &mut refresh, &mut replies, &mut position).await,
                     Some(t) = ready.recv() => { self.take_ready(t, &mut waiting, &mut refresh); texts_in += 1; }
                 }
             }
@@ -301,7 +300,7 @@ impl Indexer {
             }
             while let Ok(cmd) = commands.try_recv() {
                 self.take_command(cmd, &mut refresh, &mut replies, &mut position)
-                    .await?;
+                    .await;
             }
             while let Ok(t) = ready.try_recv() {
                 self.take_ready(t, &mut waiting, &mut refresh);
@@ -376,7 +375,7 @@ impl Indexer {
         refresh: &mut BTreeSet<FedoraId>,
         replies: &mut Vec<oneshot::Sender<Result<()>>>,
         position: &mut i64,
-    ) -> Result<()> {
+    ) {
         match cmd {
             Command::Refresh(ids, reply) => {
                 refresh.extend(ids);
@@ -387,7 +386,6 @@ impl Indexer {
                 Err(e) => tracing::error!(error = %e, "rebuilding the search index failed"),
             },
         }
-        Ok(())
     }
 
     fn take_ready(
@@ -403,9 +401,7 @@ impl Indexer {
                     waiting.remove(&seq);
                 }
             }
-            if let Some(parent) = id.path_parent() {
-                refresh.insert(parent);
-            }
+            // Indexing the binary again also indexes its container (`index_one`).
             refresh.insert(id);
         }
     }

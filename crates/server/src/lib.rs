@@ -266,11 +266,7 @@ pub fn search_settings(
                 .collect(),
         },
     };
-    mapping.validate()?;
-    let workers = match s.extract_workers {
-        0 => std::thread::available_parallelism().map_or(1, |n| n.get()),
-        n => n,
-    };
+    let defaults = arca_search::extract::ExtractLimits::default();
     Ok(arca_search::IndexerSettings {
         dir: config.search_dir(),
         mapping,
@@ -279,7 +275,11 @@ pub fn search_settings(
             max_text_bytes: s.text_limit,
             timeout: std::time::Duration::from_secs(s.extract_timeout),
             memory_bytes: s.extract_memory_mib << 20,
-            workers,
+            // 0: the default, one per core.
+            workers: match s.extract_workers {
+                0 => defaults.workers,
+                n => n,
+            },
         },
         program: extract_program(s.extract_program.as_deref()),
         child_binaries: s.child_binaries,
