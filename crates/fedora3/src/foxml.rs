@@ -1,0 +1,1 @@
+//! The FOXML 1.1 reader (being written).

@@ -1,0 +1,16 @@
+//! Fedora 3 for arca.
+//!
+//! - [`model`]: a Fedora 3 object as FOXML 1.1 describes it (properties, datastreams,
+//!   their versions), whatever it was read from.
+//! - [`foxml`]: the FOXML 1.1 reader (ingest, archive-export and stored forms).
+//! - [`source`]: where objects come from: single FOXML files, directories of them, and
+//!   whole Fedora 3 object stores (akubra-fs and legacy-fs), with managed content resolved
+//!   through its `INTERNAL_ID`.
+//! - [`vocab`]: the predicates an imported object is described with in arca.
+
+pub mod foxml;
+pub mod model;
+pub mod source;
+pub mod vocab;
+
+pub use model::*;

@@ -1,0 +1,1 @@
+//! Object sources (being written).
