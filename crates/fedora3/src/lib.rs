@@ -8,9 +8,13 @@
 //!   through its `INTERNAL_ID`.
 //! - [`vocab`]: the predicates an imported object is described with in arca.
 
+pub mod checksum;
 pub mod foxml;
+pub mod import;
+pub mod mapping;
 pub mod model;
 pub mod source;
+pub mod verify;
 pub mod vocab;
 
 pub use model::*;
