@@ -170,7 +170,8 @@ pub struct ReadError {
     pub error: Box<FoxmlError>,
 }
 
-/// Where in an object an error is: a datastream and possibly one of its versions.
+/// Where in an object an error is: a datastream and possibly one of its versions, or the
+/// object itself (`datastream` empty).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Location {
     /// The datastream `ID` ("" when it has none yet).
@@ -181,6 +182,9 @@ pub struct Location {
 
 impl fmt::Display for Location {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if self.datastream.is_empty() {
+            return f.write_str("object");
+        }
         write!(f, "datastream {:?}", self.datastream)?;
         if let Some(version) = &self.version {
             write!(f, " version {version:?}")?;

@@ -606,3 +606,13 @@ fn defaults_and_extras() {
         )
     );
 }
+
+#[test]
+fn errors_outside_datastreams_name_the_object() {
+    let e = error_of(&doc(
+        r#"<foxml:objectProperties><foxml:property NAME="n"/></foxml:objectProperties>"#,
+    ));
+    assert_eq!(e.to_string(), "object: <property> has no VALUE attribute");
+    let e = error_of(&doc(r#"<foxml:datastream CONTROL_GROUP="X"/>"#));
+    assert_eq!(e.to_string(), "object: <datastream> has no ID attribute");
+}
