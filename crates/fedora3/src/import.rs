@@ -18,21 +18,7 @@ use serde::Serialize;
 use sha2::{Digest, Sha256};
 
 use crate::mapping::{map_object, DatastreamReport, MapOptions, VERSION_MESSAGE};
-
-/// One object to import: its FOXML file and how its managed content is found.
-#[derive(Clone)]
-pub struct ObjectEntry {
-    /// The FOXML file.
-    pub foxml: PathBuf,
-    /// Resolves an `INTERNAL_ID` (e.g. `demo:5+DS1+DS1.0`) to the file holding it.
-    pub resolver: Arc<dyn Fn(&str) -> Option<PathBuf> + Send + Sync>,
-}
-
-impl ObjectEntry {
-    fn resolve(&self, reference: &str) -> Option<PathBuf> {
-        (self.resolver)(reference)
-    }
-}
+use crate::source::ObjectEntry;
 
 /// How an import runs.
 #[derive(Debug, Clone)]
@@ -204,16 +190,15 @@ pub async fn import(
         }
         let adopted = repo.adopt(built, &options.user).await?;
         for (slot, mut r) in reports {
-            if let Some(result) = slot.map(|i| &adopted[i]) {
-                if let Err(e) = result {
-                    r.outcome = Outcome::Failed;
-                    r.reason = Some(match e {
-                        arca_repository::Error::AlreadyExists(_) => {
-                            "already in the repository (use --resume to skip objects imported before)".to_string()
-                        }
-                        other => other.to_string(),
-                    });
-                }
+            if let Some(Err(e)) = slot.map(|i| &adopted[i]) {
+                r.outcome = Outcome::Failed;
+                r.reason = Some(match e {
+                    arca_repository::Error::AlreadyExists(_) => {
+                        "already in the repository (use --resume to skip objects imported before)"
+                            .to_string()
+                    }
+                    other => other.to_string(),
+                });
             }
             count(&mut report.totals, &r);
             report.objects.push(r);
@@ -285,6 +270,12 @@ fn build(
     let fingerprint = format!("sha256:{}", hex::encode(Sha256::digest(&bytes)));
     let object = crate::foxml::parse(&bytes).map_err(|e| e.to_string())?;
     report.pid = Some(object.pid.clone());
+    if object.pid != entry.pid {
+        return Err(format!(
+            "the FOXML is of {} but the store names it {}",
+            object.pid, entry.pid
+        ));
+    }
     report.not_carried = object.not_carried.clone();
     let ocfl = repo.ocfl();
     let ocfl_id = format!("info:fedora/{}", object.pid);
@@ -311,7 +302,7 @@ fn build(
         algorithm: ocfl.digest_algorithm(),
         fingerprint,
     };
-    let resolve = |r: &str| entry.resolve(r);
+    let resolve = |r: &str| entry.resolver.resolve(r).ok();
     let mapped = map_object(&object, &resolve, &map_options).map_err(|e| e.to_string())?;
     report.datastreams = mapped.datastreams;
     report.versions = mapped.versions.len();

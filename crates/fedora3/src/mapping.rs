@@ -411,6 +411,8 @@ impl<'a> Mapper<'a> {
                 let Content::Url(url) = &v.content else {
                     return Err(MapError::NoContent { datastream: label });
                 };
+                // Fedora 3 kept locations as typed; surrounding blanks are not part of one.
+                let url = &url.trim().to_string();
                 if !is_url(url) {
                     return Err(MapError::BadUrl {
                         datastream: label,

@@ -13,8 +13,8 @@ use arca_repository::Repository;
 use rayon::prelude::*;
 use serde::Serialize;
 
-use crate::import::ObjectEntry;
 use crate::mapping::{map_object, MapOptions, VERSION_MESSAGE};
+use crate::source::ObjectEntry;
 
 /// The verification of one object.
 #[derive(Debug, Clone, Serialize)]
@@ -93,7 +93,7 @@ fn compare(
             .map_err(|e| e.to_string())?,
         fingerprint,
     };
-    let resolve = |r: &str| (entry.resolver)(r);
+    let resolve = |r: &str| entry.resolver.resolve(r).ok();
     let mapped = map_object(&object, &resolve, &options).map_err(|e| e.to_string())?;
     let expected = ocfl
         .build_object(&mapped.ocfl_id, mapped.versions)
