@@ -8,6 +8,8 @@ use anyhow::Context;
 use arca_config::Config;
 use clap::{Args, Parser, Subcommand};
 
+mod import;
+
 #[derive(Parser)]
 #[command(
     name = "arca",
@@ -28,6 +30,9 @@ enum Command {
     /// Rebuild the search index from the catalog and the stored content (offline; a running
     /// server rebuilds with `POST /rest/fcr:search/reindex`).
     Reindex(ReindexArgs),
+    /// Import objects from another repository (Fedora 3).
+    #[command(subcommand)]
+    Import(import::ImportCommand),
     /// Reproduce the Fedora sizing studies against arca or any Fedora server.
     Bench(Box<arca_bench::BenchArgs>),
     /// Extract one PDF's text to stdout under resource limits (run by the search indexer).
@@ -118,6 +123,7 @@ fn main() -> ExitCode {
             Command::Serve(args) => serve(args).await.map(|_| ExitCode::SUCCESS),
             Command::Rebuild(args) => rebuild(args).await.map(|_| ExitCode::SUCCESS),
             Command::Reindex(args) => reindex(args).await.map(|_| ExitCode::SUCCESS),
+            Command::Import(command) => import::run(command).await,
             Command::Bench(args) => arca_bench::run(*args).await,
             Command::ExtractText { .. } => unreachable!("handled before the runtime starts"),
         }

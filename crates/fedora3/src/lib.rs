@@ -10,9 +10,13 @@
 //! - [`view`]: what the read-only Fedora 3 REST facade answers from, read from the
 //!   repository (profiles, listings, histories, field-search rows).
 
+pub mod checksum;
 pub mod foxml;
+pub mod import;
+pub mod mapping;
 pub mod model;
 pub mod source;
+pub mod verify;
 pub mod view;
 pub mod vocab;
 

@@ -15,6 +15,7 @@
 //!   version again (idempotently) and [`OcflRoot::clear_staging`] discards temporaries.
 #![warn(missing_docs)]
 
+mod build;
 mod error;
 mod head;
 mod history;
@@ -24,6 +25,7 @@ mod mapper;
 mod record;
 mod root;
 
+pub use build::{BuiltObject, NewVersion};
 pub use error::{Error, Result};
 pub use head::{AUTO_V1_MESSAGE, AUTO_V1_USER_ADDRESS, AUTO_V1_USER_NAME};
 pub use history::PathChange;

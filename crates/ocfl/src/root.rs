@@ -860,7 +860,7 @@ impl OcflRoot {
 
     /// Removes the empty directories above a missing object directory, from the deepest
     /// one that exists (a crash may have left only some of them) up to the root.
-    fn remove_empty_ancestors(&self, object_dir: &Path) {
+    pub(crate) fn remove_empty_ancestors(&self, object_dir: &Path) {
         let mut start = object_dir;
         while let Some(parent) = start.parent() {
             if parent == self.root || parent.exists() {

@@ -12,6 +12,7 @@
 #![warn(missing_docs)]
 
 mod acl;
+mod adopt;
 mod changes;
 mod content;
 mod derived;

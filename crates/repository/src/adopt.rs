@@ -1,0 +1,131 @@
+//! Adopting whole objects built outside the root (bulk imports such as the Fedora 3
+//! migration): each object lands with its entire history, all or nothing, without passing
+//! through the journal — its files are made durable by the file-system sync before the one
+//! rename that puts it in place, and the catalog learns of it in the same way a rebuild
+//! does, from what storage holds.
+
+use arca_catalog::{CatalogOp, ChangeKind};
+use arca_model::FedoraId;
+use arca_ocfl::BuiltObject;
+
+use crate::index::rows_from_object;
+use crate::{changes, Error, Repository, Result};
+
+impl Repository {
+    /// Puts objects built by [`arca_ocfl::OcflRoot::build_object`] into the repository.
+    /// Each object must be new: an object whose id is taken (live, tombstone, or already
+    /// in storage) is refused with [`Error::AlreadyExists`] and nothing of it is kept.
+    /// The others are synced, moved into the root, and recorded in the catalog (their
+    /// resources, mementos and references, and one `Create` change-log entry per live
+    /// resource, so that search and events learn of them) in one catalog transaction. If
+    /// that transaction fails, every object of the call is taken out of the root again.
+    /// Returns one result per object, in order.
+    pub async fn adopt(
+        &self,
+        mut objects: Vec<BuiltObject>,
+        user: &str,
+    ) -> Result<Vec<Result<()>>> {
+        let keys: Vec<&str> = objects.iter().map(|o| o.object_id.as_str()).collect();
+        let _locks = self.locks.lock(&keys, &[]).await;
+        let mut results: Vec<Result<()>> = Vec::with_capacity(objects.len());
+        for object in &objects {
+            results.push(self.check_free(&object.object_id).await);
+        }
+        self.commit.barrier().await?;
+        let mut installed = Vec::new();
+        for (object, result) in objects.iter_mut().zip(results.iter_mut()) {
+            if result.is_err() {
+                continue;
+            }
+            match self.ocfl.install_built(object) {
+                Ok(dir) => installed.push((object.object_id.clone(), dir)),
+                Err(arca_ocfl::Error::AlreadyExists(_)) => {
+                    *result = Err(Error::AlreadyExists(FedoraId::from_internal(
+                        &object.object_id,
+                    )?))
+                }
+                Err(e) => *result = Err(e.into()),
+            }
+        }
+        if installed.is_empty() {
+            return Ok(results);
+        }
+        let recorded = async {
+            self.commit.barrier().await?;
+            self.record_adopted(&installed, user).await
+        }
+        .await;
+        if let Err(e) = recorded {
+            for (id, _) in &installed {
+                if let Err(undo) = self.ocfl.uninstall(id) {
+                    tracing::error!(object = %id, error = %undo, "an adopted object could not be taken out again");
+                }
+            }
+            return Err(e);
+        }
+        Ok(results)
+    }
+
+    /// `Ok` when nothing in the catalog or the root is at object `ocfl_id`'s id.
+    async fn check_free(&self, ocfl_id: &str) -> Result<()> {
+        let id = FedoraId::from_internal(ocfl_id)?;
+        if self.catalog.get(&id).await?.is_some()
+            || self.catalog.has_descendants(&id).await?
+            || self.ocfl.object_dir(ocfl_id).exists()
+        {
+            return Err(Error::AlreadyExists(id));
+        }
+        Ok(())
+    }
+
+    /// The catalog rows of objects just moved into the root, in one transaction.
+    async fn record_adopted(
+        &self,
+        installed: &[(String, std::path::PathBuf)],
+        user: &str,
+    ) -> Result<()> {
+        let now = arca_model::now();
+        let mut records = Vec::new();
+        let mut mementos = Vec::new();
+        for (id, _) in installed {
+            let object = self.ocfl.read_object(id)?.ok_or_else(|| {
+                Error::Storage(arca_ocfl::Error::Invalid(format!(
+                    "{id}: adopted object is not readable"
+                )))
+            })?;
+            let rows = rows_from_object(self.ocfl.path(), &object)?;
+            records.extend(rows.records);
+            mementos.extend(rows.mementos);
+        }
+        let mut ops = self.derived_ops(&records, true).await?;
+        let mut touched = Vec::with_capacity(records.len() + 1);
+        for record in &records {
+            touched.push(record.id.clone());
+            if record.is_deleted() {
+                continue;
+            }
+            ops.push(changes::log(&record.id, ChangeKind::Create, now, user));
+            if let Some(parent) = record
+                .parent
+                .as_ref()
+                .filter(|p| !records.iter().any(|r| &r.id == *p))
+            {
+                ops.push(CatalogOp::ChildrenChanged(
+                    parent.clone(),
+                    now.unix_timestamp_nanos() as i64,
+                ));
+                touched.push(parent.clone());
+            }
+        }
+        let mut all: Vec<CatalogOp> = records.into_iter().map(CatalogOp::Put).collect();
+        all.extend(mementos.into_iter().map(CatalogOp::PutMemento));
+        all.append(&mut ops);
+        changes::fill_types(&mut all, |id| async move {
+            self.catalog.get(&id).await.ok().flatten()
+        })
+        .await;
+        self.catalog.apply(all).await?;
+        self.changed(&touched);
+        Ok(())
+    }
+}
