@@ -25,10 +25,6 @@ use oxrdf::{NamedOrBlankNode, Term, Triple};
 use crate::model::{PROP_CREATED, PROP_LABEL, PROP_MODIFIED, PROP_OWNER, PROP_STATE};
 use crate::vocab;
 
-/// The catalog meta key an import sets to `true`: the repository holds imported objects (the
-/// facade's `auto` setting serves them then).
-pub const IMPORTED_META: &str = "fedora3.imported";
-
 /// The content model every Fedora 3 object has, named or not.
 pub const FEDORA_OBJECT_MODEL: &str = "info:fedora/fedora-system:FedoraObject-3.0";
 
@@ -103,8 +99,6 @@ pub struct ObjectView {
     pub last_modified: String,
     /// The content models (`hasModel`), `FedoraObject-3.0` included as Fedora 3 adds it.
     pub models: Vec<String>,
-    /// The RELS-EXT statements, with `hasModel FedoraObject-3.0` as Fedora 3 adds it.
-    pub relationships: Vec<Triple>,
     /// The DC elements, `(element, value)` in stored order (`title`, `creator`, …).
     pub dc: Vec<(String, String)>,
     /// Where the object was read.
@@ -139,7 +133,6 @@ impl ObjectView {
         let subject_ok = subject_filter(&names);
         let mut props: BTreeMap<&str, String> = BTreeMap::new();
         let mut models = Vec::new();
-        let mut relationships = Vec::new();
         let mut dc = Vec::new();
         for t in triples.iter().filter(|t| subject_ok(&t.subject)) {
             let p = t.predicate.as_str();
@@ -147,22 +140,12 @@ impl ObjectView {
                 props.insert(property_key(p), term_text(&t.object));
             } else if let Some(element) = p.strip_prefix(vocab::DC_ELEMENTS) {
                 dc.push((element.to_string(), term_text(&t.object)));
-            } else {
-                if p == vocab::HAS_MODEL {
-                    models.push(term_text(&t.object));
-                }
-                relationships.push(t.clone());
+            } else if p == vocab::HAS_MODEL {
+                models.push(term_text(&t.object));
             }
         }
         if !models.iter().any(|m| m == FEDORA_OBJECT_MODEL) {
             models.push(FEDORA_OBJECT_MODEL.to_string());
-            if let Ok(subject) = oxrdf::NamedNode::new(format!("info:fedora/{pid}")) {
-                relationships.push(Triple::new(
-                    subject,
-                    oxrdf::NamedNode::new_unchecked(vocab::HAS_MODEL),
-                    oxrdf::NamedNode::new_unchecked(FEDORA_OBJECT_MODEL),
-                ));
-            }
         }
         let state = match props.get("state").map(String::as_str) {
             Some("Inactive" | "I") => "I",
@@ -178,7 +161,6 @@ impl ObjectView {
             created: take("createdDate"),
             last_modified: take("lastModifiedDate"),
             models,
-            relationships,
             dc,
             origin,
         }
@@ -232,7 +214,8 @@ pub struct DatastreamProfile {
     pub format_uri: String,
     /// X, M, E or R.
     pub control_group: String,
-    /// `SIZE` as Fedora 3 recorded it (0 when absent).
+    /// `SIZE` as Fedora 3 recorded it (0 when absent); for inline XML the length of the
+    /// bytes served.
     pub size: i64,
     /// `VERSIONABLE`.
     pub versionable: bool,
@@ -513,6 +496,64 @@ impl<'a> Views<'a> {
         Ok(out)
     }
 
+    /// The whole content of a datastream version stored in the repository (X and M; not
+    /// external content).
+    pub async fn content(&self, ds: &DatastreamVersion) -> Result<Vec<u8>> {
+        let missing = || {
+            ViewError::Stored(
+                ds.binary.ocfl_id.clone(),
+                format!("{} has no content file", ds.binary.id),
+            )
+        };
+        let path = self
+            .repo
+            .content_path(&ds.binary)
+            .await?
+            .ok_or_else(missing)?;
+        tokio::fs::read(&path).await.map_err(|e| {
+            ViewError::Stored(
+                ds.binary.ocfl_id.clone(),
+                format!("{}: {e}", path.display()),
+            )
+        })
+    }
+
+    /// The object's RELS-EXT statements as Fedora 3 lists them: read from its RELS-EXT
+    /// datastream (the object's triples also hold its extended properties), with
+    /// `hasModel FedoraObject-3.0` added as Fedora 3 adds it.
+    pub async fn relationships(&self, object: &ObjectView) -> Result<Vec<Triple>> {
+        let subject = format!("info:fedora/{}", object.pid);
+        let mut triples = match self.datastream(object, "RELS-EXT").await {
+            Ok(rels) => {
+                let bytes = self.content(&rels).await?;
+                arca_rdf::parse(
+                    &bytes,
+                    arca_rdf::RdfFormat::RdfXml,
+                    &subject,
+                    &arca_rdf::IdMapper::new("http://localhost/rest"),
+                    &arca_rdf::ParseLimits::default(),
+                )
+                .map_err(|e| {
+                    ViewError::Stored(object.ocfl_id().to_string(), format!("RELS-EXT: {e}"))
+                })?
+            }
+            Err(ViewError::NoDatastream { .. }) => Vec::new(),
+            Err(e) => return Err(e),
+        };
+        let has_model = oxrdf::NamedNode::new_unchecked(vocab::HAS_MODEL);
+        let base = oxrdf::NamedNode::new_unchecked(FEDORA_OBJECT_MODEL);
+        let named = |t: &Triple| matches!(&t.subject, NamedOrBlankNode::NamedNode(n) if n.as_str() == subject);
+        if !triples
+            .iter()
+            .any(|t| named(t) && t.predicate == has_model && t.object == Term::from(base.clone()))
+        {
+            if let Ok(s) = oxrdf::NamedNode::new(&subject) {
+                triples.push(Triple::new(s, has_model, base));
+            }
+        }
+        Ok(triples)
+    }
+
     /// The object's change dates (Fedora 3's object history): every datastream version's
     /// creation, each once, oldest first.
     pub async fn object_history(&self, object: &ObjectView) -> Result<Vec<String>> {
@@ -716,6 +757,11 @@ fn profile_from(
         s => s.to_string(),
     };
     let or = |v: String, default: &str| if v.is_empty() { default.to_string() } else { v };
+    // Inline XML: the length of the bytes served (Fedora 3 gives its own serialization's).
+    let size = match header.and_then(|h| h.content_size) {
+        Some(n) if control_group == "X" && n >= 0 => n,
+        _ => one(vocab::SIZE).parse().unwrap_or(0),
+    };
     let profile = DatastreamProfile {
         pid: pid.to_string(),
         dsid: dsid.to_string(),
@@ -726,7 +772,7 @@ fn profile_from(
         mime,
         format_uri: one(vocab::FORMAT_DESIGNATION),
         control_group,
-        size: one(vocab::SIZE).parse().unwrap_or(0),
+        size,
         versionable: one(vocab::VERSIONABLE) != "false",
         alt_ids: values.get(vocab::ALT_ID).cloned().unwrap_or_default(),
         location,
@@ -884,8 +930,15 @@ impl StoredObject {
             if end.is_some_and(|e| change.version.number > e.number) {
                 continue;
             }
+            // A RELS-INT change rewrites a description without a new datastream version.
             if let Some(v) = self.datastream_at(pid, dsid, change.version)? {
-                out.push(v);
+                let seen = out.iter().any(|o: &DatastreamVersion| {
+                    o.profile.version_id == v.profile.version_id
+                        && o.profile.created == v.profile.created
+                });
+                if !seen {
+                    out.push(v);
+                }
             }
         }
         out.sort_by_key(|v| std::cmp::Reverse(created_at(&v.profile)));
@@ -954,7 +1007,6 @@ mod tests {
             v.models,
             ["info:fedora/demo:UVA_STD_IMAGE_1", FEDORA_OBJECT_MODEL]
         );
-        assert_eq!(v.relationships.len(), 3);
         assert_eq!(
             v.dc_values("title").collect::<Vec<_>>(),
             ["Coliseum in Rome"]

@@ -327,7 +327,7 @@ pub async fn fedora3_facade(config: &Config, repo: &Repository) -> anyhow::Resul
         arca_config::Facade::Auto => {
             let imported = repo
                 .catalog()
-                .meta(arca_fedora3::view::IMPORTED_META)
+                .meta(arca_fedora3::import::IMPORTED_META)
                 .await
                 .context("cannot read the catalog")?;
             imported.as_deref() == Some("true") && config.base_path != "/fedora"

@@ -2,7 +2,7 @@
 //! served through arca's own binary path: ranges, HEAD and external content as for any
 //! binary, with Fedora 3's headers and redirects.
 
-use arca_fedora3::view::DatastreamVersion;
+use arca_fedora3::view::{DatastreamVersion, Views};
 use axum::body::Body;
 use axum::response::Response;
 use http::{header, HeaderMap, StatusCode};
@@ -72,7 +72,55 @@ pub(crate) async fn serve(
     if record.content_file.is_some() {
         set(oh, header::ETAG, &crate::headers::etag(&record));
     }
+    if p.control_group == "X" && record.content_file.is_some() {
+        // Inline XML is small; Fedora 3 serves it with its placeholder host resolved.
+        let bytes = Views::new(&ctx.repo)
+            .content(ds)
+            .await
+            .map_err(|e| ApiError::from_fedora3(e, false, &ctx.base_url))?;
+        return Ok(in_memory(out, resolve_local_server(bytes, base), head, h));
+    }
     handlers::serve_binary(ctx, &record, head, h, out).await
+}
+
+/// `bytes` with Fedora 3's placeholder host `http://local.fedora.server/` made this
+/// server's, as Fedora 3 serves inline XML.
+fn resolve_local_server(bytes: Vec<u8>, base: &str) -> Vec<u8> {
+    const LOCAL: &[u8] = b"http://local.fedora.server/";
+    if !bytes.windows(LOCAL.len()).any(|w| w == LOCAL) {
+        return bytes;
+    }
+    let text = String::from_utf8_lossy(&bytes);
+    let origin = local_server("http://local.fedora.server/", base);
+    text.replace("http://local.fedora.server/", &origin)
+        .into_bytes()
+}
+
+/// Answers with `bytes` (a range of them, or none for HEAD) into `out`.
+fn in_memory(mut out: Response, bytes: Vec<u8>, head: bool, h: &HeaderMap) -> Response {
+    let len = bytes.len() as u64;
+    let (start, end) = match crate::headers::range(h, len) {
+        crate::headers::RangeRequest::Full => (0, len),
+        crate::headers::RangeRequest::Partial { start, end } => {
+            *out.status_mut() = StatusCode::PARTIAL_CONTENT;
+            set(
+                out.headers_mut(),
+                header::CONTENT_RANGE,
+                &format!("bytes {start}-{end}/{len}"),
+            );
+            (start, end + 1)
+        }
+        crate::headers::RangeRequest::Unsatisfiable => return handlers::range_not_satisfiable(len),
+    };
+    set(
+        out.headers_mut(),
+        header::CONTENT_LENGTH,
+        &(end - start).to_string(),
+    );
+    if !head {
+        *out.body_mut() = Body::from(bytes[start as usize..end as usize].to_vec());
+    }
+    out
 }
 
 /// The file name Fedora 3 gives a datastream's content (its `DatastreamFilenameHelper` with

@@ -413,7 +413,7 @@ async fn relationships(
             Some(dsid) => views.datastream(object, dsid).await?.rels_int,
             None => Vec::new(),
         },
-        None => object.relationships.clone(),
+        None => views.relationships(object).await?,
     };
     if let Some(p) = r.param("predicate") {
         triples.retain(|t| t.predicate.as_str() == p);

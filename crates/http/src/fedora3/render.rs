@@ -196,6 +196,11 @@ pub(crate) fn datastream_history(
             enc(&p.pid),
             enc(&p.dsid)
         );
+        // Fedora 3's history gives an unknown size (-1) as 0, its profile as it is.
+        let p = &DatastreamProfile {
+            size: p.size.max(0),
+            ..p.clone()
+        };
         profile_fields(&mut out, p, "", "UNSPECIFIED", base);
         out.push_str("</datastreamProfile>");
     }
