@@ -356,3 +356,48 @@ async fn the_facade_is_off_unless_asked_or_imported() {
     let r = get(&s, &f3(&s, "describe"), &[]).await;
     assert_eq!(r.status, StatusCode::NOT_FOUND);
 }
+
+#[tokio::test]
+async fn changes_through_the_fedora_api_show_at_once() {
+    let s = facade().await;
+    object(&s, "f3:c", "Cached").await;
+    version(
+        &s,
+        "f3:c",
+        "DS1",
+        0,
+        "2020-01-01T00:00:00.100Z",
+        "first",
+        "A",
+    )
+    .await;
+    let url = f3(&s, "objects/f3:c/datastreams/DS1/content");
+    for _ in 0..2 {
+        let r = get(&s, &url, &[]).await;
+        assert_eq!(r.text(), "first");
+        assert_eq!(
+            r.header("content-disposition"),
+            Some("inline; filename=\"DS1 label 0.txt\"")
+        );
+    }
+    version(
+        &s,
+        "f3:c",
+        "DS1",
+        1,
+        "2020-01-01T00:00:00.900Z",
+        "second",
+        "A",
+    )
+    .await;
+    let r = get(&s, &url, &[]).await;
+    assert_eq!(r.text(), "second");
+    assert_eq!(
+        r.header("content-disposition"),
+        Some("inline; filename=\"DS1 label 1.txt\"")
+    );
+    let r = s.request(Method::DELETE, &s.url("f3:c/DS1"), &[], "").await;
+    assert_eq!(r.status, StatusCode::NO_CONTENT);
+    // Deleted through the Fedora API: served as it was before, as Fedora 3 did.
+    assert_eq!(get(&s, &url, &[]).await.text(), "second");
+}
