@@ -17,7 +17,7 @@ use rayon::prelude::*;
 use serde::Serialize;
 use sha2::{Digest, Sha256};
 
-use crate::mapping::{map_object, DatastreamReport, MapOptions, VERSION_MESSAGE};
+use crate::mapping::{imported_fingerprint, map_object, object_id, DatastreamReport, MapOptions};
 use crate::source::ObjectEntry;
 
 /// How an import runs.
@@ -341,17 +341,10 @@ fn build(
     }
     report.not_carried = object.not_carried.clone();
     let ocfl = repo.ocfl();
-    let ocfl_id = format!("info:fedora/{}", object.pid);
+    let ocfl_id = object_id(&object.pid);
     if options.resume {
         if let Some(existing) = ocfl.read_object(&ocfl_id).map_err(|e| e.to_string())? {
-            let same = existing
-                .inventory
-                .versions
-                .values()
-                .next()
-                .and_then(|v| v.message.as_deref())
-                .and_then(|m| m.strip_prefix(VERSION_MESSAGE))
-                == Some(fingerprint.as_str());
+            let same = imported_fingerprint(&existing.inventory) == Some(fingerprint.as_str());
             return if same {
                 Ok(None)
             } else {

@@ -163,6 +163,21 @@ pub struct DatastreamReport {
 /// The message of every version of an imported object; the fingerprint follows it.
 pub const VERSION_MESSAGE: &str = "Imported from Fedora 3 by arca; source ";
 
+/// The source fingerprint an imported object's first version records, if it was imported.
+pub fn imported_fingerprint(inventory: &arca_ocfl::Inventory) -> Option<&str> {
+    inventory
+        .versions
+        .values()
+        .next()
+        .and_then(|v| v.message.as_deref())
+        .and_then(|m| m.strip_prefix(VERSION_MESSAGE))
+}
+
+/// The OCFL object id (and Fedora id) of Fedora 3 object `pid`.
+pub fn object_id(pid: &str) -> String {
+    format!("info:fedora/{pid}")
+}
+
 /// Maps `object` (whose `INTERNAL_ID` references `resolve` turns into files).
 pub fn map_object(
     object: &F3Object,
@@ -204,7 +219,7 @@ impl<'a> Mapper<'a> {
         resolve: &'a dyn Fn(&str) -> Option<PathBuf>,
         options: &'a MapOptions,
     ) -> Result<Self, MapError> {
-        let pid_iri = format!("info:fedora/{}", object.pid);
+        let pid_iri = object_id(&object.pid);
         let bad_pid = |reason: String| MapError::BadPid {
             pid: object.pid.clone(),
             reason,
@@ -594,47 +609,21 @@ impl<'a> Mapper<'a> {
             &format!(".fcrepo/{dsid}.json"),
             w.binary_header.to_json(),
         )];
-        {
-            let binary_iri = format!("{}/{dsid}", self.pid_iri);
-            let mut triples = w.description.clone();
-            triples.extend(
-                self.rels_int
-                    .get(&binary_iri)
-                    .into_iter()
-                    .flatten()
-                    .cloned(),
-            );
-            let h = &w.binary_header;
-            let desc = ResourceHeaders {
-                id: format!("{binary_iri}/fcr:metadata"),
-                parent: Some(binary_iri.clone()),
-                archival_group_id: h.archival_group_id.clone(),
-                state_token: h.state_token.clone(),
-                interaction_model: InteractionModel::NonRdfSourceDescription.iri().to_string(),
-                mime_type: None,
-                filename: None,
-                content_size: None,
-                digests: None,
-                external_url: None,
-                external_handling: None,
-                created_date: h.created_date.clone(),
-                created_by: h.created_by.clone(),
-                last_modified_date: h.last_modified_date.clone(),
-                last_modified_by: h.last_modified_by.clone(),
-                memento_created_date: h.memento_created_date.clone(),
-                archival_group: false,
-                object_root: false,
-                deleted: false,
-                content_path: Some(format!("{dsid}~fcr-desc.nt")),
-                headers_version: Some(HEADERS_VERSION.to_string()),
-            };
-            changes.extend(rdf_source(
-                &format!(".fcrepo/{dsid}~fcr-desc.json"),
-                desc,
-                Some(&triples),
-                self.options.algorithm,
-            ));
-        }
+        let binary_iri = format!("{}/{dsid}", self.pid_iri);
+        let mut triples = w.description.clone();
+        triples.extend(
+            self.rels_int
+                .get(&binary_iri)
+                .into_iter()
+                .flatten()
+                .cloned(),
+        );
+        changes.extend(rdf_source(
+            &format!(".fcrepo/{dsid}~fcr-desc.json"),
+            description_header(&w.binary_header),
+            Some(&triples),
+            self.options.algorithm,
+        ));
         changes
     }
 
@@ -743,15 +732,7 @@ impl<'a> Mapper<'a> {
             let w = &self.written[&i];
             let mut h = w.binary_header.clone();
             tombstone(&mut h, at, &at_s);
-            let mut d = h.clone();
-            d.id = format!("{}/fcr:metadata", h.id);
-            d.parent = Some(h.id.clone());
-            d.interaction_model = InteractionModel::NonRdfSourceDescription.iri().to_string();
-            d.mime_type = None;
-            d.filename = None;
-            d.external_url = None;
-            d.external_handling = None;
-            d.content_path = Some(format!("{dsid}~fcr-desc.nt"));
+            let mut d = description_header(&h);
             tombstone(&mut d, at, &at_s);
             changes.push(bytes_change(&format!(".fcrepo/{dsid}.json"), h.to_json()));
             if w.binary_header.content_path.is_some() {
@@ -770,6 +751,22 @@ impl<'a> Mapper<'a> {
         changes.extend(self.container(at, at, object_deleted)?);
         Ok(Some((at, changes)))
     }
+}
+
+/// The header of a binary's description, dated as the binary.
+fn description_header(binary: &ResourceHeaders) -> ResourceHeaders {
+    let mut d = binary.clone();
+    d.id = format!("{}/fcr:metadata", binary.id);
+    d.parent = Some(binary.id.clone());
+    d.interaction_model = InteractionModel::NonRdfSourceDescription.iri().to_string();
+    d.mime_type = None;
+    d.filename = None;
+    d.content_size = None;
+    d.digests = None;
+    d.external_url = None;
+    d.external_handling = None;
+    d.deleted = false;
+    d
 }
 
 /// Marks a header deleted at `at`, as Fedora's delete does.
