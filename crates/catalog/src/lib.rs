@@ -240,6 +240,14 @@ pub trait Catalog: TransactionStore {
         after: Option<&FedoraId>,
         limit: usize,
     ) -> Result<Vec<FedoraId>>;
+    /// Children of `parent`, live and tombstones, in id order, after `after` (exclusive), at
+    /// most `limit` (the Fedora 3 facade lists deleted objects too).
+    async fn children_any(
+        &self,
+        parent: &FedoraId,
+        after: Option<&FedoraId>,
+        limit: usize,
+    ) -> Result<Vec<FedoraId>>;
     /// The children `parent` had at instant `at` (nanoseconds since the epoch): created at
     /// or before it and not yet deleted then (purged children are forgotten), in id order.
     async fn children_at(&self, parent: &FedoraId, at: i64) -> Result<Vec<FedoraId>>;

@@ -736,6 +736,27 @@ impl Catalog for SqliteCatalog {
         })
     }
 
+    async fn children_any(
+        &self,
+        parent: &FedoraId,
+        after: Option<&FedoraId>,
+        limit: usize,
+    ) -> Result<Vec<FedoraId>> {
+        self.with_reader(|c| {
+            let mut stmt = c.prepare_cached(
+                "SELECT id FROM resources WHERE parent = ?1 AND id > ?2 ORDER BY id LIMIT ?3",
+            )?;
+            collect_ids(
+                &mut stmt,
+                params![
+                    parent.as_str(),
+                    after.map(FedoraId::as_str).unwrap_or(""),
+                    limit as i64
+                ],
+            )
+        })
+    }
+
     async fn children_at(&self, parent: &FedoraId, at: i64) -> Result<Vec<FedoraId>> {
         self.with_reader(|c| {
             let mut stmt = c.prepare_cached(

@@ -73,6 +73,41 @@ pub struct Config {
     pub events: Events,
     /// Full-text search (`[search]` table, `ARCA_SEARCH_<KEY>`).
     pub search: Search,
+    /// Objects imported from Fedora 3 (`[fedora3]` table, `ARCA_FEDORA3_<KEY>`).
+    pub fedora3: Fedora3,
+}
+
+/// Objects imported from Fedora 3 (`arca import fedora3`).
+#[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct Fedora3 {
+    /// The read-only Fedora 3 REST facade under `/fedora/` (`ARCA_FEDORA3_FACADE`).
+    pub facade: Facade,
+}
+
+/// Whether the Fedora 3 facade is served.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Facade {
+    /// When the repository holds imported objects (decided at start-up).
+    #[default]
+    Auto,
+    /// Always.
+    On,
+    /// Never.
+    Off,
+}
+
+impl Facade {
+    /// Parses `auto`, `on` or `off`.
+    pub fn parse(value: &str) -> Option<Self> {
+        match value.trim() {
+            "auto" => Some(Self::Auto),
+            "on" => Some(Self::On),
+            "off" => Some(Self::Off),
+            _ => None,
+        }
+    }
 }
 
 /// The built-in search index (`/rest/fcr:search`, `/fedoragsearch/rest`).
@@ -500,6 +535,7 @@ impl Default for Config {
             limits: Limits::default(),
             events: Events::default(),
             search: Search::default(),
+            fedora3: Fedora3::default(),
         }
     }
 }
@@ -563,6 +599,13 @@ impl Config {
         self.auth.apply_env(&get)?;
         self.events.apply_env(&get)?;
         self.search.apply_env(&get)?;
+        if let Some(v) = get("ARCA_FEDORA3_FACADE") {
+            self.fedora3.facade = Facade::parse(&v).ok_or_else(|| {
+                Error::Invalid(format!(
+                    "ARCA_FEDORA3_FACADE must be auto, on or off (got {v:?})"
+                ))
+            })?;
+        }
         if let Some(v) = get("ARCA_DIGEST_ALGORITHM") {
             self.digest_algorithm = DigestAlgorithm::parse(&v).ok_or_else(|| {
                 Error::Invalid(format!(
@@ -602,6 +645,11 @@ impl Config {
         self.auth.validate(&self.listen)?;
         self.events.validate()?;
         self.search.validate()?;
+        if self.fedora3.facade == Facade::On && self.base_path == "/fedora" {
+            return Err(Error::Invalid(
+                "the Fedora 3 facade is served under /fedora: give the Fedora API another base_path or set fedora3.facade = \"off\"".into(),
+            ));
+        }
         for (key, value) in self.limits.entries() {
             if *value == Some(0) {
                 return Err(Error::Invalid(format!("limits.{key} must be at least 1")));
@@ -677,6 +725,23 @@ mod tests {
             t.external_content_allowed,
             Some(PathBuf::from("/srv/allowed.txt"))
         );
+    }
+
+    #[test]
+    fn fedora3_facade_from_file_and_env() {
+        assert_eq!(Config::default().fedora3.facade, Facade::Auto);
+        let mut c: Config = toml::from_str("[fedora3]\nfacade = \"off\"").unwrap();
+        assert_eq!(c.fedora3.facade, Facade::Off);
+        c.apply_env(|k| (k == "ARCA_FEDORA3_FACADE").then(|| "on".to_string()))
+            .unwrap();
+        assert_eq!(c.fedora3.facade, Facade::On);
+        c.validate().unwrap();
+        c.base_path = "/fedora".into();
+        assert!(c.validate().is_err());
+        assert!(toml::from_str::<Config>("[fedora3]\nfacade = \"yes\"").is_err());
+        assert!(Config::default()
+            .apply_env(|k| (k == "ARCA_FEDORA3_FACADE").then(|| "true".to_string()))
+            .is_err());
     }
 
     #[test]

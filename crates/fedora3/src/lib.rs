@@ -7,6 +7,8 @@
 //!   whole Fedora 3 object stores (akubra-fs and legacy-fs), with managed content resolved
 //!   through its `INTERNAL_ID`.
 //! - [`vocab`]: the predicates an imported object is described with in arca.
+//! - [`view`]: what the read-only Fedora 3 REST facade answers from, read from the
+//!   repository (profiles, listings, histories, field-search rows).
 
 pub mod checksum;
 pub mod foxml;
@@ -15,6 +17,7 @@ pub mod mapping;
 pub mod model;
 pub mod source;
 pub mod verify;
+pub mod view;
 pub mod vocab;
 
 pub use model::*;

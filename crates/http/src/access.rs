@@ -141,6 +141,9 @@ enum Need {
     Admin,
     /// A check of the caller's modes on a resource.
     On(FedoraId, Check),
+    /// An authenticated caller, and a check of its modes on a resource (Fedora 3's API-M
+    /// reads).
+    AuthenticatedOn(FedoraId, Check),
 }
 
 /// What the caller's modes on the resource must allow.
@@ -352,7 +355,8 @@ impl Access {
             Need::Authenticated => return Ok(Grant::Full),
             Need::Admin if caller.is_anonymous() => return Err(self.unauthorized()),
             Need::Admin => return Err(ApiError::forbidden("this is for administrators")),
-            Need::On(id, check) => (id, check),
+            Need::AuthenticatedOn(_, _) if caller.is_anonymous() => return Err(self.unauthorized()),
+            Need::On(id, check) | Need::AuthenticatedOn(id, check) => (id, check),
         };
         let modes = self.modes(repo, caller, &id).await.map_err(kernel)?;
         let (needed, what) = match check {
@@ -613,6 +617,11 @@ fn need(op: &Operation) -> Need {
         | Operation::Events { .. } => Need::Authenticated,
         Operation::SearchStatus | Operation::SearchReindex => Need::Admin,
         Operation::Search { .. } | Operation::SearchOptions | Operation::GSearch => Need::Nothing,
+        Operation::Fedora3(r) => match r.need() {
+            crate::fedora3::Need::Nothing => Need::Nothing,
+            crate::fedora3::Need::Read(id) => on(&id, Check::Read),
+            crate::fedora3::Need::AuthenticatedRead(id) => Need::AuthenticatedOn(id, Check::Read),
+        },
         Operation::Tombstone
         | Operation::EventsOptions
         | Operation::FixityOptions

@@ -165,6 +165,38 @@ impl ApiError {
             }
         }
     }
+
+    /// Maps an error of the Fedora 3 facade's views, with Fedora 3's own messages (404s as
+    /// plain text). `api_m`: the datastream profile's wording rather than the content's.
+    pub(crate) fn from_fedora3(
+        err: arca_fedora3::view::ViewError,
+        api_m: bool,
+        base_url: &str,
+    ) -> Self {
+        use arca_fedora3::view::ViewError;
+        match err {
+            e @ ViewError::NoObject(_) => Self::new(StatusCode::NOT_FOUND, e.to_string()),
+            ViewError::NoDatastream { pid, dsid, as_of } => {
+                let date = as_of.as_deref().unwrap_or("null");
+                Self::new(
+                    StatusCode::NOT_FOUND,
+                    if api_m {
+                        format!("No datastream could be found. Either there is no datastream for the digital object \"{pid}\" with datastream ID of \"{dsid}\"  OR  there are no datastreams that match the specified date/time value of \"{date}\".")
+                    } else {
+                        format!("[DefaulAccess] No datastream could be returned. Either there is no datastream for the digital object \"{pid}\" with datastream ID of \"{dsid} \"  OR  there are no datastreams that match the specified date/time value of \"{date} \"  .")
+                    },
+                )
+            }
+            ViewError::Repository(e) => Self::from_kernel(e, base_url),
+            e @ ViewError::Stored(..) => {
+                tracing::error!(error = %e, "an imported Fedora 3 object cannot be read");
+                Self::new(
+                    StatusCode::INTERNAL_SERVER_ERROR,
+                    format!("internal error: {e}"),
+                )
+            }
+        }
+    }
 }
 
 fn external(id: &arca_model::FedoraId, base_url: &str) -> String {

@@ -261,7 +261,11 @@ pub(crate) async fn read(
         CheckedUrl::File { path, .. } => std::fs::metadata(path)
             .map_err(|e| bad_gateway(url, e.to_string()))?
             .len(),
-        CheckedUrl::Http(_) => record.headers.content_size.unwrap_or(0).max(0) as u64,
+        CheckedUrl::Http(_) => match record.headers.content_size {
+            Some(n) if n > 0 => n as u64,
+            // Not recorded (an imported Fedora 3 E datastream records 0): ask the location.
+            _ => probe(&target).await.map_err(|m| bad_gateway(url, m))?.0,
+        },
     };
     let range = headers::range(h, len);
     let (start, count) = match range {

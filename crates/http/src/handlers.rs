@@ -139,7 +139,7 @@ fn content_disposition(record: &ResourceRecord) -> String {
 
 /// `filename="…"`, with an RFC 6266 `filename*` for names that are not ASCII (the plain
 /// `filename` then has `_` for each non-ASCII character).
-fn filename_params(filename: &str) -> String {
+pub(crate) fn filename_params(filename: &str) -> String {
     let plain: String = filename
         .chars()
         .filter(|c| *c != '"')
@@ -397,8 +397,21 @@ async fn read_binary(
     head: bool,
     h: &HeaderMap,
 ) -> HandlerResult {
+    serve_binary(ctx, record, head, h, binary_response(ctx, record)).await
+}
+
+/// Answers a read of binary `record` with its bytes (a range of them, or none for HEAD),
+/// Content-Length and Content-Range, and `Digest` for `Want-Digest`, into `out`, which
+/// already has the answer's other headers. External content is proxied or redirected to.
+/// The Fedora 3 facade serves datastream content through this too.
+pub(crate) async fn serve_binary(
+    ctx: &Ctx,
+    record: &ResourceRecord,
+    head: bool,
+    h: &HeaderMap,
+    mut out: Response,
+) -> HandlerResult {
     if crate::external::location(record).is_some() {
-        let out = binary_response(ctx, record);
         return crate::external::read(ctx, record, head, h, out).await;
     }
     let wanted = headers::want_digest(h).map_err(ApiError::bad_request)?;
@@ -414,7 +427,6 @@ async fn read_binary(
             )))
         })?;
     let len = record.headers.content_size.unwrap_or(0).max(0) as u64;
-    let mut out = binary_response(ctx, record);
     let oh = out.headers_mut();
     if let Some(algs) = wanted {
         let digest = digest_header(record, &path, &algs)

@@ -17,6 +17,7 @@ mod acl;
 mod error;
 mod events;
 mod external;
+mod fedora3;
 mod fixity;
 mod handlers;
 pub mod headers;
@@ -64,6 +65,8 @@ pub struct HttpConfig {
     pub search: Option<Arc<arca_search::Indexer>>,
     /// The most hits one search page may ask for.
     pub search_max_results: usize,
+    /// Serve the read-only Fedora 3 REST facade under `/fedora/` (imported objects).
+    pub fedora3_facade: bool,
 }
 
 impl Default for HttpConfig {
@@ -78,6 +81,7 @@ impl Default for HttpConfig {
             deliveries: Vec::new(),
             search: None,
             search_max_results: 1_000,
+            fedora3_facade: false,
         }
     }
 }
@@ -171,6 +175,8 @@ enum Operation {
     SearchReindex,
     /// `/fedoragsearch/rest` (outside the REST root, as GSearch was).
     GSearch,
+    /// `/fedora/…`: the read-only Fedora 3 facade, when it is on.
+    Fedora3(fedora3::Request),
     NotSupported(&'static str),
     MethodNotAllowed(&'static str),
 }
@@ -345,7 +351,9 @@ async fn dispatch(State(state): State<AppState>, req: Request) -> Response {
     let base_path = state.config.base_path.as_str();
     let path = req.uri().path();
     let gsearch = path == GSEARCH_PATH;
-    let Some(rest) = path.strip_prefix(base_path).or(gsearch.then_some("")) else {
+    let fedora3 = state.config.fedora3_facade && fedora3::claims(path);
+    let outside = gsearch || fedora3;
+    let Some(rest) = path.strip_prefix(base_path).or(outside.then_some("")) else {
         return ApiError::new(
             StatusCode::NOT_FOUND,
             format!("no resource at {path}; the Fedora API is under {base_path}/"),
@@ -366,6 +374,9 @@ async fn dispatch(State(state): State<AppState>, req: Request) -> Response {
     });
     let op = match parse_operation(req.method(), rest) {
         Ok(_) if gsearch => Operation::GSearch,
+        Ok(_) if fedora3 => {
+            Operation::Fedora3(fedora3::parse(req.method(), path, req.uri().query()))
+        }
         Ok(op) => op,
         Err(e) => return ApiError::from_kernel(e, &base_url).into_response(),
     };
@@ -459,6 +470,7 @@ async fn run(mut ctx: handlers::Ctx, op: Operation, req: Request) -> Result<Resp
         Operation::SearchStatus => search::status(&ctx),
         Operation::SearchReindex => search::reindex(&ctx),
         Operation::GSearch => search::gsearch(&ctx, req).await,
+        Operation::Fedora3(r) => fedora3::handle(&ctx, r, req).await,
         Operation::TxStatus(id) => transactions::status(&ctx, &id).await,
         Operation::TxRefresh(id) => transactions::refresh(&ctx, &id).await,
         Operation::TxCommit(id) => transactions::commit(&ctx, &id).await,

@@ -362,6 +362,12 @@ impl Repository {
         self.publisher.drain(Duration::from_secs(3600)).await;
     }
 
+    /// Waits until object `ocfl_id`'s acknowledged changes are all written into the root, for
+    /// readers of its inventory and version files (the Fedora 3 facade's histories).
+    pub async fn settle(&self, ocfl_id: &str) -> Result<()> {
+        self.settled(ocfl_id).await
+    }
+
     /// Waits until object `ocfl_id`'s acknowledged changes are all written into the root
     /// (see `publisher`); reads of its files and the next write's plan start from there.
     pub(crate) async fn settled(&self, ocfl_id: &str) -> Result<()> {

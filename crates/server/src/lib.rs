@@ -317,6 +317,28 @@ fn extract_program(configured: Option<&std::path::Path>) -> arca_search::extract
     ExtractProgram { program, args }
 }
 
+/// Whether to serve the read-only Fedora 3 facade under `/fedora/`: `on`, `off`, or with
+/// `auto` when an import has recorded imported objects in the catalog (and the Fedora API
+/// is not itself under `/fedora`).
+pub async fn fedora3_facade(config: &Config, repo: &Repository) -> anyhow::Result<bool> {
+    let on = match config.fedora3.facade {
+        arca_config::Facade::On => true,
+        arca_config::Facade::Off => false,
+        arca_config::Facade::Auto => {
+            let imported = repo
+                .catalog()
+                .meta(arca_fedora3::import::IMPORTED_META)
+                .await
+                .context("cannot read the catalog")?;
+            imported.as_deref() == Some("true") && config.base_path != "/fedora"
+        }
+    };
+    if on {
+        tracing::info!("serving the read-only Fedora 3 REST facade under /fedora/");
+    }
+    Ok(on)
+}
+
 /// Serves the Fedora API on `listener` until `shutdown` resolves, then drains requests in
 /// flight and checkpoints the catalog.
 pub async fn run(
@@ -356,6 +378,7 @@ pub async fn run_observed(
     };
     let indexing = search.as_ref().map(|s| s.spawn(events_stopped.clone()));
     let deliveries = start_events(&config, &repo, addr, events_stopped)?;
+    let fedora3_facade = fedora3_facade(&config, &repo).await?;
     let app = arca_http::router(
         repo,
         HttpConfig {
@@ -368,6 +391,7 @@ pub async fn run_observed(
             deliveries,
             search,
             search_max_results: config.search.max_results,
+            fedora3_facade,
         },
     )
     .map_err(anyhow::Error::msg)?;
