@@ -5,7 +5,7 @@ use std::path::PathBuf;
 use std::sync::Arc;
 
 use anyhow::Context;
-use arca_fedora3::import::{ImportOptions, ImportReport, Outcome, Totals};
+use arca_fedora3::import::{ImportOptions, ImportReport, JsonReport, NoReport, Report, Totals};
 use arca_fedora3::source::ObjectEntry;
 use clap::{Args, Subcommand};
 
@@ -73,10 +73,20 @@ pub async fn run(command: ImportCommand) -> anyhow::Result<std::process::ExitCod
             resume: args.resume,
             chunk: args.chunk,
         };
-        let report = import(repo.clone(), objects, &options).await?;
-        if let Some(path) = &args.report {
-            std::fs::write(path, serde_json::to_vec_pretty(&report)?)
-                .with_context(|| format!("cannot write the report {}", path.display()))?;
+        let mut json = match &args.report {
+            Some(path) => Some(
+                JsonReport::create(path)
+                    .with_context(|| format!("cannot write the report {}", path.display()))?,
+            ),
+            None => None,
+        };
+        let sink: &mut dyn Report = match json.as_mut() {
+            Some(j) => j,
+            None => &mut NoReport,
+        };
+        let report = import(repo.clone(), objects, &options, sink).await?;
+        if let Some(j) = json {
+            j.finish(&report).context("cannot write the report")?;
         }
         print_summary(&report);
         if report.totals.failed > 0 {
@@ -111,6 +121,7 @@ async fn import(
     repo: Arc<arca_repository::Repository>,
     objects: Vec<ObjectEntry>,
     options: &ImportOptions,
+    sink: &mut dyn Report,
 ) -> anyhow::Result<ImportReport> {
     let bar = indicatif::ProgressBar::new(objects.len() as u64);
     bar.set_style(
@@ -129,7 +140,7 @@ async fn import(
             t.failed
         ));
     };
-    let report = arca_fedora3::import::import(repo, objects, options, &progress).await?;
+    let report = arca_fedora3::import::import(repo, objects, options, &progress, sink).await?;
     bar.finish();
     Ok(report)
 }
@@ -153,11 +164,7 @@ fn print_summary(report: &ImportReport) {
             ""
         }
     );
-    for o in report
-        .objects
-        .iter()
-        .filter(|o| o.outcome == Outcome::Failed)
-    {
+    for o in &report.failures {
         println!(
             "  FAILED {} ({}): {}",
             o.pid.as_deref().unwrap_or("?"),

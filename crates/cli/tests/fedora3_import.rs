@@ -514,3 +514,91 @@ fn count_objects(root: &Path) -> usize {
     }
     walk(root)
 }
+
+/// Fedora 6.1 opens a root arca imported (declared OCFL 1.0 first, the only thing its
+/// ocfl-java knows; see `fedora_sha256.rs`) and serves the imported objects as arca does:
+/// the same statuses, bytes of binaries, and mementos.
+#[tokio::test(flavor = "multi_thread")]
+async fn fedora6_serves_an_imported_root_as_arca_does() {
+    let data = tempfile::tempdir().unwrap();
+    let out = arca_import(data.path(), &[], &[&corpus().join("akubra")]);
+    assert!(out.status.success(), "{}", text(&out));
+    let for_fedora = tempfile::tempdir().unwrap();
+    common::copy_tree(&data.path().join("ocfl-root"), for_fedora.path());
+    common::fedora::declare_ocfl_1_0(for_fedora.path());
+    let Some(fedora) = common::fedora::Fedora::start_with(Some(for_fedora.path()), &[]).await
+    else {
+        return;
+    };
+    // Fedora rebuilt its index from the root and accepted every object.
+    let log = std::fs::read_to_string(fedora.dir().join("fedora.log")).unwrap_or_default();
+    assert!(
+        log.contains("Index rebuild completed 70 objects successfully and 0 objects had errors"),
+        "Fedora did not accept every imported object:\n{}",
+        fedora.log_tail()
+    );
+    let arca = TestServer::start_at(data.path()).await;
+    let http = common::Http::new();
+    let auth = [("Authorization", common::fedora::AUTHORIZATION)];
+    let paths = [
+        "demo:5",
+        "demo:5/DS1",
+        "f3test:versioned/OBJ",
+        "f3test:versioned/OBJ/fcr:metadata",
+        "f3test:versioned/MODS",
+        "f3test:unicode/ds.with-dash_and.dot",
+        "f3test:checksums/CS_SHA384",
+        "f3test:relsint/OBJ",
+        "f3test:deleted",
+        "f3test:dsstates/DELETED_DS",
+        "f3test:dsstates/INACTIVE_DS",
+        "example:1/DS1",
+    ];
+    let mut compared = 0;
+    for path in paths {
+        let ours = http.get(&arca.url(path), &[]).await;
+        let theirs = http.get(&format!("{}/{path}", fedora.base), &auth).await;
+        assert_eq!(ours.status, theirs.status, "{path}:\n{}", fedora.log_tail());
+        if ours.status == StatusCode::OK && !path.ends_with("fcr:metadata") && path.contains('/') {
+            assert_eq!(
+                sha256(&ours.body),
+                sha256(&theirs.body),
+                "{path}: bytes differ"
+            );
+            assert_eq!(
+                ours.header("content-type"),
+                theirs.header("content-type"),
+                "{path}"
+            );
+        }
+        compared += 1;
+    }
+    // The same mementos of a versioned datastream.
+    let memento_dates = |body: String| -> Vec<String> {
+        let mut v: Vec<String> = body
+            .lines()
+            .filter(|l| l.contains("rel=\"memento\""))
+            .filter_map(|l| l.split("datetime=\"").nth(1))
+            .map(|d| d.trim_end_matches(['"', ',']).to_string())
+            .collect();
+        v.sort();
+        v
+    };
+    let link = [("Accept", "application/link-format")];
+    let ours = memento_dates(
+        http.get(&arca.url("f3test:versioned/OBJ/fcr:versions"), &link)
+            .await
+            .text(),
+    );
+    let theirs = memento_dates(
+        http.get(
+            &format!("{}/f3test:versioned/OBJ/fcr:versions", fedora.base),
+            &[link[0], auth[0]],
+        )
+        .await
+        .text(),
+    );
+    assert_eq!(ours.len(), 4);
+    assert_eq!(ours, theirs);
+    eprintln!("Fedora 6.1 serves {compared} imported resources and a TimeMap as arca does");
+}

@@ -17,7 +17,7 @@ use rayon::prelude::*;
 use serde::Serialize;
 use sha2::{Digest, Sha256};
 
-use crate::mapping::{map_object, DatastreamReport, MapOptions, VERSION_MESSAGE};
+use crate::mapping::{imported_fingerprint, map_object, object_id, DatastreamReport, MapOptions};
 use crate::source::ObjectEntry;
 
 /// How an import runs.
@@ -105,15 +105,72 @@ pub struct Totals {
     pub seconds: f64,
 }
 
-/// The outcome of a run.
+/// The outcome of a run. Every object's report went to the `Report` sink as it was
+/// done; only failures are kept here (memory stays flat whatever the source's size).
 #[derive(Debug, Clone, Serialize)]
 pub struct ImportReport {
     /// Totals.
     pub totals: Totals,
     /// Whether the run stopped early (an object failed without `continue_on_error`).
     pub stopped_early: bool,
-    /// Every object, in source order.
-    pub objects: Vec<ObjectReport>,
+    /// The objects that failed, in source order.
+    pub failures: Vec<ObjectReport>,
+}
+
+/// Receives every object's report as soon as the object is done.
+pub trait Report: Send {
+    /// One object.
+    fn object(&mut self, report: &ObjectReport) -> std::io::Result<()>;
+}
+
+/// A [`Report`] that keeps nothing.
+pub struct NoReport;
+
+impl Report for NoReport {
+    fn object(&mut self, _: &ObjectReport) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
+/// Writes the report as one JSON document, `{"objects":[…],"totals":{…},…}`, streamed: an
+/// object is written when it is done.
+pub struct JsonReport {
+    out: std::io::BufWriter<std::fs::File>,
+    first: bool,
+}
+
+impl JsonReport {
+    /// Creates `path` and starts the document.
+    pub fn create(path: &std::path::Path) -> std::io::Result<Self> {
+        use std::io::Write;
+        let mut out = std::io::BufWriter::new(std::fs::File::create(path)?);
+        out.write_all(b"{\"objects\":[\n")?;
+        Ok(Self { out, first: true })
+    }
+
+    /// Ends the document with the run's totals and flushes it to disk.
+    pub fn finish(mut self, report: &ImportReport) -> std::io::Result<()> {
+        use std::io::Write;
+        write!(
+            self.out,
+            "\n],\"totals\":{},\"stopped_early\":{}}}\n",
+            serde_json::to_string(&report.totals)?,
+            report.stopped_early
+        )?;
+        let file = self.out.into_inner().map_err(|e| e.into_error())?;
+        file.sync_all()
+    }
+}
+
+impl Report for JsonReport {
+    fn object(&mut self, report: &ObjectReport) -> std::io::Result<()> {
+        use std::io::Write;
+        if !std::mem::take(&mut self.first) {
+            self.out.write_all(b",\n")?;
+        }
+        serde_json::to_writer(&mut self.out, report)?;
+        Ok(())
+    }
 }
 
 /// Told about progress after every chunk.
@@ -140,6 +197,7 @@ pub async fn import(
     objects: Vec<ObjectEntry>,
     options: &ImportOptions,
     progress: &dyn Progress,
+    sink: &mut dyn Report,
 ) -> anyhow::Result<ImportReport> {
     let started = Instant::now();
     let pool = Arc::new(
@@ -152,8 +210,9 @@ pub async fn import(
     let mut report = ImportReport {
         totals: Totals::default(),
         stopped_early: false,
-        objects: Vec::with_capacity(objects.len()),
+        failures: Vec::new(),
     };
+    let mut done = 0u64;
     let chunks: Vec<Vec<ObjectEntry>> = objects
         .chunks(options.chunk.max(1))
         .map(|c| c.to_vec())
@@ -201,12 +260,16 @@ pub async fn import(
                 });
             }
             count(&mut report.totals, &r);
-            report.objects.push(r);
+            sink.object(&r)?;
+            done += 1;
+            if r.outcome == Outcome::Failed {
+                report.failures.push(r);
+            }
         }
         report.totals.seconds = started.elapsed().as_secs_f64();
-        progress.update(report.objects.len() as u64, total, &report.totals);
+        progress.update(done, total, &report.totals);
         if report.totals.failed > 0 && !options.continue_on_error {
-            report.stopped_early = report.objects.len() < objects.len();
+            report.stopped_early = done < total;
             if let Some(pending) = next.take() {
                 // Built objects of the next chunk are dropped, removing their files.
                 drop(pending.await?);
@@ -278,17 +341,10 @@ fn build(
     }
     report.not_carried = object.not_carried.clone();
     let ocfl = repo.ocfl();
-    let ocfl_id = format!("info:fedora/{}", object.pid);
+    let ocfl_id = object_id(&object.pid);
     if options.resume {
         if let Some(existing) = ocfl.read_object(&ocfl_id).map_err(|e| e.to_string())? {
-            let same = existing
-                .inventory
-                .versions
-                .values()
-                .next()
-                .and_then(|v| v.message.as_deref())
-                .and_then(|m| m.strip_prefix(VERSION_MESSAGE))
-                == Some(fingerprint.as_str());
+            let same = imported_fingerprint(&existing.inventory) == Some(fingerprint.as_str());
             return if same {
                 Ok(None)
             } else {

@@ -163,6 +163,21 @@ pub struct DatastreamReport {
 /// The message of every version of an imported object; the fingerprint follows it.
 pub const VERSION_MESSAGE: &str = "Imported from Fedora 3 by arca; source ";
 
+/// The source fingerprint an imported object's first version records, if it was imported.
+pub fn imported_fingerprint(inventory: &arca_ocfl::Inventory) -> Option<&str> {
+    inventory
+        .versions
+        .values()
+        .next()
+        .and_then(|v| v.message.as_deref())
+        .and_then(|m| m.strip_prefix(VERSION_MESSAGE))
+}
+
+/// The OCFL object id (and Fedora id) of Fedora 3 object `pid`.
+pub fn object_id(pid: &str) -> String {
+    format!("info:fedora/{pid}")
+}
+
 /// Maps `object` (whose `INTERNAL_ID` references `resolve` turns into files).
 pub fn map_object(
     object: &F3Object,
@@ -184,7 +199,6 @@ struct Written {
     created: String,
     binary_header: ResourceHeaders,
     description: Vec<Triple>,
-    deleted: bool,
 }
 
 struct Mapper<'a> {
@@ -205,7 +219,7 @@ impl<'a> Mapper<'a> {
         resolve: &'a dyn Fn(&str) -> Option<PathBuf>,
         options: &'a MapOptions,
     ) -> Result<Self, MapError> {
-        let pid_iri = format!("info:fedora/{}", object.pid);
+        let pid_iri = object_id(&object.pid);
         let bad_pid = |reason: String| MapError::BadPid {
             pid: object.pid.clone(),
             reason,
@@ -274,7 +288,7 @@ impl<'a> Mapper<'a> {
             let changes = vec![self.container(at, at, false)?];
             versions.push(self.new_version(at, changes.into_iter().flatten().collect()));
         }
-        if let Some((at, changes)) = self.tombstones(versions.len())? {
+        if let Some((at, changes)) = self.tombstones()? {
             versions.push(self.new_version(at, changes));
         }
         Ok(MappedObject {
@@ -459,10 +473,9 @@ impl<'a> Mapper<'a> {
                 created,
                 binary_header: headers,
                 description,
-                deleted: false,
             },
         );
-        changes.extend(self.write_datastream(entry.datastream, true));
+        changes.extend(self.write_datastream(entry.datastream));
         Ok(changes)
     }
 
@@ -580,69 +593,37 @@ impl<'a> Mapper<'a> {
         let binary_iri = format!("{}/{dsid}", self.pid_iri);
         let filename = self.filename(&binary_iri, &dsid);
         let w = self.written.get_mut(&i).expect("written");
-        if w.deleted {
-            return Vec::new();
-        }
         let at_s = format_instant(at);
         w.binary_header.filename = Some(filename);
         w.binary_header.last_modified_date = Some(at_s.clone());
         w.binary_header.memento_created_date = Some(at_s);
         w.binary_header.state_token = Some(state_token(at));
-        self.write_datastream(i, true)
+        self.write_datastream(i)
     }
 
-    /// The header (and, with `description`, the description's files) of a datastream as
-    /// it stands.
-    fn write_datastream(&self, i: usize, with_description: bool) -> Vec<Change> {
+    /// The header and the description of a datastream as it stands.
+    fn write_datastream(&self, i: usize) -> Vec<Change> {
         let dsid = &self.object.datastreams[i].id;
         let w = &self.written[&i];
         let mut changes = vec![bytes_change(
             &format!(".fcrepo/{dsid}.json"),
             w.binary_header.to_json(),
         )];
-        if with_description {
-            let binary_iri = format!("{}/{dsid}", self.pid_iri);
-            let mut triples = w.description.clone();
-            triples.extend(
-                self.rels_int
-                    .get(&binary_iri)
-                    .into_iter()
-                    .flatten()
-                    .cloned(),
-            );
-            let h = &w.binary_header;
-            let desc = ResourceHeaders {
-                id: format!("{binary_iri}/fcr:metadata"),
-                parent: Some(binary_iri.clone()),
-                archival_group_id: h.archival_group_id.clone(),
-                state_token: h.state_token.clone(),
-                interaction_model: InteractionModel::NonRdfSourceDescription.iri().to_string(),
-                mime_type: None,
-                filename: None,
-                content_size: None,
-                digests: None,
-                external_url: None,
-                external_handling: None,
-                created_date: h.created_date.clone(),
-                created_by: h.created_by.clone(),
-                last_modified_date: h.last_modified_date.clone(),
-                last_modified_by: h.last_modified_by.clone(),
-                memento_created_date: h.memento_created_date.clone(),
-                archival_group: false,
-                object_root: false,
-                deleted: false,
-                content_path: Some(format!("{dsid}~fcr-desc.nt")),
-                headers_version: Some(HEADERS_VERSION.to_string()),
-            };
-            changes.push(bytes_change(
-                &format!(".fcrepo/{dsid}~fcr-desc.json"),
-                desc.to_json(),
-            ));
-            changes.push(bytes_change(
-                &format!("{dsid}~fcr-desc.nt"),
-                arca_rdf::to_ntriples(&triples),
-            ));
-        }
+        let binary_iri = format!("{}/{dsid}", self.pid_iri);
+        let mut triples = w.description.clone();
+        triples.extend(
+            self.rels_int
+                .get(&binary_iri)
+                .into_iter()
+                .flatten()
+                .cloned(),
+        );
+        changes.extend(rdf_source(
+            &format!(".fcrepo/{dsid}~fcr-desc.json"),
+            description_header(&w.binary_header),
+            Some(&triples),
+            self.options.algorithm,
+        ));
         changes
     }
 
@@ -657,7 +638,7 @@ impl<'a> Mapper<'a> {
             .object_date(PROP_CREATED)?
             .map(format_instant)
             .unwrap_or_else(|| format_instant(at));
-        let headers = ResourceHeaders {
+        let mut headers = ResourceHeaders {
             id: self.pid_iri.clone(),
             parent: Some("info:fedora".to_string()),
             archival_group_id: None,
@@ -676,23 +657,23 @@ impl<'a> Mapper<'a> {
             memento_created_date: Some(format_instant(at)),
             archival_group: true,
             object_root: true,
-            deleted,
-            content_path: (!deleted).then(|| "fcr-container.nt".to_string()),
+            deleted: false,
+            content_path: Some("fcr-container.nt".to_string()),
             headers_version: Some(HEADERS_VERSION.to_string()),
         };
-        let mut changes = vec![bytes_change(".fcrepo/fcr-root.json", headers.to_json())];
-        if deleted {
-            changes.push(Change {
-                logical_path: "fcr-container.nt".into(),
-                content: None,
-            });
+        let triples = if deleted {
+            let at_s = format_instant(at);
+            tombstone(&mut headers, at, &at_s);
+            None
         } else {
-            changes.push(bytes_change(
-                "fcr-container.nt",
-                arca_rdf::to_ntriples(&self.container_triples()?),
-            ));
-        }
-        Ok(changes)
+            Some(self.container_triples()?)
+        };
+        Ok(rdf_source(
+            ".fcrepo/fcr-root.json",
+            headers,
+            triples.as_deref(),
+            self.options.algorithm,
+        ))
     }
 
     fn container_triples(&self) -> Result<Vec<Triple>, MapError> {
@@ -717,7 +698,7 @@ impl<'a> Mapper<'a> {
     /// The last version of a deleted object, or of an object with deleted datastreams:
     /// their resources become tombstones, dated by the object's last modification (or
     /// 1 ms after its last version).
-    fn tombstones(&self, versions: usize) -> Result<Option<(Timestamp, Vec<Change>)>, MapError> {
+    fn tombstones(&self) -> Result<Option<(Timestamp, Vec<Change>)>, MapError> {
         let object_deleted = self.object.state() == ObjectState::Deleted;
         let deleted: Vec<usize> = self
             .written
@@ -744,7 +725,6 @@ impl<'a> Mapper<'a> {
             (None, Some(f)) => f,
             (None, None) => arca_model::now(),
         };
-        let _ = versions;
         let at_s = format_instant(at);
         let mut changes = Vec::new();
         for i in deleted {
@@ -752,31 +732,41 @@ impl<'a> Mapper<'a> {
             let w = &self.written[&i];
             let mut h = w.binary_header.clone();
             tombstone(&mut h, at, &at_s);
-            let mut d = h.clone();
-            d.id = format!("{}/fcr:metadata", h.id);
-            d.parent = Some(h.id.clone());
-            d.interaction_model = InteractionModel::NonRdfSourceDescription.iri().to_string();
-            d.mime_type = None;
-            d.filename = None;
-            d.external_url = None;
-            d.external_handling = None;
-            d.content_size = None;
-            d.digests = None;
+            let mut d = description_header(&h);
+            tombstone(&mut d, at, &at_s);
             changes.push(bytes_change(&format!(".fcrepo/{dsid}.json"), h.to_json()));
-            changes.push(bytes_change(
-                &format!(".fcrepo/{dsid}~fcr-desc.json"),
-                d.to_json(),
-            ));
-            for path in [dsid.clone(), format!("{dsid}~fcr-desc.nt")] {
+            if w.binary_header.content_path.is_some() {
                 changes.push(Change {
-                    logical_path: path,
+                    logical_path: dsid.clone(),
                     content: None,
                 });
             }
+            changes.extend(rdf_source(
+                &format!(".fcrepo/{dsid}~fcr-desc.json"),
+                d,
+                None,
+                self.options.algorithm,
+            ));
         }
         changes.extend(self.container(at, at, object_deleted)?);
         Ok(Some((at, changes)))
     }
+}
+
+/// The header of a binary's description, dated as the binary.
+fn description_header(binary: &ResourceHeaders) -> ResourceHeaders {
+    let mut d = binary.clone();
+    d.id = format!("{}/fcr:metadata", binary.id);
+    d.parent = Some(binary.id.clone());
+    d.interaction_model = InteractionModel::NonRdfSourceDescription.iri().to_string();
+    d.mime_type = None;
+    d.filename = None;
+    d.content_size = None;
+    d.digests = None;
+    d.external_url = None;
+    d.external_handling = None;
+    d.deleted = false;
+    d
 }
 
 /// Marks a header deleted at `at`, as Fedora's delete does.
@@ -786,10 +776,48 @@ fn tombstone(h: &mut ResourceHeaders, at: Timestamp, at_s: &str) {
     h.memento_created_date = Some(at_s.to_string());
     h.state_token = Some(state_token(at));
     h.content_path = None;
-    if h.external_handling.is_none() {
-        h.content_size = Some(-1);
-        h.digests = Some(Vec::new());
+    h.content_size = Some(-1);
+    h.digests = Some(Vec::new());
+}
+
+/// The header and content of an RDF source (`triples`), as the write path stores them:
+/// N-Triples, with their size and digest in the header; or of a tombstone (`None`: the
+/// header already marked deleted, the content file leaving the state).
+fn rdf_source(
+    header_path: &str,
+    mut headers: ResourceHeaders,
+    triples: Option<&[Triple]>,
+    algorithm: DigestAlgorithm,
+) -> Vec<Change> {
+    let content_path = header_path
+        .strip_prefix(".fcrepo/")
+        .and_then(|p| p.strip_suffix(".json"))
+        .map(|p| match p {
+            "fcr-root" => "fcr-container.nt".to_string(),
+            desc => format!("{desc}.nt"),
+        })
+        .expect("an RDF source's header path");
+    let Some(triples) = triples else {
+        return vec![
+            bytes_change(header_path, headers.to_json()),
+            Change {
+                logical_path: content_path,
+                content: None,
+            },
+        ];
+    };
+    let nt = arca_rdf::to_ntriples(triples);
+    headers.content_size = Some(nt.len() as i64);
+    headers.digests = Some(vec![DigestValue {
+        algorithm,
+        hex: MultiHasher::digest(algorithm, &nt),
     }
+    .urn()]);
+    headers.content_path = Some(content_path.clone());
+    vec![
+        bytes_change(header_path, headers.to_json()),
+        bytes_change(&content_path, nt),
+    ]
 }
 
 fn bytes_change(path: &str, bytes: Vec<u8>) -> Change {

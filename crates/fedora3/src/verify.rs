@@ -13,7 +13,7 @@ use arca_repository::Repository;
 use rayon::prelude::*;
 use serde::Serialize;
 
-use crate::mapping::{map_object, MapOptions, VERSION_MESSAGE};
+use crate::mapping::{imported_fingerprint, map_object, object_id, MapOptions};
 use crate::source::ObjectEntry;
 
 /// The verification of one object.
@@ -71,17 +71,13 @@ fn compare(
     let object = crate::foxml::parse(&bytes).map_err(|e| e.to_string())?;
     v.pid = Some(object.pid.clone());
     let ocfl = repo.ocfl();
-    let ocfl_id = format!("info:fedora/{}", object.pid);
-    let Some(imported) = ocfl.read_object(&ocfl_id).map_err(|e| e.to_string())? else {
+    let Some(imported) = ocfl
+        .read_object(&object_id(&object.pid))
+        .map_err(|e| e.to_string())?
+    else {
         return Err("not in the repository".into());
     };
-    let fingerprint = imported
-        .inventory
-        .versions
-        .values()
-        .next()
-        .and_then(|v| v.message.as_deref())
-        .and_then(|m| m.strip_prefix(VERSION_MESSAGE))
+    let fingerprint = imported_fingerprint(&imported.inventory)
         .unwrap_or_default()
         .to_string();
     let options = MapOptions {

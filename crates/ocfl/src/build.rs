@@ -95,15 +95,19 @@ impl OcflRoot {
             files.push(RecordFile::inline(&format!("{num}/{INVENTORY}"), bytes));
             version = Some(num);
         }
-        let bytes = inventory.to_bytes();
-        files.push(RecordFile::inline(
-            &sidecar(algorithm),
-            sidecar_for(algorithm, &bytes).into_bytes(),
-        ));
-        files.push(RecordFile::inline(INVENTORY, bytes));
         fs::create_dir_all(&dir).at(&dir)?;
         for file in &files {
             self.write_file(&dir, file, false)?;
+        }
+        // The root inventory and sidecar are the last version's: hard links, as the write
+        // path makes them (two inodes fewer per object), or copies.
+        let last = version.expect("at least one version");
+        for name in [INVENTORY.to_string(), sidecar(algorithm)] {
+            let from = dir.join(format!("{last}/{name}"));
+            let to = dir.join(&name);
+            if fs::hard_link(&from, &to).is_err() {
+                fs::copy(&from, &to).at(&to)?;
+            }
         }
         Ok(built)
     }

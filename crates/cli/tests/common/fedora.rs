@@ -227,3 +227,39 @@ impl Drop for Fedora {
         }
     }
 }
+
+/// Turns the OCFL 1.1 root at `root` into the OCFL 1.0 root Fedora 6.1 can open: the
+/// declarations, and the inventories' `type` with their sidecars (in each inventory's own
+/// algorithm).
+pub fn declare_ocfl_1_0(root: &Path) {
+    fs::remove_file(root.join("0=ocfl_1.1")).unwrap();
+    fs::write(root.join("0=ocfl_1.0"), "ocfl_1.0\n").unwrap();
+    for dir in super::object_dirs(root) {
+        fs::remove_file(dir.join("0=ocfl_object_1.1")).unwrap();
+        fs::write(dir.join("0=ocfl_object_1.0"), "ocfl_object_1.0\n").unwrap();
+        for file in super::relative_files(&dir) {
+            if !file.ends_with("inventory.json") {
+                continue;
+            }
+            let path = dir.join(&file);
+            let text = fs::read_to_string(&path).unwrap().replace(
+                "\"type\":\"https://ocfl.io/1.1/spec/#inventory\"",
+                "\"type\":\"https://ocfl.io/1.0/spec/#inventory\"",
+            );
+            let algorithm = serde_json::from_str::<serde_json::Value>(&text).unwrap()
+                ["digestAlgorithm"]
+                .as_str()
+                .unwrap()
+                .to_string();
+            fs::write(&path, &text).unwrap();
+            fs::write(
+                path.with_file_name(format!("inventory.json.{algorithm}")),
+                format!(
+                    "{}  inventory.json\n",
+                    super::digest_hex(&algorithm, text.as_bytes())
+                ),
+            )
+            .unwrap();
+        }
+    }
+}
