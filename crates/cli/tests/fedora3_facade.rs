@@ -673,3 +673,27 @@ fn normalize(node: &mut Node, norms: &[Norm]) {
         }
     }
 }
+
+/// `auto` serves the facade when the repository holds imported objects, also once the
+/// catalog (which the import marked) has been rebuilt from storage.
+#[tokio::test(flavor = "multi_thread")]
+async fn the_facade_is_on_for_imported_objects_after_a_rebuild_too() {
+    let data = tempfile::tempdir().unwrap();
+    import(data.path());
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_arca"));
+    cmd.args(["rebuild", "--data"]).arg(data.path());
+    common::scrub_env(&mut cmd);
+    let out = cmd.output().expect("arca rebuild runs");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let arca = TestServer::start_at(data.path()).await;
+    let origin = arca.base.trim_end_matches("/rest").to_string();
+    let r = Http::new()
+        .get(&format!("{origin}/fedora/objects/demo:5?format=xml"), &[])
+        .await;
+    assert_eq!(r.status, hyper::StatusCode::OK, "{}", r.text());
+    drop(arca);
+}

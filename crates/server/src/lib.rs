@@ -318,19 +318,40 @@ fn extract_program(configured: Option<&std::path::Path>) -> arca_search::extract
 }
 
 /// Whether to serve the read-only Fedora 3 facade under `/fedora/`: `on`, `off`, or with
-/// `auto` when an import has recorded imported objects in the catalog (and the Fedora API
-/// is not itself under `/fedora`).
+/// `auto` when the repository holds imported objects (and the Fedora API is not itself
+/// under `/fedora`): an import records that in the catalog; a catalog rebuilt from storage
+/// has lost the mark, so the first objects below the root are looked at then (and the mark
+/// set again when one is an import).
 pub async fn fedora3_facade(config: &Config, repo: &Repository) -> anyhow::Result<bool> {
+    /// Children of the root looked at for an imported object when the mark is missing.
+    const PROBE: usize = 256;
+    let key = arca_fedora3::import::IMPORTED_META;
     let on = match config.fedora3.facade {
         arca_config::Facade::On => true,
         arca_config::Facade::Off => false,
+        arca_config::Facade::Auto if config.base_path == "/fedora" => false,
         arca_config::Facade::Auto => {
-            let imported = repo
+            let marked = repo
                 .catalog()
-                .meta(arca_fedora3::import::IMPORTED_META)
+                .meta(key)
                 .await
                 .context("cannot read the catalog")?;
-            imported.as_deref() == Some("true") && config.base_path != "/fedora"
+            if marked.as_deref() == Some("true") {
+                true
+            } else {
+                let views = arca_fedora3::view::Views::new(repo);
+                let (found, _) = views
+                    .objects_after(None, PROBE)
+                    .await
+                    .context("cannot look for imported Fedora 3 objects")?;
+                if !found.is_empty() {
+                    repo.catalog()
+                        .set_meta(key, "true")
+                        .await
+                        .context("cannot write the catalog")?;
+                }
+                !found.is_empty()
+            }
         }
     };
     if on {
