@@ -317,9 +317,10 @@ fn extract_program(configured: Option<&std::path::Path>) -> arca_search::extract
     ExtractProgram { program, args }
 }
 
-/// Whether to serve the read-only Fedora 3 facade under `/fedora/`: `on`, `off`, or with
-/// `auto` when an import has recorded imported objects in the catalog (and the Fedora API
-/// is not itself under `/fedora`).
+/// Whether to serve the read-only Fedora 3 facade under `/fedora/` from the start: `on`,
+/// `off`, or with `auto` when an import has recorded imported objects in the catalog (and
+/// the Fedora API is not itself under `/fedora`; an import into the running server turns
+/// it on later).
 pub async fn fedora3_facade(config: &Config, repo: &Repository) -> anyhow::Result<bool> {
     let on = match config.fedora3.facade {
         arca_config::Facade::On => true,
@@ -391,7 +392,9 @@ pub async fn run_observed(
             deliveries,
             search,
             search_max_results: config.search.max_results,
-            fedora3_facade,
+            fedora3_facade: Arc::new(fedora3_facade.into()),
+            fedora3_facade_auto: config.fedora3.facade == arca_config::Facade::Auto
+                && config.base_path != "/fedora",
         },
     )
     .map_err(anyhow::Error::msg)?;
