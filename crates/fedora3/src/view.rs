@@ -13,8 +13,10 @@
 //!
 //! Nothing here knows HTTP: the facade in `arca-http` renders these views.
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
 
 use arca_catalog::ResourceRecord;
 use arca_model::{FedoraId, InteractionModel, ResourceHeaders, Timestamp};
@@ -254,15 +256,79 @@ impl DatastreamVersion {
     }
 }
 
+/// Datastream descriptions already read, by binary id, each dropped as soon as a change to
+/// its binary or description commits (the repository's change watcher): the content path
+/// then reads one catalog row, as arca's own binary GET does.
+pub struct DescriptionCache {
+    entries: parking_lot::Mutex<HashMap<FedoraId, Arc<Described>>>,
+    /// Bumped by every invalidation; a read that started before a bump is not stored.
+    generation: AtomicU64,
+}
+
+/// What a datastream's description says: its profile (given its binary's header) and its
+/// RELS-INT statements.
+struct Described {
+    profile: DatastreamProfile,
+    rels_int: Vec<Triple>,
+}
+
+/// Entries kept before the cache starts over (a bound on memory: ~1 KB each).
+const CACHE_ENTRIES: usize = 100_000;
+
+impl DescriptionCache {
+    /// An empty cache that follows `repo`'s changes.
+    pub fn new(repo: &Repository) -> Arc<Self> {
+        let cache = Arc::new(Self {
+            entries: parking_lot::Mutex::new(HashMap::new()),
+            generation: AtomicU64::new(0),
+        });
+        let watched = Arc::downgrade(&cache);
+        repo.watch_changes(Arc::new(move |ids: &[FedoraId]| {
+            if let Some(cache) = watched.upgrade() {
+                let mut entries = cache.entries.lock();
+                cache.generation.fetch_add(1, Ordering::AcqRel);
+                for id in ids {
+                    entries.remove(&id.base());
+                }
+            }
+        }));
+        cache
+    }
+
+    fn get(&self, binary: &FedoraId) -> Option<Arc<Described>> {
+        self.entries.lock().get(binary).cloned()
+    }
+
+    fn put(&self, generation: u64, binary: FedoraId, described: Described) {
+        let mut entries = self.entries.lock();
+        if self.generation.load(Ordering::Acquire) != generation {
+            return;
+        }
+        if entries.len() >= CACHE_ENTRIES {
+            entries.clear();
+        }
+        entries.insert(binary, Arc::new(described));
+    }
+}
+
 /// Reads imported Fedora 3 objects from a repository.
 pub struct Views<'a> {
     repo: &'a Repository,
+    cache: Option<&'a DescriptionCache>,
 }
 
 impl<'a> Views<'a> {
     /// Views over `repo`.
     pub fn new(repo: &'a Repository) -> Self {
-        Self { repo }
+        Self { repo, cache: None }
+    }
+
+    /// Views over `repo` that keep what they read of descriptions in `cache`.
+    pub fn cached(repo: &'a Repository, cache: &'a DescriptionCache) -> Self {
+        Self {
+            repo,
+            cache: Some(cache),
+        }
     }
 
     /// The repository id of object `pid`.
@@ -391,6 +457,47 @@ impl<'a> Views<'a> {
         Ok(out)
     }
 
+    /// The current version of datastream `dsid` of object `pid`, read without the object
+    /// when the datastream is live (two catalog reads: the content path's); otherwise as
+    /// [`datastream`](Self::datastream) finds it.
+    pub async fn current_datastream(&self, pid: &str, dsid: &str) -> Result<DatastreamVersion> {
+        if let Some(id) = Self::datastream_id(pid, dsid) {
+            let generation = self.cache.map(|c| c.generation.load(Ordering::Acquire));
+            if let Some(binary) = self.repo.lookup(&id).await?.filter(|r| {
+                !r.is_deleted() && r.headers.model() == Some(InteractionModel::NonRdfSource)
+            }) {
+                if let Some(hit) = self.cache.and_then(|c| c.get(&id)) {
+                    return Ok(DatastreamVersion {
+                        profile: hit.profile.clone(),
+                        binary,
+                        rels_int: hit.rels_int.clone(),
+                    });
+                }
+                if let Some(desc) = self
+                    .repo
+                    .lookup(&id.description())
+                    .await?
+                    .filter(|d| !d.is_deleted())
+                {
+                    let ds = version_from(pid, dsid, binary, &self.repo.triples(&desc)?);
+                    // An import's description names the control group; else not an import.
+                    if !ds.profile.control_group.is_empty() {
+                        if let (Some(cache), Some(generation)) = (self.cache, generation) {
+                            let described = Described {
+                                profile: ds.profile.clone(),
+                                rels_int: ds.rels_int.clone(),
+                            };
+                            cache.put(generation, id, described);
+                        }
+                        return Ok(ds);
+                    }
+                }
+            }
+        }
+        let object = self.object(pid).await?;
+        self.datastream(&object, dsid).await
+    }
+
     /// The current version of datastream `dsid` (a deleted one as it was before deletion).
     pub async fn datastream(&self, object: &ObjectView, dsid: &str) -> Result<DatastreamVersion> {
         let missing = || ViewError::NoDatastream {
@@ -510,7 +617,18 @@ impl<'a> Views<'a> {
             .content_path(&ds.binary)
             .await?
             .ok_or_else(missing)?;
-        tokio::fs::read(&path).await.map_err(|e| {
+        // Small files come from the page cache: a hop to the blocking pool costs more.
+        let small = ds
+            .binary
+            .headers
+            .content_size
+            .is_some_and(|n| n <= 64 << 10);
+        let read = if small {
+            std::fs::read(&path)
+        } else {
+            tokio::fs::read(&path).await
+        };
+        read.map_err(|e| {
             ViewError::Stored(
                 ds.binary.ocfl_id.clone(),
                 format!("{}: {e}", path.display()),

@@ -35,6 +35,8 @@ pub(crate) struct Ctx {
     pub caller: Arc<crate::access::Caller>,
     /// What the caller's access allows a PATCH to do.
     pub grant: crate::access::Grant,
+    /// The Fedora 3 facade's cache of datastream descriptions (when the facade is on).
+    pub fedora3: Option<Arc<arca_fedora3::view::DescriptionCache>>,
 }
 
 type HandlerResult = Result<Response, ApiError>;

@@ -98,13 +98,19 @@ struct AppState {
     config: Arc<HttpConfig>,
     budget: limits::BodyBudget,
     access: Arc<access::Access>,
+    /// The Fedora 3 facade's cache of datastream descriptions (when the facade is on).
+    fedora3: Option<Arc<arca_fedora3::view::DescriptionCache>>,
 }
 
 /// Builds the router for the Fedora API and the constraint documents. Fails when the
 /// configured root ACL is not a valid ACL.
 pub fn router(repo: Arc<Repository>, config: HttpConfig) -> Result<Router, String> {
     let access = Arc::new(access::Access::new(config.auth.clone(), &repo)?);
+    let fedora3 = config
+        .fedora3_facade
+        .then(|| arca_fedora3::view::DescriptionCache::new(&repo));
     let state = AppState {
+        fedora3,
         repo,
         budget: limits::BodyBudget::new(config.limits.buffered_bodies),
         config: Arc::new(config),
@@ -420,6 +426,7 @@ async fn dispatch(State(state): State<AppState>, req: Request) -> Response {
         access: state.access.clone(),
         caller: Arc::new(caller),
         grant,
+        fedora3: state.fedora3.clone(),
     };
     let atomic = match transactions::atomic_id(&ctx, req.headers()) {
         Ok(a) => a,

@@ -356,3 +356,118 @@ async fn the_facade_is_off_unless_asked_or_imported() {
     let r = get(&s, &f3(&s, "describe"), &[]).await;
     assert_eq!(r.status, StatusCode::NOT_FOUND);
 }
+
+#[tokio::test]
+async fn changes_through_the_fedora_api_show_at_once() {
+    let s = facade().await;
+    object(&s, "f3:c", "Cached").await;
+    version(
+        &s,
+        "f3:c",
+        "DS1",
+        0,
+        "2020-01-01T00:00:00.100Z",
+        "first",
+        "A",
+    )
+    .await;
+    let url = f3(&s, "objects/f3:c/datastreams/DS1/content");
+    for _ in 0..2 {
+        let r = get(&s, &url, &[]).await;
+        assert_eq!(r.text(), "first");
+        assert_eq!(
+            r.header("content-disposition"),
+            Some("inline; filename=\"DS1 label 0.txt\"")
+        );
+    }
+    version(
+        &s,
+        "f3:c",
+        "DS1",
+        1,
+        "2020-01-01T00:00:00.900Z",
+        "second",
+        "A",
+    )
+    .await;
+    let r = get(&s, &url, &[]).await;
+    assert_eq!(r.text(), "second");
+    assert_eq!(
+        r.header("content-disposition"),
+        Some("inline; filename=\"DS1 label 1.txt\"")
+    );
+    let r = s.request(Method::DELETE, &s.url("f3:c/DS1"), &[], "").await;
+    assert_eq!(r.status, StatusCode::NO_CONTENT);
+    // Deleted through the Fedora API: served as it was before, as Fedora 3 did.
+    assert_eq!(get(&s, &url, &[]).await.text(), "second");
+}
+
+/// Describes datastream `dsid` as external content of control group `cg` (E or R).
+async fn external(s: &TestServer, pid: &str, dsid: &str, cg: &str, url: &str) {
+    let handling = if cg == "E" { "proxy" } else { "redirect" };
+    let link = format!(
+        "<{url}>; rel=\"http://fedora.info/definitions/fcrepo#ExternalContent\"; handling=\"{handling}\"; type=\"text/plain\""
+    );
+    let r = s
+        .request(
+            Method::PUT,
+            &s.url(&format!("{pid}/{dsid}")),
+            &[("Link", link.as_str())],
+            "",
+        )
+        .await;
+    assert!(r.status.is_success(), "{} {}", r.status, r.text());
+    let body = format!(
+        "{PREFIXES}<> dcterms:title \"{dsid} label\" ; foxml:CONTROL_GROUP \"{cg}\" ; foxml:VERSION_ID \"{dsid}.0\" ;\n\
+         foxml:CREATED \"2020-01-01T00:00:00.100Z\"^^xsd:dateTime ; foxml:MIMETYPE \"text/plain\" ;\n\
+         foxml:LOCATION \"{url}\" ; foxml:LOCATION_TYPE \"URL\" ."
+    );
+    put(s, &format!("{pid}/{dsid}/fcr:metadata"), &[TURTLE], &body).await;
+}
+
+#[tokio::test]
+async fn external_content_is_proxied_and_redirects_are_followed_as_fedora_3_does() {
+    let dir = tempfile::tempdir().unwrap();
+    let files = dir.path().join("files");
+    std::fs::create_dir_all(&files).unwrap();
+    std::fs::write(files.join("e.txt"), "proxied bytes").unwrap();
+    let list = dir.path().join("allowed.txt");
+    std::fs::write(&list, format!("file://{}/\n", files.display())).unwrap();
+    let s = TestServer::start_with(None, |c| {
+        c.fedora3.facade = arca_config::Facade::On;
+        c.external_content_allowed = Some(list);
+    })
+    .await;
+    object(&s, "f3:ext", "External").await;
+    let url = format!("file://{}/e.txt", files.display());
+    external(&s, "f3:ext", "E1", "E", &url).await;
+    external(&s, "f3:ext", "R1", "R", &url).await;
+
+    let r = get(&s, &f3(&s, "objects/f3:ext/datastreams/E1/content"), &[]).await;
+    assert_eq!(r.status, StatusCode::OK);
+    assert_eq!(r.text(), "proxied bytes");
+    assert_eq!(r.header("content-type"), Some("text/plain"));
+    assert_eq!(
+        r.header("content-disposition"),
+        Some("inline; filename=\"E1 label.txt\"")
+    );
+    let r = get(&s, &f3(&s, "get/f3:ext/E1"), &[("Range", "bytes=0-6")]).await;
+    assert_eq!(r.status, StatusCode::PARTIAL_CONTENT);
+    assert_eq!(r.text(), "proxied");
+
+    let r = get(&s, &f3(&s, "objects/f3:ext/datastreams/R1/content"), &[]).await;
+    assert_eq!(r.status, StatusCode::TEMPORARY_REDIRECT);
+    assert_eq!(r.header("location"), Some(url.as_str()));
+    let r = get(&s, &f3(&s, "get/f3:ext/R1"), &[]).await;
+    assert_eq!(r.status, StatusCode::FOUND);
+    assert_eq!(r.header("location"), Some(url.as_str()));
+
+    let t = get(&s, &f3(&s, "objects/f3:ext/datastreams/R1?format=xml"), &[])
+        .await
+        .text();
+    assert!(
+        t.contains(&format!("<dsLocation>{url}</dsLocation>")),
+        "{t}"
+    );
+    assert!(t.contains("<dsLocationType>URL</dsLocationType>"), "{t}");
+}

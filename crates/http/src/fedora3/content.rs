@@ -31,11 +31,11 @@ pub(crate) async fn serve(
     if p.control_group == "R" {
         // Fedora 3 redirects without checking the location: 307 from REST, 302 from
         // API-A-LITE.
-        let location = record
-            .headers
-            .external_url
-            .clone()
-            .unwrap_or_else(|| local_server(&p.location, base));
+        // Fedora 3 redirects to the location as it recorded it.
+        let location = match p.location.as_str() {
+            "" => record.headers.external_url.clone().unwrap_or_default(),
+            l => local_server(l, base),
+        };
         let status = match api {
             Api::Rest => StatusCode::TEMPORARY_REDIRECT,
             Api::Lite => StatusCode::FOUND,

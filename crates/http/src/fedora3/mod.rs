@@ -234,7 +234,10 @@ fn base_of(ctx: &Ctx) -> String {
 /// Answers a parsed Fedora 3 request (its access already checked).
 pub(crate) async fn handle(ctx: &Ctx, r: Request, req: HttpRequest) -> Result<Response, ApiError> {
     let base = base_of(ctx);
-    let views = Views::new(&ctx.repo);
+    let views = match &ctx.fedora3 {
+        Some(cache) => Views::cached(&ctx.repo, cache),
+        None => Views::new(&ctx.repo),
+    };
     let api_m = matches!(
         r.call,
         Call::DatastreamProfile(..) | Call::DatastreamHistory(..)
@@ -334,7 +337,6 @@ pub(crate) async fn handle(ctx: &Ctx, r: Request, req: HttpRequest) -> Result<Re
             dsid,
             date_time,
         } => {
-            let object = views.object(pid).await.map_err(err)?;
             let when = match date_time {
                 Some(text) => Some((
                     text.clone(),
@@ -343,9 +345,15 @@ pub(crate) async fn handle(ctx: &Ctx, r: Request, req: HttpRequest) -> Result<Re
                 )),
                 None => as_of,
             };
-            let ds = datastream(&views, &object, dsid, when.as_ref())
-                .await
-                .map_err(err)?;
+            let ds = match &when {
+                // The hot path: the current content, without reading the object.
+                None => views.current_datastream(pid, dsid).await,
+                Some(_) => match views.object(pid).await {
+                    Ok(object) => datastream(&views, &object, dsid, when.as_ref()).await,
+                    Err(e) => Err(e),
+                },
+            }
+            .map_err(err)?;
             let download = *api == Api::Rest && r.flag("download");
             return content::serve(ctx, &ds, *api, download, r.head, req.headers(), &base).await;
         }
