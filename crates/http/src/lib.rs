@@ -98,7 +98,8 @@ struct AppState {
     config: Arc<HttpConfig>,
     budget: limits::BodyBudget,
     access: Arc<access::Access>,
-    /// The Fedora 3 facade's cache of datastream descriptions (when the facade is on).
+    /// The Fedora 3 facade's cache of datastream descriptions (when the facade is or may
+    /// become on).
     fedora3: Option<Arc<arca_fedora3::view::DescriptionCache>>,
 }
 
@@ -106,9 +107,11 @@ struct AppState {
 /// configured root ACL is not a valid ACL.
 pub fn router(repo: Arc<Repository>, config: HttpConfig) -> Result<Router, String> {
     let access = Arc::new(access::Access::new(config.auth.clone(), &repo)?);
-    let fedora3 = config
+    let may_serve_fedora3 = config
         .fedora3_facade
-        .then(|| arca_fedora3::view::DescriptionCache::new(&repo));
+        .load(std::sync::atomic::Ordering::Relaxed)
+        || config.fedora3_facade_auto;
+    let fedora3 = may_serve_fedora3.then(|| arca_fedora3::view::DescriptionCache::new(&repo));
     let state = AppState {
         fedora3,
         repo,
