@@ -602,3 +602,77 @@ async fn fedora6_serves_an_imported_root_as_arca_does() {
     assert_eq!(ours, theirs);
     eprintln!("Fedora 6.1 serves {compared} imported resources and a TimeMap as arca does");
 }
+
+/// `--url`: the objects go to a running arca, one request each, all or nothing per object;
+/// only an administrator may import; `--resume` skips what is there; the result is the
+/// same root an offline import makes (`--verify` against it afterwards).
+#[tokio::test(flavor = "multi_thread")]
+async fn objects_go_into_a_running_arca() {
+    let data = tempfile::tempdir().unwrap();
+    let arca = TestServer::start_at(data.path()).await;
+    let akubra = corpus().join("akubra");
+    let remote = |extra: &[&str]| {
+        let mut cmd = Command::new(env!("CARGO_BIN_EXE_arca"));
+        cmd.args(["import", "fedora3", "--url", &arca.base])
+            .args(extra)
+            .arg(&akubra);
+        common::scrub_env(&mut cmd);
+        cmd.output().expect("arca import runs")
+    };
+    // Anonymous: refused, nothing imported.
+    let out = remote(&[]);
+    assert!(!out.status.success());
+    assert!(
+        text(&out).contains("0 skipped, 69 failed"),
+        "{}",
+        text(&out)
+    );
+    let http = common::Http::new();
+    assert_eq!(
+        http.get(&arca.url("demo:5"), &[]).await.status,
+        StatusCode::NOT_FOUND
+    );
+    let out = remote(&["--auth", "fedoraAdmin:fedoraAdmin"]);
+    assert!(out.status.success(), "{}", text(&out));
+    assert!(
+        text(&out).contains("imported 69 objects into"),
+        "{}",
+        text(&out)
+    );
+    let obj = http.get(&arca.url("f3test:versioned/OBJ"), &[]).await;
+    assert_eq!(
+        sha256(&obj.body),
+        sha256(&akubra_datastream("f3test:versioned", "OBJ", "OBJ.3"))
+    );
+    // Found by search and by the Fedora 3 facade, which follow the change log.
+    let profile = http
+        .get(
+            &format!(
+                "{}/fedora/objects/demo:5?format=xml",
+                arca.base.trim_end_matches("/rest")
+            ),
+            &[],
+        )
+        .await;
+    assert_eq!(profile.status, StatusCode::OK, "{}", profile.text());
+    let out = remote(&["--auth", "fedoraAdmin:fedoraAdmin", "--resume"]);
+    assert!(
+        text(&out).contains("69 skipped, 0 failed"),
+        "{}",
+        text(&out)
+    );
+    let out = remote(&["--auth", "fedoraAdmin:fedoraAdmin"]);
+    assert!(!out.status.success());
+    assert!(
+        text(&out).contains("already in the repository"),
+        "{}",
+        text(&out)
+    );
+    drop(arca);
+    let out = arca_import(data.path(), &["--verify"], &[&akubra]);
+    assert!(
+        text(&out).contains("verified 69 objects: 69 as the source says"),
+        "{}",
+        text(&out)
+    );
+}

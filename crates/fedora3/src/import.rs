@@ -86,6 +86,22 @@ pub struct ObjectReport {
     pub not_carried: Vec<String>,
 }
 
+impl ObjectReport {
+    /// The report of an object not (yet) imported, read from `source`.
+    fn new(source: PathBuf) -> Self {
+        Self {
+            pid: None,
+            source,
+            outcome: Outcome::Failed,
+            reason: None,
+            versions: 0,
+            bytes: 0,
+            datastreams: Vec::new(),
+            not_carried: Vec::new(),
+        }
+    }
+}
+
 /// Totals of a run.
 #[derive(Debug, Clone, Copy, Default, Serialize)]
 pub struct Totals {
@@ -251,13 +267,7 @@ pub async fn import(
         for (slot, mut r) in reports {
             if let Some(Err(e)) = slot.map(|i| &adopted[i]) {
                 r.outcome = Outcome::Failed;
-                r.reason = Some(match e {
-                    arca_repository::Error::AlreadyExists(_) => {
-                        "already in the repository (use --resume to skip objects imported before)"
-                            .to_string()
-                    }
-                    other => other.to_string(),
-                });
+                r.reason = Some(failure_reason(e));
             }
             count(&mut report.totals, &r);
             sink.object(&r)?;
@@ -294,19 +304,38 @@ fn count(t: &mut Totals, r: &ObjectReport) {
     }
 }
 
-/// Reads, maps and builds one object (on a worker thread).
+/// Reads, maps and builds one object of a source (on a worker thread).
 fn prepare(repo: &Repository, entry: &ObjectEntry, options: &ImportOptions) -> Prepared {
-    let mut report = ObjectReport {
-        pid: None,
-        source: entry.foxml.clone(),
-        outcome: Outcome::Failed,
-        reason: None,
-        versions: 0,
-        bytes: 0,
-        datastreams: Vec::new(),
-        not_carried: Vec::new(),
-    };
-    match build(repo, entry, options, &mut report) {
+    let resolve = |r: &str| entry.resolver.resolve(r).ok();
+    match std::fs::read(&entry.foxml) {
+        Ok(bytes) => prepare_document(
+            repo,
+            &bytes,
+            entry.foxml.clone(),
+            Some(&entry.pid),
+            &resolve,
+            options,
+        ),
+        Err(e) => {
+            let mut report = ObjectReport::new(entry.foxml.clone());
+            report.reason = Some(format!("cannot read the FOXML: {e}"));
+            Prepared::Done(report)
+        }
+    }
+}
+
+/// Maps and builds one FOXML document; `source` names it in the report, `expected_pid` is
+/// the PID its store's file name gives.
+fn prepare_document(
+    repo: &Repository,
+    bytes: &[u8],
+    source: PathBuf,
+    expected_pid: Option<&str>,
+    resolve: &dyn Fn(&str) -> Option<PathBuf>,
+    options: &ImportOptions,
+) -> Prepared {
+    let mut report = ObjectReport::new(source);
+    match build(repo, bytes, expected_pid, resolve, options, &mut report) {
         Ok(Some(built)) => {
             report.outcome = Outcome::Imported;
             Prepared::Built(Box::new(built), report)
@@ -325,18 +354,19 @@ fn prepare(repo: &Repository, entry: &ObjectEntry, options: &ImportOptions) -> P
 /// The built object, or `None` when `--resume` finds it imported from the same source.
 fn build(
     repo: &Repository,
-    entry: &ObjectEntry,
+    bytes: &[u8],
+    expected_pid: Option<&str>,
+    resolve: &dyn Fn(&str) -> Option<PathBuf>,
     options: &ImportOptions,
     report: &mut ObjectReport,
 ) -> Result<Option<arca_ocfl::BuiltObject>, String> {
-    let bytes = std::fs::read(&entry.foxml).map_err(|e| format!("cannot read the FOXML: {e}"))?;
-    let fingerprint = format!("sha256:{}", hex::encode(Sha256::digest(&bytes)));
-    let object = crate::foxml::parse(&bytes).map_err(|e| e.to_string())?;
+    let fingerprint = format!("sha256:{}", hex::encode(Sha256::digest(bytes)));
+    let object = crate::foxml::parse(bytes).map_err(|e| e.to_string())?;
     report.pid = Some(object.pid.clone());
-    if object.pid != entry.pid {
+    if let Some(expected) = expected_pid.filter(|p| *p != object.pid) {
         return Err(format!(
-            "the FOXML is of {} but the store names it {}",
-            object.pid, entry.pid
+            "the FOXML is of {} but the store names it {expected}",
+            object.pid
         ));
     }
     report.not_carried = object.not_carried.clone();
@@ -358,8 +388,7 @@ fn build(
         algorithm: ocfl.digest_algorithm(),
         fingerprint,
     };
-    let resolve = |r: &str| entry.resolver.resolve(r).ok();
-    let mapped = map_object(&object, &resolve, &map_options).map_err(|e| e.to_string())?;
+    let mapped = map_object(&object, resolve, &map_options).map_err(|e| e.to_string())?;
     report.datastreams = mapped.datastreams;
     report.versions = mapped.versions.len();
     report.bytes = report.datastreams.iter().map(|d| d.bytes).sum();
@@ -367,4 +396,49 @@ fn build(
         .build_object(&mapped.ocfl_id, mapped.versions)
         .map_err(|e| format!("cannot write the object: {e}"))?;
     Ok(Some(built))
+}
+
+/// Imports one object given as a self-contained FOXML document (managed content inline,
+/// as in an archive export) into `repo`, which may be serving: what `POST
+/// /rest/fcr:import/fedora3` does.
+pub async fn import_document(
+    repo: Arc<Repository>,
+    foxml: Vec<u8>,
+    options: ImportOptions,
+) -> anyhow::Result<ObjectReport> {
+    let prepared = {
+        let (repo, options) = (repo.clone(), options.clone());
+        tokio::task::spawn_blocking(move || {
+            let nothing = |_: &str| None;
+            prepare_document(
+                &repo,
+                &foxml,
+                PathBuf::from("request body"),
+                None,
+                &nothing,
+                &options,
+            )
+        })
+        .await?
+    };
+    let (built, mut report) = match prepared {
+        Prepared::Built(built, report) => (built, report),
+        Prepared::Done(report) => return Ok(report),
+    };
+    repo.catalog().set_meta(IMPORTED_META, "true").await?;
+    if let Some(Err(e)) = repo.adopt(vec![*built], &options.user).await?.pop() {
+        report.outcome = Outcome::Failed;
+        report.reason = Some(failure_reason(&e));
+    }
+    Ok(report)
+}
+
+/// What a failed adoption tells the report.
+fn failure_reason(e: &arca_repository::Error) -> String {
+    match e {
+        arca_repository::Error::AlreadyExists(_) => {
+            "already in the repository (use --resume to skip objects imported before)".to_string()
+        }
+        other => other.to_string(),
+    }
 }

@@ -10,6 +10,7 @@
 //! - [`view`]: what the read-only Fedora 3 REST facade answers from, read from the
 //!   repository (profiles, listings, histories, field-search rows).
 
+pub mod archive;
 pub mod checksum;
 pub mod foxml;
 pub mod import;

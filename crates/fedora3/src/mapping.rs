@@ -466,7 +466,7 @@ impl<'a> Mapper<'a> {
             }
         };
         self.reports[entry.datastream].checksums.push(check);
-        let description = description_triples(&binary_iri, ds, v)?;
+        let description = description_triples(&self.object.pid, &binary_iri, ds, v)?;
         self.written.insert(
             entry.datastream,
             Written {
@@ -841,6 +841,7 @@ pub fn parse_date(value: &str, what: &str) -> Result<Timestamp, MapError> {
 /// The description triples of one datastream version (RELS-INT statements are added by
 /// the caller).
 fn description_triples(
+    pid: &str,
     binary_iri: &str,
     ds: &crate::model::Datastream,
     v: &DatastreamVersion,
@@ -880,6 +881,12 @@ fn description_triples(
     match &v.content {
         Content::Internal(r) => {
             add(vocab::LOCATION, plain(r));
+            add(vocab::LOCATION_TYPE, plain("INTERNAL_ID"));
+        }
+        // Managed content inline (an archive export): the internal id Fedora 3 gives it on
+        // ingest, so that an object reads the same whichever form it came in.
+        Content::Inline(_) if ds.control_group == ControlGroup::Managed => {
+            add(vocab::LOCATION, plain(&format!("{pid}+{}+{}", ds.id, v.id)));
             add(vocab::LOCATION_TYPE, plain("INTERNAL_ID"));
         }
         Content::Url(u) => {

@@ -21,6 +21,7 @@ mod fedora3;
 mod fixity;
 mod handlers;
 pub mod headers;
+mod import;
 mod limits;
 mod listing;
 mod search;
@@ -65,8 +66,12 @@ pub struct HttpConfig {
     pub search: Option<Arc<arca_search::Indexer>>,
     /// The most hits one search page may ask for.
     pub search_max_results: usize,
-    /// Serve the read-only Fedora 3 REST facade under `/fedora/` (imported objects).
-    pub fedora3_facade: bool,
+    /// Whether the read-only Fedora 3 REST facade under `/fedora/` (imported objects) is
+    /// on now; shared, because under `auto` the first import into the running server turns
+    /// it on.
+    pub fedora3_facade: Arc<std::sync::atomic::AtomicBool>,
+    /// `auto`: an import turns the facade on.
+    pub fedora3_facade_auto: bool,
 }
 
 impl Default for HttpConfig {
@@ -81,7 +86,8 @@ impl Default for HttpConfig {
             deliveries: Vec::new(),
             search: None,
             search_max_results: 1_000,
-            fedora3_facade: false,
+            fedora3_facade: Default::default(),
+            fedora3_facade_auto: false,
         }
     }
 }
@@ -92,7 +98,8 @@ struct AppState {
     config: Arc<HttpConfig>,
     budget: limits::BodyBudget,
     access: Arc<access::Access>,
-    /// The Fedora 3 facade's cache of datastream descriptions (when the facade is on).
+    /// The Fedora 3 facade's cache of datastream descriptions (when the facade is or may
+    /// become on).
     fedora3: Option<Arc<arca_fedora3::view::DescriptionCache>>,
 }
 
@@ -100,9 +107,11 @@ struct AppState {
 /// configured root ACL is not a valid ACL.
 pub fn router(repo: Arc<Repository>, config: HttpConfig) -> Result<Router, String> {
     let access = Arc::new(access::Access::new(config.auth.clone(), &repo)?);
-    let fedora3 = config
+    let may_serve_fedora3 = config
         .fedora3_facade
-        .then(|| arca_fedora3::view::DescriptionCache::new(&repo));
+        .load(std::sync::atomic::Ordering::Relaxed)
+        || config.fedora3_facade_auto;
+    let fedora3 = may_serve_fedora3.then(|| arca_fedora3::view::DescriptionCache::new(&repo));
     let state = AppState {
         fedora3,
         repo,
@@ -181,6 +190,8 @@ enum Operation {
     SearchReindex,
     /// `/fedoragsearch/rest` (outside the REST root, as GSearch was).
     GSearch,
+    /// `POST /fcr:import/fedora3` (admins): one Fedora 3 object into the repository.
+    ImportFedora3,
     /// `/fedora/…`: the read-only Fedora 3 facade, when it is on.
     Fedora3(fedora3::Request),
     NotSupported(&'static str),
@@ -285,6 +296,15 @@ fn parse_operation(method: &Method, path: &str) -> Result<Operation, arca_reposi
                     "search is /fcr:search at the repository root".into(),
                 ))
             }
+            "fcr:import" if i == 0 => {
+                return match (&segments[1..], method) {
+                    (["fedora3"], &Method::POST) => Ok(Operation::ImportFedora3),
+                    (["fedora3"], _) => Ok(Operation::MethodNotAllowed("POST")),
+                    _ => Err(arca_repository::Error::BadRequest(
+                        "imports are POST /fcr:import/fedora3 at the repository root".into(),
+                    )),
+                }
+            }
             "fcr:acl" if i + 1 == segments.len() => {
                 let id = FedoraId::from_path(&segments[..i].join("/"))?;
                 return Ok(match acl::AclMethod::of(method) {
@@ -357,7 +377,11 @@ async fn dispatch(State(state): State<AppState>, req: Request) -> Response {
     let base_path = state.config.base_path.as_str();
     let path = req.uri().path();
     let gsearch = path == GSEARCH_PATH;
-    let fedora3 = state.config.fedora3_facade && fedora3::claims(path);
+    let fedora3 = state
+        .config
+        .fedora3_facade
+        .load(std::sync::atomic::Ordering::Relaxed)
+        && fedora3::claims(path);
     let outside = gsearch || fedora3;
     let Some(rest) = path.strip_prefix(base_path).or(outside.then_some("")) else {
         return ApiError::new(
@@ -477,6 +501,7 @@ async fn run(mut ctx: handlers::Ctx, op: Operation, req: Request) -> Result<Resp
         Operation::SearchStatus => search::status(&ctx),
         Operation::SearchReindex => search::reindex(&ctx),
         Operation::GSearch => search::gsearch(&ctx, req).await,
+        Operation::ImportFedora3 => import::fedora3(&ctx, req).await,
         Operation::Fedora3(r) => fedora3::handle(&ctx, r, req).await,
         Operation::TxStatus(id) => transactions::status(&ctx, &id).await,
         Operation::TxRefresh(id) => transactions::refresh(&ctx, &id).await,

@@ -317,11 +317,12 @@ fn extract_program(configured: Option<&std::path::Path>) -> arca_search::extract
     ExtractProgram { program, args }
 }
 
-/// Whether to serve the read-only Fedora 3 facade under `/fedora/`: `on`, `off`, or with
-/// `auto` when the repository holds imported objects (and the Fedora API is not itself
-/// under `/fedora`): an import records that in the catalog; a catalog rebuilt from storage
-/// has lost the mark, so the first objects below the root are looked at then (and the mark
-/// set again when one is an import).
+/// Whether to serve the read-only Fedora 3 facade under `/fedora/` from the start: `on`,
+/// `off`, or with `auto` when the repository holds imported objects (and the Fedora API is
+/// not itself under `/fedora`; an import into the running server turns it on later): an
+/// import records that in the catalog; a catalog rebuilt from storage has lost the mark, so
+/// the first objects below the root are looked at then (and the mark set again when one is
+/// an import).
 pub async fn fedora3_facade(config: &Config, repo: &Repository) -> anyhow::Result<bool> {
     /// Children of the root looked at for an imported object when the mark is missing.
     const PROBE: usize = 256;
@@ -412,7 +413,9 @@ pub async fn run_observed(
             deliveries,
             search,
             search_max_results: config.search.max_results,
-            fedora3_facade,
+            fedora3_facade: Arc::new(fedora3_facade.into()),
+            fedora3_facade_auto: config.fedora3.facade == arca_config::Facade::Auto
+                && config.base_path != "/fedora",
         },
     )
     .map_err(anyhow::Error::msg)?;

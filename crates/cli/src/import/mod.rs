@@ -11,6 +11,8 @@ use clap::{Args, Subcommand};
 
 use crate::{init_logging, load_config, CommonArgs};
 
+mod remote;
+
 /// What to import from.
 #[derive(Subcommand)]
 pub enum ImportCommand {
@@ -48,6 +50,14 @@ pub struct Fedora3Args {
     /// Objects per adopted chunk (one file-system sync and one catalog transaction each).
     #[arg(long, default_value_t = 64)]
     chunk: usize,
+    /// Import into the running arca whose Fedora API is at this URL (e.g.
+    /// `http://127.0.0.1:8080/rest`) instead of a data directory: each object is sent whole,
+    /// managed content inline, to `POST fcr:import/fedora3` (an administrator's request).
+    #[arg(long)]
+    url: Option<String>,
+    /// `USER:PASSWORD` of an administrator of the server given by `--url`.
+    #[arg(long, env = "ARCA_IMPORT_AUTH", hide_env_values = true)]
+    auth: Option<String>,
     /// The user recorded as creator of the imported resources.
     #[arg(long, default_value = "fedoraAdmin")]
     user: String,
@@ -59,6 +69,13 @@ pub async fn run(command: ImportCommand) -> anyhow::Result<std::process::ExitCod
     let config = load_config(&args.common)?;
     init_logging(&config.log);
     let objects = scan(&args.sources)?;
+    if let Some(url) = &args.url {
+        anyhow::ensure!(
+            !args.verify,
+            "--verify reads a data directory; it cannot run with --url"
+        );
+        return remote::run(url, objects, &args).await;
+    }
     let (repo, catalog) = arca_server::open_repository(&config, true).await?;
     let threads = args
         .threads
