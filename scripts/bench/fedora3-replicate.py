@@ -53,10 +53,12 @@ def main():
             for ref in re.findall(r'TYPE="INTERNAL_ID" REF="([^"]+)"', t):
                 name = ref.replace(":", "_", 1)
                 source = datastreams.get(name) or datastreams.get(ref)
-                new = pattern.sub(lambda m: f"{m.group(2)}-r{n}:", 'REF="' + ref)[0:]
-                new_ref = new if not new.startswith('REF="') else new[5:]
+                renamed_ref = pattern.sub(lambda m: f"{m.group(1)}{m.group(2)}-r{n}:", 'REF="' + ref)
+                new_ref = renamed_ref[len('REF="'):]
                 if source:
                     target = os.path.join(ddir, new_ref.replace(":", "_", 1))
+                    if os.path.lexists(target):
+                        os.remove(target)
                     try:
                         os.link(source, target)
                     except OSError:
