@@ -466,7 +466,8 @@ impl<'a> Mapper<'a> {
             }
         };
         self.reports[entry.datastream].checksums.push(check);
-        let description = description_triples(&self.object.pid, &binary_iri, ds, v)?;
+        let description =
+            description_triples(&self.object.pid, &binary_iri, entry.datastream, ds, v)?;
         self.written.insert(
             entry.datastream,
             Written {
@@ -843,6 +844,7 @@ pub fn parse_date(value: &str, what: &str) -> Result<Timestamp, MapError> {
 fn description_triples(
     pid: &str,
     binary_iri: &str,
+    position: usize,
     ds: &crate::model::Datastream,
     v: &DatastreamVersion,
 ) -> Result<Vec<Triple>, MapError> {
@@ -859,6 +861,7 @@ fn description_triples(
         add(vocab::FORMAT_DESIGNATION, plain(f));
     }
     add(vocab::CONTROL_GROUP, plain(ds.control_group.letter()));
+    add(vocab::POSITION, typed(position.to_string(), vocab::XSD_INT));
     add(
         vocab::VERSIONABLE,
         plain(if ds.versionable { "true" } else { "false" }),

@@ -232,6 +232,9 @@ pub struct DatastreamProfile {
     pub checksum_type: String,
     /// The checksum (`none` when none).
     pub checksum: String,
+    /// The datastream's position in its FOXML document (Fedora 3's listing order), when
+    /// the import recorded it.
+    pub position: Option<u32>,
 }
 
 /// One version of a datastream: its profile and the binary that holds its content (the
@@ -387,8 +390,9 @@ impl<'a> Views<'a> {
     }
 
     /// The current version of every datastream of `object` (deleted ones as they were
-    /// before deletion), in order of their first version's creation, then by id; AUDIT is
-    /// left out as Fedora 3's listings leave it out.
+    /// before deletion), in their FOXML order as Fedora 3 lists them (where the import did
+    /// not record it: by their first version's creation, then by id, after the others);
+    /// AUDIT is left out as Fedora 3's listings leave it out.
     pub async fn datastreams(&self, object: &ObjectView) -> Result<Vec<DatastreamVersion>> {
         let mut out =
             match &object.origin {
@@ -441,17 +445,21 @@ impl<'a> Views<'a> {
                 }
             };
         out.retain(|d| d.profile.dsid != "AUDIT");
-        // The first version's creation: the binary header's created date.
+        // FOXML order; else the first version's creation (the binary header's created
+        // date), then the id.
         out.sort_by(|a, b| {
-            let first = |d: &DatastreamVersion| {
-                d.binary
-                    .headers
-                    .created_date
-                    .as_deref()
-                    .and_then(parse_date)
+            let key = |d: &DatastreamVersion| {
+                (
+                    d.profile.position.unwrap_or(u32::MAX),
+                    d.binary
+                        .headers
+                        .created_date
+                        .as_deref()
+                        .and_then(parse_date),
+                )
             };
-            first(a)
-                .cmp(&first(b))
+            key(a)
+                .cmp(&key(b))
                 .then_with(|| a.profile.dsid.cmp(&b.profile.dsid))
         });
         Ok(out)
@@ -844,6 +852,7 @@ fn profile_from(
             vocab::DIGEST,
             vocab::LOCATION,
             vocab::LOCATION_TYPE,
+            vocab::POSITION,
         ];
         match known.iter().find(|k| **k == p) {
             Some(k) => values.entry(k).or_default().push(term_text(&t.object)),
@@ -897,6 +906,7 @@ fn profile_from(
         location_type: one(vocab::LOCATION_TYPE),
         checksum_type: or(one(vocab::DIGEST_TYPE), "DISABLED"),
         checksum: or(one(vocab::DIGEST), "none"),
+        position: one(vocab::POSITION).parse().ok(),
     };
     (profile, rels_int)
 }

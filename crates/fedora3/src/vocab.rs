@@ -34,6 +34,11 @@ pub const LOCATION: &str = "info:fedora/fedora-system:def/foxml#LOCATION";
 /// The `contentLocation` `TYPE` (`INTERNAL_ID` or `URL`).
 pub const LOCATION_TYPE: &str = "info:fedora/fedora-system:def/foxml#LOCATION_TYPE";
 
+/// The datastream's position among the object's datastreams in its FOXML document
+/// (xsd:int, from 0), the order Fedora 3 lists them in. Not a FOXML attribute: the one
+/// predicate of this namespace that names a place rather than an attribute.
+pub const POSITION: &str = "info:fedora/fedora-system:def/foxml#POSITION";
+
 /// The datastream label (migration-utils).
 pub const TITLE: &str = "http://purl.org/dc/terms/title";
 /// The datastream state, A/I/D (migration-utils).
@@ -50,3 +55,5 @@ pub const DC_ELEMENTS: &str = "http://purl.org/dc/elements/1.1/";
 pub const XSD_DATETIME: &str = "http://www.w3.org/2001/XMLSchema#dateTime";
 /// The `xsd:long` datatype.
 pub const XSD_LONG: &str = "http://www.w3.org/2001/XMLSchema#long";
+/// The `xsd:int` datatype.
+pub const XSD_INT: &str = "http://www.w3.org/2001/XMLSchema#int";

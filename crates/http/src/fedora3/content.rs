@@ -315,6 +315,7 @@ mod tests {
                 location_type: String::new(),
                 checksum_type: "DISABLED".into(),
                 checksum: "none".into(),
+                position: None,
             },
             binary: ResourceRecord {
                 id: FedoraId::from_path("demo:5/DS1").unwrap(),

@@ -91,6 +91,7 @@ fn profiles_in(xml: &str, prefix: &str) -> Vec<DatastreamProfile> {
             location_type: one("dsLocationType"),
             checksum_type: one("dsChecksumType"),
             checksum: one("dsChecksum"),
+            position: None,
         });
     }
     out
