@@ -25,7 +25,7 @@ use std::path::{Path, PathBuf};
 
 use arca_model::{
     format_instant, parse_instant, state_token, DigestAlgorithm, DigestValue, FedoraId,
-    InteractionModel, MultiHasher, ResourceHeaders, Timestamp, HEADERS_VERSION,
+    InteractionModel, MultiHasher, ResourceHeaders, Timestamp,
 };
 use arca_ocfl::{Change, Content as OcflContent, NewVersion, VersionInfo};
 use oxrdf::{Literal, NamedNode, NamedOrBlankNode, Term, Triple};
@@ -285,8 +285,8 @@ impl<'a> Mapper<'a> {
         if versions.is_empty() {
             // An object without datastreams: the container alone.
             let at = object_created.unwrap_or_else(arca_model::now);
-            let changes = vec![self.container(at, at, false)?];
-            versions.push(self.new_version(at, changes.into_iter().flatten().collect()));
+            let changes = self.container(at, false)?;
+            versions.push(self.new_version(at, changes));
         }
         if let Some((at, changes)) = self.tombstones()? {
             versions.push(self.new_version(at, changes));
@@ -371,7 +371,7 @@ impl<'a> Mapper<'a> {
             }
         }
         if container_changed || !changes.is_empty() {
-            changes.extend(self.container(at, at, false)?);
+            changes.extend(self.container(at, false)?);
         }
         Ok(changes)
     }
@@ -386,39 +386,26 @@ impl<'a> Mapper<'a> {
         let v = entry.version;
         let label = format!("{}/{}", ds.id, v.id);
         let binary_iri = format!("{}/{}", self.pid_iri, ds.id);
-        let at_s = format_instant(at);
         let created = self
             .written
             .get(&entry.datastream)
             .map(|w| w.created.clone())
-            .unwrap_or_else(|| at_s.clone());
-        let mut headers = ResourceHeaders {
-            id: binary_iri.clone(),
-            parent: Some(self.pid_iri.clone()),
-            archival_group_id: Some(self.pid_iri.clone()),
-            state_token: Some(state_token(at)),
-            interaction_model: InteractionModel::NonRdfSource.iri().to_string(),
-            mime_type: Some(if v.mime_type.trim().is_empty() {
-                "application/octet-stream".to_string()
-            } else {
-                v.mime_type.clone()
-            }),
-            filename: Some(self.filename(&binary_iri, &ds.id)),
-            content_size: None,
-            digests: None,
-            external_url: None,
-            external_handling: None,
-            created_date: Some(created.clone()),
-            created_by: Some(self.options.user.clone()),
-            last_modified_date: Some(at_s.clone()),
-            last_modified_by: Some(self.options.user.clone()),
-            memento_created_date: Some(at_s.clone()),
-            archival_group: false,
-            object_root: false,
-            deleted: false,
-            content_path: None,
-            headers_version: Some(HEADERS_VERSION.to_string()),
-        };
+            .unwrap_or_else(|| format_instant(at));
+        let mut headers = ResourceHeaders::new(
+            binary_iri.clone(),
+            Some(self.pid_iri.clone()),
+            InteractionModel::NonRdfSource,
+        );
+        headers.archival_group_id = Some(self.pid_iri.clone());
+        headers.mime_type = Some(if v.mime_type.trim().is_empty() {
+            "application/octet-stream".to_string()
+        } else {
+            v.mime_type.clone()
+        });
+        headers.filename = Some(self.filename(&binary_iri, &ds.id));
+        headers.created_date = Some(created.clone());
+        headers.created_by = Some(self.options.user.clone());
+        headers.touch(at, &self.options.user);
         let mut changes = Vec::new();
         let check = match ds.control_group {
             ControlGroup::External | ControlGroup::Redirect => {
@@ -594,11 +581,8 @@ impl<'a> Mapper<'a> {
         let binary_iri = format!("{}/{dsid}", self.pid_iri);
         let filename = self.filename(&binary_iri, &dsid);
         let w = self.written.get_mut(&i).expect("written");
-        let at_s = format_instant(at);
         w.binary_header.filename = Some(filename);
-        w.binary_header.last_modified_date = Some(at_s.clone());
-        w.binary_header.memento_created_date = Some(at_s);
-        w.binary_header.state_token = Some(state_token(at));
+        w.binary_header.touch(at, &self.options.user);
         self.write_datastream(i)
     }
 
@@ -628,43 +612,24 @@ impl<'a> Mapper<'a> {
         changes
     }
 
-    /// The container's header and triples as of `at` (`modified` its last modification).
-    fn container(
-        &self,
-        at: Timestamp,
-        modified: Timestamp,
-        deleted: bool,
-    ) -> Result<Vec<Change>, MapError> {
+    /// The container's header and triples as of `at` (a tombstone when `deleted`).
+    fn container(&self, at: Timestamp, deleted: bool) -> Result<Vec<Change>, MapError> {
         let created = self
             .object_date(PROP_CREATED)?
             .map(format_instant)
             .unwrap_or_else(|| format_instant(at));
-        let mut headers = ResourceHeaders {
-            id: self.pid_iri.clone(),
-            parent: Some("info:fedora".to_string()),
-            archival_group_id: None,
-            state_token: Some(state_token(modified)),
-            interaction_model: InteractionModel::BasicContainer.iri().to_string(),
-            mime_type: None,
-            filename: None,
-            content_size: None,
-            digests: None,
-            external_url: None,
-            external_handling: None,
-            created_date: Some(created),
-            created_by: Some(self.options.user.clone()),
-            last_modified_date: Some(format_instant(modified)),
-            last_modified_by: Some(self.options.user.clone()),
-            memento_created_date: Some(format_instant(at)),
-            archival_group: true,
-            object_root: true,
-            deleted: false,
-            content_path: Some("fcr-container.nt".to_string()),
-            headers_version: Some(HEADERS_VERSION.to_string()),
-        };
+        let mut headers = ResourceHeaders::new(
+            self.pid_iri.clone(),
+            Some("info:fedora".to_string()),
+            InteractionModel::BasicContainer,
+        );
+        headers.created_date = Some(created);
+        headers.created_by = Some(self.options.user.clone());
+        headers.touch(at, &self.options.user);
+        headers.archival_group = true;
+        headers.object_root = true;
         let triples = if deleted {
-            let at_s = format_instant(at);
-            tombstone(&mut headers, at, &at_s);
+            tombstone(&mut headers, at);
             None
         } else {
             Some(self.container_triples()?)
@@ -726,15 +691,14 @@ impl<'a> Mapper<'a> {
             (None, Some(f)) => f,
             (None, None) => arca_model::now(),
         };
-        let at_s = format_instant(at);
         let mut changes = Vec::new();
         for i in deleted {
             let dsid = &self.object.datastreams[i].id;
             let w = &self.written[&i];
             let mut h = w.binary_header.clone();
-            tombstone(&mut h, at, &at_s);
+            tombstone(&mut h, at);
             let mut d = description_header(&h);
-            tombstone(&mut d, at, &at_s);
+            tombstone(&mut d, at);
             changes.push(bytes_change(&format!(".fcrepo/{dsid}.json"), h.to_json()));
             if w.binary_header.content_path.is_some() {
                 changes.push(Change {
@@ -749,7 +713,7 @@ impl<'a> Mapper<'a> {
                 self.options.algorithm,
             ));
         }
-        changes.extend(self.container(at, at, object_deleted)?);
+        changes.extend(self.container(at, object_deleted)?);
         Ok(Some((at, changes)))
     }
 }
@@ -771,10 +735,11 @@ fn description_header(binary: &ResourceHeaders) -> ResourceHeaders {
 }
 
 /// Marks a header deleted at `at`, as Fedora's delete does.
-fn tombstone(h: &mut ResourceHeaders, at: Timestamp, at_s: &str) {
+fn tombstone(h: &mut ResourceHeaders, at: Timestamp) {
+    let at_s = format_instant(at);
     h.deleted = true;
-    h.last_modified_date = Some(at_s.to_string());
-    h.memento_created_date = Some(at_s.to_string());
+    h.last_modified_date = Some(at_s.clone());
+    h.memento_created_date = Some(at_s);
     h.state_token = Some(state_token(at));
     h.content_path = None;
     h.content_size = Some(-1);

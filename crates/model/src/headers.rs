@@ -75,6 +75,35 @@ pub struct ResourceHeaders {
 }
 
 impl ResourceHeaders {
+    /// The header of a new resource: its id, parent and interaction model, Fedora's
+    /// `headersVersion`, and nothing else yet (no dates, no binary fields, not an object
+    /// root, not deleted).
+    pub fn new(id: impl Into<String>, parent: Option<String>, model: InteractionModel) -> Self {
+        Self {
+            id: id.into(),
+            parent,
+            archival_group_id: None,
+            state_token: None,
+            interaction_model: model.iri().to_string(),
+            mime_type: None,
+            filename: None,
+            content_size: None,
+            digests: None,
+            external_url: None,
+            external_handling: None,
+            created_date: None,
+            created_by: None,
+            last_modified_date: None,
+            last_modified_by: None,
+            memento_created_date: None,
+            archival_group: false,
+            object_root: false,
+            deleted: false,
+            content_path: None,
+            headers_version: Some(HEADERS_VERSION.to_string()),
+        }
+    }
+
     /// The parsed interaction model, if known.
     pub fn model(&self) -> Option<InteractionModel> {
         self.interaction_model.parse().ok()

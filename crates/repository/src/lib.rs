@@ -37,7 +37,7 @@ use std::time::Duration;
 use arca_catalog::{Catalog, CatalogOp, ChangeKind, MementoRow, ResourceRecord};
 use arca_model::{
     format_instant, now, DigestAlgorithm, DigestValue, FedoraId, InteractionModel, MultiHasher,
-    ResourceHeaders, Timestamp, HEADERS_VERSION, OCFL_USER_ADDRESS, OCFL_USER_NAME,
+    ResourceHeaders, Timestamp, OCFL_USER_ADDRESS, OCFL_USER_NAME,
 };
 use arca_ocfl::{Change, Content, HeadMode, ObjectState, OcflRoot, Staged, VersionInfo};
 use arca_storage::{GroupCommit, Journal, JournalStats};
@@ -1330,29 +1330,10 @@ fn new_headers(
     at: Timestamp,
     user: &str,
 ) -> ResourceHeaders {
-    let mut h = ResourceHeaders {
-        id: id.to_string(),
-        parent: parent.map(|p| p.to_string()),
-        archival_group_id: None,
-        state_token: None,
-        interaction_model: model.iri().to_string(),
-        mime_type: None,
-        filename: None,
-        content_size: None,
-        digests: None,
-        external_url: None,
-        external_handling: None,
-        created_date: Some(format_instant(at)),
-        created_by: Some(user.to_string()),
-        last_modified_date: None,
-        last_modified_by: None,
-        memento_created_date: None,
-        archival_group: false,
-        object_root: !id.is_description() && !id.is_acl(),
-        deleted: false,
-        content_path: None,
-        headers_version: Some(HEADERS_VERSION.to_string()),
-    };
+    let mut h = ResourceHeaders::new(id.to_string(), parent.map(|p| p.to_string()), model);
+    h.created_date = Some(format_instant(at));
+    h.created_by = Some(user.to_string());
+    h.object_root = !id.is_description() && !id.is_acl();
     h.touch(at, user);
     h
 }
