@@ -28,6 +28,7 @@ mod search;
 mod transactions;
 mod upload;
 mod versions;
+mod xml;
 
 use std::sync::Arc;
 

@@ -516,18 +516,7 @@ pub(crate) async fn gsearch(ctx: &Ctx, req: Request) -> Result<Response, ApiErro
         .into_response())
 }
 
+/// XML text or attribute value, without the control characters XML cannot hold.
 fn escape(s: &str) -> String {
-    let mut out = String::with_capacity(s.len());
-    for c in s.chars() {
-        match c {
-            '&' => out.push_str("&amp;"),
-            '<' => out.push_str("&lt;"),
-            '>' => out.push_str("&gt;"),
-            '"' => out.push_str("&quot;"),
-            '\'' => out.push_str("&apos;"),
-            c if (c as u32) < 0x20 && !matches!(c, '\t' | '\n' | '\r') => {}
-            c => out.push(c),
-        }
-    }
-    out
+    crate::xml::escape(s, true, true)
 }

@@ -17,18 +17,7 @@ pub(crate) fn html(s: &str) -> String {
 }
 
 fn escape(s: &str, quotes: bool) -> String {
-    let mut out = String::with_capacity(s.len());
-    for c in s.chars() {
-        match c {
-            '&' => out.push_str("&amp;"),
-            '<' => out.push_str("&lt;"),
-            '>' => out.push_str("&gt;"),
-            '"' if quotes => out.push_str("&quot;"),
-            '\'' if quotes => out.push_str("&apos;"),
-            c => out.push(c),
-        }
-    }
-    out
+    crate::xml::escape(s, quotes, false)
 }
 
 /// Appends `<name>text</name>` with the text escaped.
