@@ -263,6 +263,33 @@ type Reply = tokio::sync::oneshot::Sender<Result<i64>>;
 type PendingWrite = (Vec<CatalogOp>, Reply);
 
 impl SqliteCatalog {
+    /// Children of `parent` in id order after `after`, at most `limit`: live ones only
+    /// with `live_only`, tombstones too otherwise.
+    fn children_page(
+        &self,
+        parent: &FedoraId,
+        after: Option<&FedoraId>,
+        limit: usize,
+        live_only: bool,
+    ) -> Result<Vec<FedoraId>> {
+        self.with_reader(|c| {
+            let mut stmt = c.prepare_cached(if live_only {
+                "SELECT id FROM resources WHERE parent = ?1 AND deleted = 0 AND id > ?2
+                 ORDER BY id LIMIT ?3"
+            } else {
+                "SELECT id FROM resources WHERE parent = ?1 AND id > ?2 ORDER BY id LIMIT ?3"
+            })?;
+            collect_ids(
+                &mut stmt,
+                params![
+                    parent.as_str(),
+                    after.map(FedoraId::as_str).unwrap_or(""),
+                    limit as i64
+                ],
+            )
+        })
+    }
+
     /// Opens (creating if needed) the catalog database at `path`.
     pub fn open(path: &Path) -> Result<Self> {
         let writer = Connection::open(path)?;
@@ -720,20 +747,7 @@ impl Catalog for SqliteCatalog {
         after: Option<&FedoraId>,
         limit: usize,
     ) -> Result<Vec<FedoraId>> {
-        self.with_reader(|c| {
-            let mut stmt = c.prepare_cached(
-                "SELECT id FROM resources WHERE parent = ?1 AND deleted = 0 AND id > ?2
-                 ORDER BY id LIMIT ?3",
-            )?;
-            collect_ids(
-                &mut stmt,
-                params![
-                    parent.as_str(),
-                    after.map(FedoraId::as_str).unwrap_or(""),
-                    limit as i64
-                ],
-            )
-        })
+        self.children_page(parent, after, limit, true)
     }
 
     async fn children_any(
@@ -742,19 +756,7 @@ impl Catalog for SqliteCatalog {
         after: Option<&FedoraId>,
         limit: usize,
     ) -> Result<Vec<FedoraId>> {
-        self.with_reader(|c| {
-            let mut stmt = c.prepare_cached(
-                "SELECT id FROM resources WHERE parent = ?1 AND id > ?2 ORDER BY id LIMIT ?3",
-            )?;
-            collect_ids(
-                &mut stmt,
-                params![
-                    parent.as_str(),
-                    after.map(FedoraId::as_str).unwrap_or(""),
-                    limit as i64
-                ],
-            )
-        })
+        self.children_page(parent, after, limit, false)
     }
 
     async fn children_at(&self, parent: &FedoraId, at: i64) -> Result<Vec<FedoraId>> {
