@@ -463,9 +463,10 @@ async fn verify_finds_a_changed_byte() {
     // Flip one byte of a stored content file.
     let root = data.path().join("ocfl-root");
     let dir = common::object_dir(&root, "info:fedora/f3test:versioned");
-    let victim = walk(&dir)
+    let victim = common::relative_files(&dir)
         .into_iter()
-        .find(|p| p.file_name().is_some_and(|n| n == "OBJ"))
+        .find(|p| p.ends_with("/OBJ"))
+        .map(|p| dir.join(p))
         .unwrap();
     let mut bytes = fs::read(&victim).unwrap();
     bytes[100] ^= 1;
@@ -481,19 +482,6 @@ async fn verify_finds_a_changed_byte() {
         log.contains("f3test:versioned") && log.contains("OBJ"),
         "{log}"
     );
-}
-
-fn walk(dir: &Path) -> Vec<PathBuf> {
-    let mut out = Vec::new();
-    for e in fs::read_dir(dir).unwrap() {
-        let p = e.unwrap().path();
-        if p.is_dir() {
-            out.extend(walk(&p));
-        } else {
-            out.push(p);
-        }
-    }
-    out
 }
 
 /// How many objects are below `root` now (tolerating a root being written meanwhile).

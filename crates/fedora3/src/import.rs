@@ -229,10 +229,12 @@ pub async fn import(
         failures: Vec::new(),
     };
     let mut done = 0u64;
-    let chunks: Vec<Vec<ObjectEntry>> = objects
-        .chunks(options.chunk.max(1))
-        .map(|c| c.to_vec())
-        .collect();
+    let size = options.chunk.max(1);
+    let mut entries = objects.into_iter();
+    let mut chunks = std::iter::from_fn(move || {
+        let chunk: Vec<ObjectEntry> = entries.by_ref().take(size).collect();
+        (!chunk.is_empty()).then_some(chunk)
+    });
     let build = |chunk: Vec<ObjectEntry>| {
         let (repo, pool, options) = (repo.clone(), pool.clone(), options.clone());
         tokio::task::spawn_blocking(move || {
@@ -244,7 +246,6 @@ pub async fn import(
             })
         })
     };
-    let mut chunks = chunks.into_iter();
     let mut next = chunks.next().map(build);
     if total > 0 {
         repo.catalog().set_meta(IMPORTED_META, "true").await?;

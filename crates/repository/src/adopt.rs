@@ -31,6 +31,9 @@ impl Repository {
         for object in &objects {
             results.push(self.check_free(&object.object_id).await);
         }
+        if results.iter().all(Result::is_err) {
+            return Ok(results);
+        }
         self.commit.barrier().await?;
         let mut installed = Vec::new();
         for (object, result) in objects.iter_mut().zip(results.iter_mut()) {
