@@ -4,6 +4,8 @@
 //! rename that puts it in place, and the catalog learns of it in the same way a rebuild
 //! does, from what storage holds.
 
+use std::collections::{BTreeSet, HashSet};
+
 use arca_catalog::{CatalogOp, ChangeKind};
 use arca_model::FedoraId;
 use arca_ocfl::BuiltObject;
@@ -102,23 +104,26 @@ impl Repository {
         }
         let mut ops = self.derived_ops(&records, true).await?;
         let mut touched = Vec::with_capacity(records.len() + 1);
+        // Containers outside the adopted objects whose children changed (the root, for
+        // Archival Groups), once each.
+        let adopted: HashSet<&FedoraId> = records.iter().map(|r| &r.id).collect();
+        let mut outside_parents: BTreeSet<&FedoraId> = BTreeSet::new();
         for record in &records {
             touched.push(record.id.clone());
             if record.is_deleted() {
                 continue;
             }
             ops.push(changes::log(&record.id, ChangeKind::Create, now, user));
-            if let Some(parent) = record
-                .parent
-                .as_ref()
-                .filter(|p| !records.iter().any(|r| &r.id == *p))
-            {
-                ops.push(CatalogOp::ChildrenChanged(
-                    parent.clone(),
-                    now.unix_timestamp_nanos() as i64,
-                ));
-                touched.push(parent.clone());
+            if let Some(parent) = record.parent.as_ref().filter(|p| !adopted.contains(p)) {
+                outside_parents.insert(parent);
             }
+        }
+        for parent in outside_parents {
+            ops.push(CatalogOp::ChildrenChanged(
+                parent.clone(),
+                now.unix_timestamp_nanos() as i64,
+            ));
+            touched.push(parent.clone());
         }
         let mut all: Vec<CatalogOp> = records.into_iter().map(CatalogOp::Put).collect();
         all.extend(mementos.into_iter().map(CatalogOp::PutMemento));
