@@ -77,7 +77,8 @@ CREATE TABLE IF NOT EXISTS transactions (
     id TEXT PRIMARY KEY NOT NULL,
     expires INTEGER NOT NULL,
     ended TEXT,
-    ended_at INTEGER
+    ended_at INTEGER,
+    user TEXT
 ) WITHOUT ROWID;
 CREATE TABLE IF NOT EXISTS tx_objects (
     ocfl_id TEXT PRIMARY KEY NOT NULL,
@@ -127,10 +128,14 @@ CREATE INDEX IF NOT EXISTS tx_ops_by_tx ON tx_ops(tx, seq);
 /// version lacks derived rows; it is emptied on open so that the kernel rebuilds it from
 /// storage. Version 6 differs in the name of `tx_files.digest` (`sha512`, bare hex): the
 /// column is renamed in place; versions 6 and 7 lack the change log's `agent` and `types`
-/// (the agent and rdf:types events report), which are added (empty for older entries).
-const SCHEMA_VERSION: i64 = 8;
+/// (the agent and rdf:types events report), which are added (empty for older entries);
+/// versions 6 to 8 lack `transactions.user` (who began it), added empty.
+const SCHEMA_VERSION: i64 = 9;
 
 /// Adds the change log's event columns to a version 6 or 7 catalog.
+/// Schema 9's column added to a catalog of version 6 to 8.
+const ADD_TX_USER: &str = "ALTER TABLE transactions ADD COLUMN user TEXT;";
+
 const ADD_EVENT_COLUMNS: &str = "ALTER TABLE changes ADD COLUMN agent TEXT;
 ALTER TABLE changes ADD COLUMN types TEXT;
 ALTER TABLE tx_ops ADD COLUMN agent TEXT;
@@ -306,8 +311,12 @@ impl SqliteCatalog {
             // Staged uploads' digests name their algorithm since objects may use sha256.
             writer.execute_batch("ALTER TABLE tx_files RENAME COLUMN sha512 TO digest;")?;
             writer.execute_batch(ADD_EVENT_COLUMNS)?;
+            writer.execute_batch(ADD_TX_USER)?;
         } else if version == 7 {
             writer.execute_batch(ADD_EVENT_COLUMNS)?;
+            writer.execute_batch(ADD_TX_USER)?;
+        } else if version == 8 {
+            writer.execute_batch(ADD_TX_USER)?;
         } else if version != SCHEMA_VERSION {
             let has_resources: bool = writer.query_row(
                 "SELECT EXISTS(SELECT 1 FROM sqlite_master WHERE name = 'resources')",

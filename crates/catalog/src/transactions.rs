@@ -142,8 +142,11 @@ pub enum TxRefusal {
 /// milliseconds since the epoch.
 #[async_trait]
 pub trait TransactionStore: Send + Sync {
-    /// Records a new open transaction.
-    async fn tx_begin(&self, tx: &str, expires: i64) -> Result<()>;
+    /// Records a new open transaction, begun by `user` (`None`: not recorded, as in
+    /// catalogs older than schema 9).
+    async fn tx_begin(&self, tx: &str, expires: i64, user: Option<&str>) -> Result<()>;
+    /// The user who began a transaction, if it is known and recorded.
+    async fn tx_user(&self, tx: &str) -> Result<Option<String>>;
     /// A transaction's status; `None` when unknown.
     async fn tx_status(&self, tx: &str) -> Result<Option<TxStatus>>;
     /// Sets an open transaction's expiry; `false` if it is not open.

@@ -327,6 +327,7 @@ async fn a_version_7_catalog_keeps_its_change_log() {
         c.execute_batch(
             "ALTER TABLE changes DROP COLUMN agent; ALTER TABLE changes DROP COLUMN types;
              ALTER TABLE tx_ops DROP COLUMN agent; ALTER TABLE tx_ops DROP COLUMN types;
+             ALTER TABLE transactions DROP COLUMN user;
              PRAGMA user_version = 7;",
         )
         .unwrap();

@@ -82,7 +82,7 @@ async fn staged_changes_are_seen_inside_only_and_replace_earlier_ones() {
     ])
     .await
     .unwrap();
-    cat.tx_begin("t1", i64::MAX).await.unwrap();
+    cat.tx_begin("t1", i64::MAX, None).await.unwrap();
     assert_eq!(
         cat.tx_status("t1").await.unwrap(),
         Some(TxStatus::Open { expires: i64::MAX })
@@ -171,8 +171,8 @@ async fn staged_changes_are_seen_inside_only_and_replace_earlier_ones() {
 #[tokio::test]
 async fn an_object_belongs_to_one_transaction_and_a_refused_stage_keeps_nothing() {
     let (_d, cat) = open();
-    cat.tx_begin("t1", i64::MAX).await.unwrap();
-    cat.tx_begin("t2", i64::MAX).await.unwrap();
+    cat.tx_begin("t1", i64::MAX, None).await.unwrap();
+    cat.tx_begin("t2", i64::MAX, None).await.unwrap();
     assert!(cat.tx_owners(&["info:fedora/a"]).await.unwrap().is_empty());
     cat.tx_stage("t1", stage("a", false, "/u/a"))
         .await
@@ -221,8 +221,8 @@ async fn an_ended_transaction_takes_nothing_more_and_its_status_stays_until_prun
             .unwrap(),
         Err(TxRefusal::NotOpen)
     );
-    cat.tx_begin("t1", 1_000).await.unwrap();
-    cat.tx_begin("t2", 5_000).await.unwrap();
+    cat.tx_begin("t1", 1_000, None).await.unwrap();
+    cat.tx_begin("t2", 5_000, None).await.unwrap();
     assert_eq!(cat.tx_expired(2_000).await.unwrap(), vec!["t1".to_string()]);
     assert!(cat.tx_set_expiry("t1", 9_000).await.unwrap());
     assert!(cat.tx_expired(2_000).await.unwrap().is_empty());
@@ -260,7 +260,8 @@ async fn transactions_survive_a_reopen_and_a_rebuild_clear() {
     let path = dir.path().join("catalog.db");
     {
         let cat = SqliteCatalog::open(&path).unwrap();
-        cat.tx_begin("t1", i64::MAX).await.unwrap();
+        cat.tx_begin("t1", i64::MAX, Some("alice")).await.unwrap();
+        cat.tx_begin("t2", i64::MAX, None).await.unwrap();
         cat.tx_stage("t1", stage("a", false, "/u/a"))
             .await
             .unwrap()
@@ -268,7 +269,11 @@ async fn transactions_survive_a_reopen_and_a_rebuild_clear() {
         cat.clear().await.unwrap();
     }
     let cat = SqliteCatalog::open(&path).unwrap();
-    assert_eq!(cat.tx_open().await.unwrap(), ["t1"]);
+    assert_eq!(cat.tx_open().await.unwrap(), ["t1", "t2"]);
+    // Who began each one is kept (the HTTP layer lets nobody else use it).
+    assert_eq!(cat.tx_user("t1").await.unwrap().as_deref(), Some("alice"));
+    assert_eq!(cat.tx_user("t2").await.unwrap(), None);
+    assert_eq!(cat.tx_user("unknown").await.unwrap(), None);
     // The claim is known after a reopen (ordinary writes check it).
     assert_eq!(cat.tx_owners(&["info:fedora/a"]).await.unwrap().len(), 1);
 }
@@ -285,7 +290,7 @@ async fn a_schema_6_catalog_keeps_its_rows_and_its_staged_sha512_digests() {
             .await
             .unwrap();
         cat.set_meta("rebuild", "complete").await.unwrap();
-        cat.tx_begin("t1", i64::MAX).await.unwrap();
+        cat.tx_begin("t1", i64::MAX, None).await.unwrap();
         cat.tx_stage("t1", stage("new", false, "/u/1"))
             .await
             .unwrap()
@@ -298,6 +303,7 @@ async fn a_schema_6_catalog_keeps_its_rows_and_its_staged_sha512_digests() {
              UPDATE tx_files SET sha512 = 'AB' WHERE upload IS NOT NULL;
              ALTER TABLE changes DROP COLUMN agent; ALTER TABLE changes DROP COLUMN types;
              ALTER TABLE tx_ops DROP COLUMN agent; ALTER TABLE tx_ops DROP COLUMN types;
+             ALTER TABLE transactions DROP COLUMN user;
              PRAGMA user_version = 6;",
         )
         .unwrap();

@@ -18,8 +18,8 @@ use std::sync::Arc;
 use arca_auth::authn::Authenticator;
 use arca_auth::webac::{self, Acl, AclRules, Action, Agent, Mode, Modes};
 use arca_auth::Principal;
-use arca_model::FedoraId;
-use arca_repository::{Constraint, Error, Repository};
+use arca_model::{FedoraId, InteractionModel};
+use arca_repository::{Constraint, Error, NewContent, Repository};
 use http::HeaderMap;
 use oxrdf::Triple;
 use parking_lot::Mutex;
@@ -113,6 +113,11 @@ impl Caller {
             user_iri: self.user_iri.as_deref(),
             group_iris: &self.group_iris,
         }
+    }
+
+    /// The authenticated user's name; `None` for anonymous callers and when checks are off.
+    pub(crate) fn name(&self) -> Option<&str> {
+        self.principal.as_ref().map(|p| p.name.as_str())
     }
 
     /// Whether the caller bypasses ACLs (an admin, or checks are off).
@@ -329,8 +334,21 @@ impl Access {
         ApiError::unauthorized(self.challenge.clone())
     }
 
+    /// The refusal of something `caller` may not do: 401 with the challenge for anonymous
+    /// callers, 403 with `message` for known ones.
+    pub(crate) fn refuse(&self, caller: &Caller, message: String) -> ApiError {
+        if caller.is_anonymous() {
+            self.unauthorized()
+        } else {
+            ApiError::forbidden(message)
+        }
+    }
+
     /// Checks that `caller` may carry out `op`: 401 for anonymous callers and 403 for known
-    /// ones when the ACL in effect does not grant it.
+    /// ones when the ACL in effect does not grant it. A change that adds members to a
+    /// direct or indirect container, or removes them, also needs Write on its membership
+    /// resource (Fedora 6's rule); what a body names is checked once it is read
+    /// ([`authorize_membership`](Self::authorize_membership)).
     pub(crate) async fn authorize(
         &self,
         repo: &Repository,
@@ -341,12 +359,82 @@ impl Access {
         if caller.admin {
             return Ok(Grant::Full);
         }
-        let deny = |what: &str, id: &FedoraId| {
-            if caller.is_anonymous() {
-                self.unauthorized()
-            } else {
-                ApiError::forbidden(format!("you may not {what} {}", url(id)))
+        let grant = self.authorize_target(repo, caller, op, &url).await?;
+        let targets = membership_targets(repo, op)
+            .await
+            .map_err(|e| ApiError::from_kernel(e, &url(&FedoraId::root())))?;
+        for resource in targets {
+            self.authorize_membership(repo, caller, &resource, &url)
+                .await?;
+        }
+        Ok(grant)
+    }
+
+    /// Checks that `caller` may change the membership triples of `resource` (acl:Write on
+    /// it), the membership resource of a direct or indirect container it changes.
+    pub(crate) async fn authorize_membership(
+        &self,
+        repo: &Repository,
+        caller: &Caller,
+        resource: &FedoraId,
+        url: impl Fn(&FedoraId) -> String,
+    ) -> Result<(), ApiError> {
+        if caller.admin {
+            return Ok(());
+        }
+        let modes = self
+            .modes(repo, caller, resource)
+            .await
+            .map_err(|e| ApiError::from_kernel(e, &url(&FedoraId::root())))?;
+        if modes.contains(Mode::Write) {
+            return Ok(());
+        }
+        Err(self.refuse(
+            caller,
+            format!(
+                "you may not change the members of {}: this changes its membership triples, which needs acl:Write on it",
+                url(resource)
+            ),
+        ))
+    }
+
+    /// Checks the membership resource named in the new content of direct or indirect
+    /// container `id` (created or replaced): changing another resource's members needs
+    /// Write on it.
+    pub(crate) async fn authorize_named_membership(
+        &self,
+        repo: &Repository,
+        caller: &Caller,
+        id: &FedoraId,
+        model: InteractionModel,
+        content: &NewContent,
+        url: impl Fn(&FedoraId) -> String,
+    ) -> Result<(), ApiError> {
+        let NewContent::Rdf { triples, .. } = content else {
+            return Ok(());
+        };
+        if caller.admin || !model.generates_membership() {
+            return Ok(());
+        }
+        match arca_repository::membership::membership_resource(id, model, triples) {
+            Some(resource) if resource != *id => {
+                self.authorize_membership(repo, caller, &resource, url)
+                    .await
             }
+            _ => Ok(()),
+        }
+    }
+
+    /// [`authorize`](Self::authorize) on the resource the operation names.
+    async fn authorize_target(
+        &self,
+        repo: &Repository,
+        caller: &Caller,
+        op: &Operation,
+        url: impl Fn(&FedoraId) -> String,
+    ) -> Result<Grant, ApiError> {
+        let deny = |what: &str, id: &FedoraId| {
+            self.refuse(caller, format!("you may not {what} {}", url(id)))
         };
         let kernel = |e: Error| ApiError::from_kernel(e, &url(&FedoraId::root()));
         let (id, check) = match need(op) {
@@ -561,6 +649,40 @@ impl Access {
         }
         store(&mut cache);
     }
+}
+
+/// The membership resources whose triples `op` may change, as far as they are known
+/// before its body is read: a POST to a direct or indirect container, a PUT or DELETE of
+/// one of its members (Fedora 6 checks those), a DELETE of the container itself, and a
+/// PATCH of an indirect container's member (its triples decide the membership).
+async fn membership_targets(repo: &Repository, op: &Operation) -> Result<Vec<FedoraId>, Error> {
+    let mut targets = Vec::new();
+    let (member, indirect_only) = match op {
+        Operation::Create(parent) => {
+            targets.extend(repo.membership_resource_of(parent).await?);
+            return Ok(targets);
+        }
+        Operation::Put(id) | Operation::Delete(id) if !id.is_acl() => (id.base(), false),
+        Operation::Patch(id) if !id.is_acl() => (id.base(), true),
+        _ => return Ok(targets),
+    };
+    if let Operation::Delete(id) = op {
+        targets.extend(repo.membership_resource_of(id).await?);
+    }
+    if let Some(container) = repo.container_of(&member).await? {
+        let indirect = |r: &arca_catalog::ResourceRecord| {
+            r.headers.model() == Some(InteractionModel::IndirectContainer)
+        };
+        let wanted = !indirect_only
+            || repo
+                .lookup(&container)
+                .await?
+                .is_some_and(|r| !r.is_deleted() && indirect(&r));
+        if wanted {
+            targets.extend(repo.membership_resource_of(&container).await?);
+        }
+    }
+    Ok(targets)
 }
 
 /// The rdf:types of `id` for `acl:accessToClass`: its own and the ones its interaction

@@ -1063,6 +1063,9 @@ async fn create_new(
         Some(x) => crate::external::content(ctx, &id, x, h).await?,
         None => read_content(ctx, &id, kind, req).await?,
     };
+    ctx.access
+        .authorize_named_membership(&ctx.repo, &ctx.caller, &id, model, &content, |i| ctx.url(i))
+        .await?;
     let record = ctx
         .repo
         .create(id, model, types.archival_group, content, &ctx.user)
@@ -1135,6 +1138,16 @@ pub(crate) async fn put(ctx: &Ctx, id: FedoraId, req: Request) -> HandlerResult 
                 }
                 (None, kind) => read_content(ctx, &id, kind, req).await?,
             };
+            ctx.access
+                .authorize_named_membership(
+                    &ctx.repo,
+                    &ctx.caller,
+                    &id,
+                    model_of(&record),
+                    &content,
+                    |i| ctx.url(i),
+                )
+                .await?;
             let record = ctx
                 .repo
                 .replace(&id, link, content, &ctx.user, write_precondition(&h))
@@ -1201,6 +1214,7 @@ pub(crate) async fn patch(ctx: &Ctx, id: FedoraId, req: Request) -> HandlerResul
     let mapper = ctx.mapper();
     let append_only = ctx.grant == crate::access::Grant::AppendOnly;
     let acl_check = id.is_acl().then(|| (ctx.access.clone(), id.clone()));
+    let membership = patch_membership(ctx, &id, &record, &update, &url).await?;
     let apply = Box::new(move |triples: Vec<Triple>| {
         let result = arca_rdf::apply_sparql_update(&triples, &update, &url, &mapper, &rdf_limits)
             .map_err(Error::Rdf);
@@ -1218,6 +1232,9 @@ pub(crate) async fn patch(ctx: &Ctx, id: FedoraId, req: Request) -> HandlerResul
         if let Some((access, acl_id)) = &acl_check {
             access.validate(acl_id, &updated)?;
         }
+        if let Some(m) = &membership {
+            m.check(&updated)?;
+        }
         Ok(updated)
     });
     let record = ctx
@@ -1234,6 +1251,60 @@ pub(crate) async fn patch(ctx: &Ctx, id: FedoraId, req: Request) -> HandlerResul
     let mut out = response(StatusCode::NO_CONTENT, Body::empty());
     resource_headers(ctx, &record, out.headers_mut());
     Ok(out)
+}
+
+/// The membership resources a non-admin's PATCH of a direct or indirect container may
+/// leave it with: its current one, and the one the update names if the caller may write
+/// that (checked here, on the update applied to the current triples).
+struct PatchMembership {
+    id: FedoraId,
+    model: InteractionModel,
+    allowed: [Option<FedoraId>; 2],
+}
+
+impl PatchMembership {
+    /// Refuses an updated state naming another membership resource (the container changed
+    /// between the check and the update).
+    fn check(&self, updated: &[Triple]) -> Result<(), Error> {
+        let now = arca_repository::membership::membership_resource(&self.id, self.model, updated);
+        if self.allowed.contains(&now) {
+            return Ok(());
+        }
+        Err(Error::NotPermitted(format!(
+            "the membership resource of {} changed while this update was checked; send it again",
+            self.id
+        )))
+    }
+}
+
+async fn patch_membership(
+    ctx: &Ctx,
+    id: &FedoraId,
+    record: &ResourceRecord,
+    update: &str,
+    url: &str,
+) -> Result<Option<PatchMembership>, ApiError> {
+    let model = model_of(record);
+    if ctx.caller.is_admin() || !model.generates_membership() {
+        return Ok(None);
+    }
+    let current = ctx.repo.triples(record).map_err(|e| ctx.err(e))?;
+    let before = arca_repository::membership::membership_resource(id, model, &current);
+    let limits = &ctx.config.limits.rdf;
+    // A malformed update fails the same way when it is applied for real.
+    let after = arca_rdf::apply_sparql_update(&current, update, url, &ctx.mapper(), limits)
+        .ok()
+        .and_then(|t| arca_repository::membership::membership_resource(id, model, &t));
+    if let Some(named) = after.as_ref().filter(|a| Some(*a) != before.as_ref()) {
+        ctx.access
+            .authorize_membership(&ctx.repo, &ctx.caller, named, |i| ctx.url(i))
+            .await?;
+    }
+    Ok(Some(PatchMembership {
+        id: id.clone(),
+        model,
+        allowed: [before, after],
+    }))
 }
 
 pub(crate) async fn delete(ctx: &Ctx, id: FedoraId, req: Request) -> HandlerResult {

@@ -436,6 +436,18 @@ async fn dispatch(State(state): State<AppState>, req: Request) -> Response {
         Ok(a) => a,
         Err(e) => return e.into_response(),
     };
+    let named_tx = match &op {
+        Operation::TxStatus(id)
+        | Operation::TxRefresh(id)
+        | Operation::TxCommit(id)
+        | Operation::TxRollback(id) => Some(id.as_str()),
+        _ => atomic.as_deref(),
+    };
+    if let Some(tx) = named_tx {
+        if let Err(e) = transactions::check_user(&ctx, tx).await {
+            return e.into_response();
+        }
+    }
     let agent = software_agent(req.headers());
     let result = arca_repository::with_agent(agent, async move {
         match atomic {

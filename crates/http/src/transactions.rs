@@ -2,7 +2,8 @@
 //! `Location`, `Expires`); on `/fcr:tx/<id>` GET/HEAD tell its state (204 with
 //! `Atomic-Expires`), POST refreshes it, PUT commits and DELETE rolls back; unknown ids are
 //! 404 and finished ones 410. Any other request carrying `Atomic-ID: <transaction URL or
-//! id>` works inside the transaction (409 when it is unknown or finished).
+//! id>` works inside the transaction (409 when it is unknown or finished). A transaction
+//! belongs to the user who began it: anyone else but an admin is refused (403).
 
 use std::time::SystemTime;
 
@@ -63,9 +64,33 @@ pub(crate) fn entry_error(base_url: &str, e: Error) -> ApiError {
     e
 }
 
-/// `POST /fcr:tx`.
+/// Refuses a caller who did not begin transaction `id` (401 anonymous, 403 known users);
+/// admins may use any transaction.
+pub(crate) async fn check_user(ctx: &Ctx, id: &str) -> Result<(), ApiError> {
+    if ctx.caller.is_admin() {
+        return Ok(());
+    }
+    let began_by = ctx
+        .repo
+        .transaction_user(id)
+        .await
+        .map_err(|e| ctx.err(e))?;
+    match began_by {
+        Some(user) if ctx.caller.name() != Some(user.as_str()) => Err(ctx.access.refuse(
+            &ctx.caller,
+            format!("transaction {} belongs to another user", url(ctx, id)),
+        )),
+        _ => Ok(()),
+    }
+}
+
+/// `POST /fcr:tx`: a transaction only its user (and admins) may use.
 pub(crate) async fn begin(ctx: &Ctx) -> Result<Response, ApiError> {
-    let TxInfo { id, expires } = ctx.repo.begin_transaction().await.map_err(|e| ctx.err(e))?;
+    let TxInfo { id, expires } = ctx
+        .repo
+        .begin_transaction(ctx.caller.name())
+        .await
+        .map_err(|e| ctx.err(e))?;
     let url = url(ctx, &id);
     let mut out = handlers::response(StatusCode::CREATED, Body::empty());
     let h = out.headers_mut();

@@ -873,3 +873,245 @@ async fn search_hits_are_what_the_caller_may_read() {
         200
     );
 }
+
+/// A transaction belongs to the user who began it: nobody else may look at it, use it,
+/// commit or roll it back (403; 401 anonymous), apart from admins; nothing another user
+/// sends lands in it.
+#[tokio::test]
+async fn a_transaction_is_used_only_by_the_user_who_began_it() {
+    let (s, _d) = server().await;
+    make(&s, "open").await;
+    let everyone_writes = format!(
+        "<#w> a acl:Authorization ; acl:agentClass foaf:Agent ; acl:mode acl:Read, acl:Write ; acl:accessTo <{0}> ; acl:default <{0}> .",
+        s.url("open")
+    );
+    set_acl(&s, "open", &everyone_writes).await;
+    let begun = req(&s, Some("alice"), Method::POST, "fcr:tx", &[], "").await;
+    assert_eq!(status(&begun), 201, "{}", begun.text());
+    let tx = begun.header("location").unwrap().to_string();
+    let tx_path = tx.strip_prefix(&s.url("")).unwrap().to_string();
+    let atomic = [("atomic-id", tx.as_str()), TURTLE];
+
+    // Alice works in it.
+    let r = req(&s, Some("alice"), Method::PUT, "open/by-alice", &atomic, "").await;
+    assert_eq!(status(&r), 201, "{}", r.text());
+    // Bob, who may write `open` himself, may not write through her transaction, nor see,
+    // refresh, commit or roll it back.
+    let r = req(&s, Some("bob"), Method::PUT, "open/by-bob", &atomic, "").await;
+    assert_eq!(status(&r), 403, "{}", r.text());
+    assert!(r.text().contains("belongs to another user"), "{}", r.text());
+    let r = req(&s, Some("bob"), Method::GET, "open/by-alice", &atomic, "").await;
+    assert_eq!(status(&r), 403);
+    for method in [Method::GET, Method::POST, Method::PUT, Method::DELETE] {
+        let r = req(&s, Some("bob"), method.clone(), &tx_path, &[], "").await;
+        assert_eq!(status(&r), 403, "bob {method} on the transaction");
+        let r = req(&s, None, method.clone(), &tx_path, &[], "").await;
+        assert_eq!(status(&r), 401, "anonymous {method} on the transaction");
+    }
+    let r = req(&s, None, Method::GET, "open/by-alice", &atomic, "").await;
+    assert_eq!(status(&r), 401);
+    // An admin may (an operator cleaning up), and alice commits.
+    let r = admin(&s, Method::GET, &tx_path, &[], "").await;
+    assert_eq!(status(&r), 204);
+    let r = req(&s, Some("alice"), Method::PUT, &tx_path, &[], "").await;
+    assert_eq!(status(&r), 204, "{}", r.text());
+    assert_eq!(
+        status(&admin(&s, Method::GET, "open/by-alice", &[], "").await),
+        200
+    );
+    assert_eq!(
+        status(&admin(&s, Method::GET, "open/by-bob", &[], "").await),
+        404
+    );
+}
+
+const DIRECT: (&str, &str) = (
+    "link",
+    "<http://www.w3.org/ns/ldp#DirectContainer>; rel=\"type\"",
+);
+const INDIRECT: (&str, &str) = (
+    "link",
+    "<http://www.w3.org/ns/ldp#IndirectContainer>; rel=\"type\"",
+);
+const HAS_PART: &str = "http://purl.org/dc/terms/hasPart";
+
+/// Alice may read `path`; with `write`, also change it and everything below.
+async fn alice_may(s: &TestServer, path: &str, write: bool) {
+    let modes = if write {
+        "acl:Read, acl:Write"
+    } else {
+        "acl:Read"
+    };
+    set_acl(s, path, &format!("<#a> a acl:Authorization ; acl:agent <http://users.example/alice> ; acl:mode {modes} ; acl:accessTo <{0}> ; acl:default <{0}> .", s.url(path))).await;
+}
+
+/// How many membership triples `target` shows.
+async fn members_of(s: &TestServer, target: &str) -> usize {
+    let r = admin(
+        s,
+        Method::GET,
+        target,
+        &[("accept", "application/n-triples")],
+        "",
+    )
+    .await;
+    r.text().lines().filter(|l| l.contains(HAS_PART)).count()
+}
+
+/// Fedora 6's rule for direct and indirect containers: adding or removing a member changes
+/// the membership resource's triples, so it needs acl:Write on that resource too — for a
+/// POST or PUT of a member, a DELETE of a member or of the container, a membership resource
+/// named when a container is created or replaced or changed by PATCH, and (arca) a PATCH of
+/// an indirect container's member. A refused request stores nothing.
+#[tokio::test]
+async fn membership_changes_need_write_on_the_membership_resource() {
+    let (s, _d) = server().await;
+    make(&s, "target").await;
+    make(&s, "mine").await;
+    let dc_body = |target: &str| {
+        format!(
+            "<> <http://www.w3.org/ns/ldp#membershipResource> <{}> ; <http://www.w3.org/ns/ldp#hasMemberRelation> <{HAS_PART}> .",
+            s.url(target)
+        )
+    };
+    let r = admin(&s, Method::PUT, "dc", &[TURTLE, DIRECT], &dc_body("target")).await;
+    assert_eq!(status(&r), 201, "{}", r.text());
+    make(&s, "dc/old").await;
+    assert_eq!(members_of(&s, "target").await, 1);
+    alice_may(&s, "dc", true).await;
+    alice_may(&s, "mine", true).await;
+    alice_may(&s, "target", false).await;
+    let alice = Some("alice");
+
+    // Members of a container whose membership resource alice may only read.
+    let r = req(
+        &s,
+        alice,
+        Method::POST,
+        "dc",
+        &[TURTLE, ("slug", "new")],
+        "",
+    )
+    .await;
+    assert_eq!(status(&r), 403, "{}", r.text());
+    assert!(r.text().contains("members of"), "{}", r.text());
+    let r = req(&s, alice, Method::PUT, "dc/new", &[TURTLE], "").await;
+    assert_eq!(status(&r), 403);
+    let r = req(&s, alice, Method::PUT, "dc/old", &[TURTLE], "").await;
+    assert_eq!(status(&r), 403);
+    assert_eq!(
+        status(&req(&s, alice, Method::DELETE, "dc/old", &[], "").await),
+        403
+    );
+    assert_eq!(
+        status(&req(&s, alice, Method::DELETE, "dc", &[], "").await),
+        403
+    );
+    assert_eq!(
+        status(&admin(&s, Method::GET, "dc/new", &[], "").await),
+        404
+    );
+    assert_eq!(
+        status(&admin(&s, Method::GET, "dc/old", &[], "").await),
+        200
+    );
+    assert_eq!(members_of(&s, "target").await, 1);
+
+    // Her own containers may not name it either (created, replaced or patched).
+    let r = req(
+        &s,
+        alice,
+        Method::PUT,
+        "mine/dc",
+        &[TURTLE, DIRECT],
+        &dc_body("target"),
+    )
+    .await;
+    assert_eq!(status(&r), 403, "{}", r.text());
+    assert_eq!(
+        status(&admin(&s, Method::GET, "mine/dc", &[], "").await),
+        404
+    );
+    let r = req(
+        &s,
+        alice,
+        Method::PUT,
+        "mine/dc",
+        &[TURTLE, DIRECT],
+        &dc_body("mine"),
+    )
+    .await;
+    assert_eq!(status(&r), 201, "{}", r.text());
+    let r = req(
+        &s,
+        alice,
+        Method::PUT,
+        "mine/dc",
+        &[TURTLE],
+        &dc_body("target"),
+    )
+    .await;
+    assert_eq!(status(&r), 403, "{}", r.text());
+    let swap = format!(
+        "DELETE {{ <> <http://www.w3.org/ns/ldp#membershipResource> ?m }} INSERT {{ <> <http://www.w3.org/ns/ldp#membershipResource> <{}> }} WHERE {{ <> <http://www.w3.org/ns/ldp#membershipResource> ?m }}",
+        s.url("target")
+    );
+    let r = req(&s, alice, Method::PATCH, "mine/dc", &[SPARQL], &swap).await;
+    assert_eq!(status(&r), 403, "{}", r.text());
+    let r = req(
+        &s,
+        alice,
+        Method::PATCH,
+        "mine/dc",
+        &[SPARQL],
+        "INSERT DATA { <> <http://purl.org/dc/terms/title> \"t\" }",
+    )
+    .await;
+    assert_eq!(
+        status(&r),
+        204,
+        "a PATCH that keeps the membership resource: {}",
+        r.text()
+    );
+    let r = req(&s, alice, Method::POST, "mine/dc", &[TURTLE], "").await;
+    assert_eq!(status(&r), 201, "her own membership resource: {}", r.text());
+    assert_eq!(members_of(&s, "target").await, 1);
+    assert_eq!(members_of(&s, "mine").await, 1);
+
+    // An indirect container: a member's own triples decide the membership.
+    let r = admin(&s, Method::PUT, "ic", &[TURTLE, INDIRECT], &format!("{} <> <http://www.w3.org/ns/ldp#insertedContentRelation> <http://www.openarchives.org/ore/terms/proxyFor> .", dc_body("target"))).await;
+    assert_eq!(status(&r), 201, "{}", r.text());
+    make(&s, "ic/p").await;
+    alice_may(&s, "ic", true).await;
+    let point = format!(
+        "INSERT DATA {{ <> <http://www.openarchives.org/ore/terms/proxyFor> <{}> }}",
+        s.url("mine")
+    );
+    let r = req(&s, alice, Method::PATCH, "ic/p", &[SPARQL], &point).await;
+    assert_eq!(status(&r), 403, "{}", r.text());
+    assert_eq!(members_of(&s, "target").await, 1);
+
+    // With Write on the membership resource all of it is allowed.
+    alice_may(&s, "target", true).await;
+    let r = req(
+        &s,
+        alice,
+        Method::POST,
+        "dc",
+        &[TURTLE, ("slug", "new")],
+        "",
+    )
+    .await;
+    assert_eq!(status(&r), 201, "{}", r.text());
+    let r = req(&s, alice, Method::PATCH, "ic/p", &[SPARQL], &point).await;
+    assert_eq!(status(&r), 204, "{}", r.text());
+    assert_eq!(members_of(&s, "target").await, 3);
+    assert_eq!(
+        status(&req(&s, alice, Method::DELETE, "dc/old", &[], "").await),
+        204
+    );
+    assert_eq!(
+        status(&req(&s, alice, Method::PATCH, "mine/dc", &[SPARQL], &swap).await),
+        204
+    );
+}

@@ -13,7 +13,7 @@ use arca_model::{FedoraId, InteractionModel};
 use arca_rdf::vocab::{FEDORA_NS, LDP_CONTAINS};
 use oxrdf::{NamedNode, NamedOrBlankNode, Term, Triple};
 
-use crate::{Constraint, Error, Result};
+use crate::{model_of, Constraint, Error, Repository, Result};
 
 /// `ldp:membershipResource`.
 pub const LDP_MEMBERSHIP_RESOURCE: &str = "http://www.w3.org/ns/ldp#membershipResource";
@@ -129,6 +129,48 @@ impl Settings {
     /// Whether members' own triples decide their membership (indirect containers).
     pub(crate) fn reads_members(&self) -> bool {
         self.inserted.is_some()
+    }
+}
+
+/// The repository resource a direct or indirect container with these triples (internal
+/// ids) adds its members' triples to: its `ldp:membershipResource`, itself by default.
+/// `None` for other models, and for a membership resource outside the repository.
+pub fn membership_resource(
+    id: &FedoraId,
+    model: InteractionModel,
+    triples: &[Triple],
+) -> Option<FedoraId> {
+    Settings::of(id, model, triples)?.resource_id()
+}
+
+impl Repository {
+    /// The membership resource (see [`membership_resource`]) of `id` if it is a live
+    /// direct or indirect container.
+    pub async fn membership_resource_of(&self, id: &FedoraId) -> Result<Option<FedoraId>> {
+        let Some(record) = self.lookup(id).await?.filter(|r| !r.is_deleted()) else {
+            return Ok(None);
+        };
+        let model = model_of(&record)?;
+        if !model.generates_membership() {
+            return Ok(None);
+        }
+        Ok(membership_resource(id, model, &self.triples(&record)?))
+    }
+
+    /// The container a resource at `id` is (or would be) a child of: its parent when it
+    /// exists, else the nearest existing resource up its path.
+    pub async fn container_of(&self, id: &FedoraId) -> Result<Option<FedoraId>> {
+        if let Some(record) = self.lookup(id).await? {
+            return Ok(record.parent);
+        }
+        let mut up = id.path_parent();
+        while let Some(candidate) = up {
+            if self.lookup(&candidate).await?.is_some() {
+                return Ok(Some(candidate));
+            }
+            up = candidate.path_parent();
+        }
+        Ok(None)
     }
 }
 

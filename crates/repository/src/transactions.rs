@@ -101,12 +101,17 @@ impl Repository {
         *self.txs.timeout.lock() = Some(timeout);
     }
 
-    /// Begins a transaction.
-    pub async fn begin_transaction(&self) -> Result<TxInfo> {
+    /// Begins a transaction for `user` (`None` when requests are not authenticated).
+    pub async fn begin_transaction(&self, user: Option<&str>) -> Result<TxInfo> {
         let id = uuid::Uuid::new_v4().to_string();
         let expires = SystemTime::now() + self.txs.timeout();
-        self.catalog.tx_begin(&id, millis(expires)).await?;
+        self.catalog.tx_begin(&id, millis(expires), user).await?;
         Ok(TxInfo { id, expires })
+    }
+
+    /// The user who began transaction `id`, when one was recorded.
+    pub async fn transaction_user(&self, id: &str) -> Result<Option<String>> {
+        Ok(self.catalog.tx_user(id).await?)
     }
 
     /// The error for a transaction that is not open.

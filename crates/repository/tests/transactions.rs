@@ -27,7 +27,7 @@ fn empty() -> NewContent {
 async fn a_write_that_lands_after_the_end_is_refused_and_leaves_nothing() {
     let dir = tempfile::tempdir().unwrap();
     let repo = Arc::new(open(dir.path()).await);
-    let tx = repo.begin_transaction().await.unwrap();
+    let tx = repo.begin_transaction(None).await.unwrap();
     let id = FedoraId::from_path("late").unwrap();
     // The request enters the transaction, then the transaction is committed before it
     // writes (another client's PUT on the transaction).

@@ -190,11 +190,22 @@ const RESOURCE_COLUMNS: &str =
 
 #[async_trait]
 impl TransactionStore for SqliteCatalog {
-    async fn tx_begin(&self, tx: &str, expires: i64) -> Result<()> {
+    async fn tx_begin(&self, tx: &str, expires: i64, user: Option<&str>) -> Result<()> {
         self.tx_write(|c| {
-            c.prepare_cached("INSERT INTO transactions (id, expires) VALUES (?1, ?2)")?
-                .execute(params![tx, expires])?;
+            c.prepare_cached("INSERT INTO transactions (id, expires, user) VALUES (?1, ?2, ?3)")?
+                .execute(params![tx, expires, user])?;
             Ok(())
+        })
+    }
+
+    async fn tx_user(&self, tx: &str) -> Result<Option<String>> {
+        self.with_reader(|c| {
+            Ok(
+                c.prepare_cached("SELECT user FROM transactions WHERE id = ?1")?
+                    .query_row(params![tx], |r| r.get::<_, Option<String>>(0))
+                    .optional()?
+                    .flatten(),
+            )
         })
     }
 
