@@ -254,21 +254,22 @@ impl Access {
                 let header = headers
                     .get(http::header::AUTHORIZATION)
                     .map(|v| v.as_bytes());
-                let checked = if a.may_block(header) {
+                let checked = match a.authenticate_quickly(header) {
+                    Some(checked) => checked,
                     // A bcrypt round or a signature check: off the async workers.
-                    let (a, owned) = (a.clone(), header.map(<[u8]>::to_vec));
-                    tokio::task::spawn_blocking(move || a.authenticate(owned.as_deref()))
-                        .await
-                        .map_err(|e| {
-                            ApiError::from_kernel(
-                                Error::Internal(format!(
-                                    "the credential check did not finish: {e}"
-                                )),
-                                "",
-                            )
-                        })?
-                } else {
-                    a.authenticate(header)
+                    None => {
+                        let (a, owned) = (a.clone(), header.map(<[u8]>::to_vec));
+                        tokio::task::spawn_blocking(move || a.authenticate(owned.as_deref()))
+                            .await
+                            .map_err(|e| {
+                                ApiError::from_kernel(
+                                    Error::Internal(format!(
+                                        "the credential check did not finish: {e}"
+                                    )),
+                                    "",
+                                )
+                            })?
+                    }
                 };
                 checked.map_err(|rejected| {
                     tracing::info!(reason = rejected.detail(), "credentials refused");
@@ -451,10 +452,18 @@ impl Access {
             Check::Read => (Action::Read.required(), "read"),
             Check::Control => (Action::Control.required(), "read or change the ACL of"),
             Check::Write => (Mode::Write, "change"),
-            Check::Post => (
-                Action::Post { to_binary: false }.required(),
-                "add resources to",
-            ),
+            Check::Post => {
+                // As Fedora: a binary, its description, or nothing at all needs Write
+                // (Append lets only a container take children).
+                let container = repo
+                    .lookup(&id)
+                    .await
+                    .map_err(kernel)?
+                    .and_then(|r| r.headers.model())
+                    .is_some_and(|m| m.is_container());
+                let to_binary = !container || id.is_description();
+                (Action::Post { to_binary }.required(), "add resources to")
+            }
             Check::Put => {
                 let exists = repo.lookup(&id).await.map_err(kernel)?.is_some();
                 let what = if exists { "replace" } else { "create" };
@@ -508,11 +517,18 @@ impl Access {
         }
     }
 
-    /// Checks an ACL's triples (internal ids) before they are stored.
-    pub(crate) fn validate(&self, acl_id: &FedoraId, triples: &[Triple]) -> Result<(), Error> {
-        Acl::parse(acl_id.as_str(), triples, &self.rules)
-            .map(|_| ())
-            .map_err(|e| Error::constraint(Constraint::Acl, e.to_string()))
+    /// Checks an ACL's triples (internal ids) and completes them as Fedora 6 stores them:
+    /// an authorization without a target gets `acl:accessTo` the ACL's resource.
+    pub(crate) fn prepare_acl(
+        &self,
+        acl_id: &FedoraId,
+        mut triples: Vec<Triple>,
+    ) -> Result<Vec<Triple>, Error> {
+        Acl::parse(acl_id.as_str(), &triples, &self.rules)
+            .map_err(|e| Error::constraint(Constraint::Acl, e.to_string()))?;
+        let implied = webac::implied_access_to(&triples);
+        triples.extend(implied);
+        Ok(triples)
     }
 
     /// The root ACL in effect when the root has none of its own (Fedora's default unless

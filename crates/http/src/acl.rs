@@ -53,17 +53,17 @@ pub(crate) async fn handle(
     ctx.repo.get(&resource).await.map_err(|e| ctx.err(e))?;
     let acl_id = resource.acl();
     match method {
-        AclMethod::Read { head } => match live_acl(ctx, &acl_id).await? {
+        AclMethod::Read { head } => match live_acl(ctx, &resource).await? {
             Some(_) => handlers::read(ctx, acl_id, head, req).await,
             None if resource.is_root() => default_root_acl(ctx, head, &req),
             None => Err(not_found(ctx, &acl_id)),
         },
-        AclMethod::Options => match live_acl(ctx, &acl_id).await? {
+        AclMethod::Options => match live_acl(ctx, &resource).await? {
             Some(_) => handlers::options(ctx, acl_id).await,
             None => Err(not_found(ctx, &acl_id)),
         },
         AclMethod::Put => put(ctx, resource, req).await,
-        AclMethod::Patch => match live_acl(ctx, &acl_id).await? {
+        AclMethod::Patch => match live_acl(ctx, &resource).await? {
             Some(_) => handlers::patch(ctx, acl_id, req).await,
             None => Err(not_found(ctx, &acl_id)),
         },
@@ -84,7 +84,7 @@ pub(crate) async fn handle(
 /// Creates (201) or replaces (204) the ACL with the request's RDF, once it is a valid ACL.
 async fn put(ctx: &Ctx, resource: FedoraId, req: Request) -> Result<Response, ApiError> {
     let acl_id = resource.acl();
-    let current = live_acl(ctx, &acl_id).await?;
+    let current = live_acl(ctx, &resource).await?;
     let h = req.headers().clone();
     if let Some(record) = &current {
         handlers::check_write_condition(ctx, &h, record)?;
@@ -98,8 +98,9 @@ async fn put(ctx: &Ctx, resource: FedoraId, req: Request) -> Result<Response, Ap
     let NewContent::Rdf { triples, lenient } = content else {
         return Err(ctx.err(Error::Internal("an ACL body was not read as RDF".into())));
     };
-    ctx.access
-        .validate(&acl_id, &triples)
+    let triples = ctx
+        .access
+        .prepare_acl(&acl_id, triples)
         .map_err(|e| ctx.err(e))?;
     let (record, created) = ctx
         .repo
@@ -137,14 +138,9 @@ fn rdf_format(h: &http::HeaderMap) -> Result<RdfFormat, ApiError> {
 /// The live ACL record at `acl_id`, if any (a deleted ACL is none).
 async fn live_acl(
     ctx: &Ctx,
-    acl_id: &FedoraId,
+    resource: &FedoraId,
 ) -> Result<Option<arca_catalog::ResourceRecord>, ApiError> {
-    Ok(ctx
-        .repo
-        .lookup(acl_id)
-        .await
-        .map_err(|e| ctx.err(e))?
-        .filter(|r| !r.is_deleted()))
+    ctx.repo.live_acl(resource).await.map_err(|e| ctx.err(e))
 }
 
 fn not_found(ctx: &Ctx, acl_id: &FedoraId) -> ApiError {

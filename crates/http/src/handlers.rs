@@ -1219,7 +1219,7 @@ pub(crate) async fn patch(ctx: &Ctx, id: FedoraId, req: Request) -> HandlerResul
         let result = arca_rdf::apply_sparql_update(&triples, &update, &url, &mapper, &rdf_limits)
             .map_err(Error::Rdf);
         drop(share);
-        let updated = result?;
+        let mut updated = result?;
         if append_only {
             // acl:Append without acl:Write adds triples, never removes one (5.7.1).
             let kept: std::collections::HashSet<&Triple> = updated.iter().collect();
@@ -1230,7 +1230,7 @@ pub(crate) async fn patch(ctx: &Ctx, id: FedoraId, req: Request) -> HandlerResul
             }
         }
         if let Some((access, acl_id)) = &acl_check {
-            access.validate(acl_id, &updated)?;
+            updated = access.prepare_acl(acl_id, updated)?;
         }
         if let Some(m) = &membership {
             m.check(&updated)?;

@@ -1115,3 +1115,42 @@ async fn membership_changes_need_write_on_the_membership_resource() {
         204
     );
 }
+
+/// An authorization without acl:accessTo or acl:accessToClass is accepted and is about the
+/// ACL's resource: it is stored with `acl:accessTo` that resource, as Fedora 6 stores it
+/// (its decisions agree: `fedora_webac.rs`).
+#[tokio::test]
+async fn an_authorization_without_a_target_is_about_the_acls_resource() {
+    let (s, _d) = server().await;
+    make(&s, "nt").await;
+    make(&s, "nt/child").await;
+    set_acl(
+        &s,
+        "nt",
+        "<#r> a acl:Authorization ; acl:agent <http://users.example/bob> ; acl:mode acl:Read .",
+    )
+    .await;
+    let stored = admin(
+        &s,
+        Method::GET,
+        "nt/fcr:acl",
+        &[("accept", "application/n-triples")],
+        "",
+    )
+    .await;
+    let access_to = format!("<{ACL}accessTo> <{}>", s.url("nt"));
+    assert!(stored.text().contains(&access_to), "{}", stored.text());
+    assert_eq!(
+        status(&req(&s, Some("bob"), Method::GET, "nt", &[], "").await),
+        200
+    );
+    // It has no acl:default: below, the root ACL (everyone reads) decides.
+    assert_eq!(
+        status(&req(&s, Some("bob"), Method::GET, "nt/child", &[], "").await),
+        200
+    );
+    assert_eq!(
+        status(&req(&s, Some("alice"), Method::GET, "nt", &[], "").await),
+        403
+    );
+}

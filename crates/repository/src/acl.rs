@@ -14,6 +14,14 @@ use crate::{
 };
 
 impl Repository {
+    /// The live ACL of `resource` (`None` when it has none, or only a deleted one).
+    pub async fn live_acl(&self, resource: &FedoraId) -> Result<Option<ResourceRecord>> {
+        Ok(self
+            .record(&resource.acl())
+            .await?
+            .filter(|r| !r.is_deleted()))
+    }
+
     /// Creates or replaces the ACL of live resource `resource` with `triples` (internal
     /// ids). Returns the ACL's record and whether it was created (a deleted ACL is created
     /// again). `precondition` is checked against the current ACL, if there is one.
@@ -33,7 +41,7 @@ impl Repository {
         let _locks = self.locks.lock(&[probe.ocfl_id.as_str()], &[]).await;
         self.check_owners(&[probe.ocfl_id.as_str()]).await?;
         let base = self.get(resource).await?;
-        let existing = self.record(&acl_id).await?.filter(|r| !r.is_deleted());
+        let existing = self.live_acl(resource).await?;
         if let (Some(check), Some(current)) = (precondition, &existing) {
             check(current)?;
         }
@@ -76,9 +84,8 @@ impl Repository {
     ) -> Result<()> {
         let acl_id = resource.acl();
         let live_acl = || async {
-            self.record(&acl_id)
+            self.live_acl(resource)
                 .await?
-                .filter(|r| !r.is_deleted())
                 .ok_or_else(|| Error::NotFound(acl_id.clone()))
         };
         let probe = live_acl().await?;

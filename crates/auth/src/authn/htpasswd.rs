@@ -251,8 +251,8 @@ impl HtpasswdFile {
     }
 
     /// Whether these credentials (by their cache key) were verified already.
-    pub(crate) fn is_cached(&self, key: &Key) -> bool {
-        self.state.read().cache.get(key).is_some()
+    pub(crate) fn cached(&self, key: &Key) -> Option<Principal> {
+        self.state.read().cache.get(key).cloned()
     }
 
     /// Verifies `password` against some user's hash and ignores the outcome, so that

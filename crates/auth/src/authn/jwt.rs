@@ -87,11 +87,12 @@ impl JwtVerifier {
     /// Verifies `token`; `cache_key` is its cache key. A token verified before and not yet
     /// expired costs a hash-map look-up.
     /// Whether a token (by its cache key) was verified already and has not expired.
-    pub(crate) fn is_cached(&self, cache_key: &Key) -> bool {
+    pub(crate) fn cached(&self, cache_key: &Key) -> Option<Principal> {
         self.cache
             .read()
             .get(cache_key)
-            .is_some_and(|c| unix_now() <= c.expires.saturating_add(LEEWAY_SECONDS))
+            .filter(|c| unix_now() <= c.expires.saturating_add(LEEWAY_SECONDS))
+            .map(|c| c.principal.clone())
     }
 
     pub(crate) fn verify(&self, token: &str, cache_key: &Key) -> Result<Principal, Rejected> {

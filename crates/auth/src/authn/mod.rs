@@ -245,25 +245,37 @@ impl Authenticator {
         }
     }
 
-    /// Whether checking `authorization` may be slow: Basic credentials of the htpasswd file
-    /// or a Bearer token not verified before cost a bcrypt round or a signature check
-    /// (milliseconds), so callers on an async runtime run them where blocking is allowed.
-    /// Everything else (no header, cached credentials, malformed headers) costs about a
-    /// microsecond.
-    pub fn may_block(&self, authorization: Option<&[u8]>) -> bool {
+    /// Checks `authorization` if that is quick: no header, a malformed one, credentials
+    /// verified before (cached), or the built-in user alone (an HMAC). `None` when the check
+    /// costs a bcrypt round or a signature check (milliseconds): callers on an async runtime
+    /// then run [`authenticate`](Self::authenticate) where blocking is allowed. The header
+    /// is parsed and keyed once either way on the quick path.
+    pub fn authenticate_quickly(
+        &self,
+        authorization: Option<&[u8]>,
+    ) -> Option<Result<Option<Principal>, Rejected>> {
         let Some(authorization) = authorization else {
-            return false;
+            return Some(Ok(None));
         };
-        match header::parse(authorization) {
-            Ok(Credentials::Basic(basic)) => self
-                .htpasswd
-                .as_ref()
-                .is_some_and(|h| !h.is_cached(&self.keyer.key(basic.as_bytes()))),
-            Ok(Credentials::Bearer(token)) => self
-                .jwt
-                .as_ref()
-                .is_some_and(|j| !j.is_cached(&self.keyer.key(token.as_bytes()))),
-            Err(_) => false,
+        let credentials = match header::parse(authorization) {
+            Ok(c) => c,
+            Err(rejected) => return Some(Err(rejected)),
+        };
+        match credentials {
+            Credentials::Basic(basic) => match &self.htpasswd {
+                Some(h) => h
+                    .cached(&self.keyer.key(basic.as_bytes()))
+                    .map(|p| Ok(Some(p))),
+                None => Some(self.authenticate_basic(&basic).map(Some)),
+            },
+            Credentials::Bearer(token) => match &self.jwt {
+                Some(j) => j
+                    .cached(&self.keyer.key(token.as_bytes()))
+                    .map(|p| Ok(Some(p))),
+                None => Some(Err(Rejected::new(
+                    "Bearer token, but no JWT key is configured",
+                ))),
+            },
         }
     }
 
@@ -410,6 +422,40 @@ mod tests {
     fn no_header_is_anonymous() {
         let fixture = authenticator(Some(&[ALICE]), builtin("fedoraAdmin", "fedoraAdmin"));
         assert_eq!(fixture.authenticator.authenticate(None), Ok(None));
+    }
+
+    #[test]
+    fn only_quick_checks_are_done_quickly() {
+        let fixture = authenticator(Some(&[ALICE]), AuthnSettings::default());
+        let a = &fixture.authenticator;
+        assert_eq!(a.authenticate_quickly(None), Some(Ok(None)));
+        assert!(matches!(
+            a.authenticate_quickly(Some(b"Basic !!")),
+            Some(Err(_))
+        ));
+        assert!(matches!(
+            a.authenticate_quickly(Some(b"Bearer abc")),
+            Some(Err(_))
+        ));
+        // Not verified yet: a hash to check, so not quick.
+        let header = basic("alice:correct horse");
+        assert_eq!(a.authenticate_quickly(Some(&header)), None);
+        assert_eq!(user(&fixture, &header), Ok("alice".into()));
+        let quick = a.authenticate_quickly(Some(&header));
+        assert_eq!(
+            quick.map(|r| r.map(|p| p.map(|p| p.name))),
+            Some(Ok(Some("alice".into())))
+        );
+        // A wrong password is never cached.
+        let wrong = basic("alice:wrong");
+        assert!(user(&fixture, &wrong).is_err());
+        assert_eq!(a.authenticate_quickly(Some(&wrong)), None);
+        // The built-in user alone is an HMAC away.
+        let fixture = authenticator(None, builtin("fedoraAdmin", "fedoraAdmin"));
+        let quick = fixture
+            .authenticator
+            .authenticate_quickly(Some(&basic("fedoraAdmin:fedoraAdmin")));
+        assert!(matches!(quick, Some(Ok(Some(_)))));
     }
 
     #[test]

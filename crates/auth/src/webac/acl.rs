@@ -83,12 +83,6 @@ pub enum AclError {
         /// The mode as written.
         mode: String,
     },
-    /// An authorization with modes but no `acl:accessTo`, `acl:accessToClass` or `acl:default`.
-    #[error("the authorization {authorization} names no resource: give it acl:accessTo, acl:accessToClass or acl:default")]
-    NoTarget {
-        /// The authorization's subject.
-        authorization: String,
-    },
     /// Both `acl:accessTo` and `acl:accessToClass` in one authorization, which Fedora 6 refuses.
     #[error("the authorization {authorization} uses both acl:accessTo and acl:accessToClass; a single authorization may use only one of them")]
     AccessToAndAccessToClass {
@@ -234,8 +228,10 @@ impl Acl {
     /// ([`AclError::NotAnIri`]); `acl:accessTo`/`acl:default` outside this server
     /// ([`AclError::RemoteTarget`], 5.5); an `acl:agentGroup` that is neither local nor under
     /// `rules.group_base_uri` ([`AclError::RemoteGroup`], 5.6). Then, per authorization: no
-    /// mode ([`AclError::NoMode`]), no target ([`AclError::NoTarget`]), both `acl:accessTo`
-    /// and `acl:accessToClass` ([`AclError::AccessToAndAccessToClass`], as Fedora 6).
+    /// mode ([`AclError::NoMode`]), both `acl:accessTo` and `acl:accessToClass`
+    /// ([`AclError::AccessToAndAccessToClass`], as Fedora 6). An authorization without
+    /// `acl:accessTo` or `acl:accessToClass` is about the ACL's resource, as Fedora 6 stores
+    /// it ([`implied_access_to`]).
     pub fn parse(acl_id: &str, triples: &[Triple], rules: &AclRules) -> Result<Acl, AclError> {
         Builder::new(acl_id, rules, true).build(triples)
     }
@@ -613,11 +609,6 @@ impl<'r> Builder<'r> {
             let name = || subject_name(draft.subject);
             if auth.modes.is_empty() {
                 self.refuse(AclError::NoMode {
-                    authorization: name(),
-                })?;
-            }
-            if auth.access_to.is_empty() && auth.classes.is_empty() && auth.defaults.is_empty() {
-                self.refuse(AclError::NoTarget {
                     authorization: name(),
                 })?;
             }

@@ -76,6 +76,16 @@ impl Fedora {
     /// empty database: Fedora rebuilds its index from the root first) and extra system
     /// properties `(name, value)`, e.g. `fcrepo.persistence.defaultDigestAlgorithm`.
     pub async fn start_with(ocfl_root: Option<&Path>, properties: &[(&str, &str)]) -> Option<Self> {
+        Self::start_with_users(ocfl_root, properties, &[]).await
+    }
+
+    /// [`start_with`](Self::start_with) with more users `(name, password)` in the realm,
+    /// beside `fedoraAdmin`: ordinary users (role `fedoraUser`), whom WebAC decides for.
+    pub async fn start_with_users(
+        ocfl_root: Option<&Path>,
+        properties: &[(&str, &str)],
+        users: &[(&str, &str)],
+    ) -> Option<Self> {
         let (war, runner) = match artifacts() {
             Ok(found) => found,
             Err(why) => {
@@ -94,7 +104,11 @@ impl Fedora {
         };
         let dir = tempfile::tempdir().unwrap();
         let realm = dir.path().join("realm.properties");
-        fs::write(&realm, "fedoraAdmin: fedoraAdmin,fedoraAdmin\n").unwrap();
+        let mut realm_users = String::from("fedoraAdmin: fedoraAdmin,fedoraAdmin\n");
+        for (name, password) in users {
+            realm_users.push_str(&format!("{name}: {password},fedoraUser\n"));
+        }
+        fs::write(&realm, realm_users).unwrap();
         let jetty = dir.path().join("jetty-realm.xml");
         fs::write(
             &jetty,

@@ -39,17 +39,6 @@ fn validation_refuses_modes_that_are_not_webac_modes() {
 }
 
 #[test]
-fn validation_refuses_an_authorization_without_target() {
-    let e = error(r#"<#auth> a acl:Authorization ; acl:agent "alice" ; acl:mode acl:Read ."#);
-    assert_eq!(
-        e,
-        AclError::NoTarget {
-            authorization: "<#auth>".into()
-        }
-    );
-}
-
-#[test]
 fn validation_refuses_access_to_together_with_access_to_class() {
     // As Fedora 6 (ACLAuthorizationConstraintViolationException).
     let e = error(
