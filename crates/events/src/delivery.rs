@@ -13,7 +13,7 @@ use arca_catalog::{Catalog, ChangeEntry};
 use parking_lot::Mutex;
 use tokio::sync::watch;
 
-use crate::event::{self, EventNames};
+use crate::event::{Event, EventNames};
 use crate::stomp::{Outgoing, Publisher, StompError, StompTarget};
 
 /// Events sent per batch (one write, then one wait for all their receipts).
@@ -275,9 +275,12 @@ impl Worker {
     }
 
     fn message(&self, entry: &ChangeEntry) -> Outgoing {
+        let event = Event::new(entry, &self.names);
+        let mut body = Vec::with_capacity(768);
+        event.write_body(&mut body);
         Outgoing {
-            headers: event::headers(entry, &self.names),
-            body: event::body(entry, &self.names).to_string().into_bytes(),
+            headers: event.headers(),
+            body,
         }
     }
 
