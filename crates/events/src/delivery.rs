@@ -1,6 +1,7 @@
 //! Delivery of the change log to a STOMP broker, behind the writes: a task reads the log
-//! after the last position the broker acknowledged (each message has a receipt), sends the
-//! events in order over one connection, and records its position in the catalog. Writes
+//! after the last position the broker acknowledged (a batch is acknowledged by the receipt
+//! of its last frame), sends the events in order over one connection, and records its
+//! position in the catalog, at least every second and when it stops. Writes
 //! never wait for it; a broker that is down or slow only makes it fall behind, and it
 //! resumes from its recorded position when the broker is back (at-least-once: a message
 //! whose receipt was lost is sent again, with the same `arca.seq` and event id).
@@ -16,8 +17,8 @@ use tokio::sync::watch;
 use crate::event::{Event, EventNames};
 use crate::stomp::{Outgoing, Publisher, StompError, StompTarget};
 
-/// Events sent per batch (one write, then one wait for all their receipts).
-const BATCH: usize = 500;
+/// Events sent per batch (one write, then one wait for the receipt of the last).
+const BATCH: usize = 1000;
 /// How long the broker may take to accept a connection or acknowledge a batch.
 const BROKER_TIMEOUT: Duration = Duration::from_secs(10);
 /// The position is recorded at most this often (and when delivery stops); after a crash
