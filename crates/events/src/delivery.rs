@@ -26,7 +26,7 @@ const BROKER_TIMEOUT: Duration = Duration::from_secs(10);
 const RECORD_EVERY: Duration = Duration::from_secs(1);
 /// Pauses between attempts while the broker fails: doubling from the first to the last.
 const FIRST_RETRY: Duration = Duration::from_millis(200);
-const LAST_RETRY: Duration = Duration::from_secs(10);
+const LAST_RETRY: Duration = Duration::from_secs(2);
 /// How often a delivery that is behind says so in the log.
 const LAG_REPORT_EVERY: Duration = Duration::from_secs(30);
 
@@ -99,14 +99,29 @@ impl DeliveryStatus {
     }
 }
 
+/// How long a delivery may take to stop once told to: the batch in flight is finished (or
+/// times out) and the position recorded.
+pub const STOP_LIMIT: Duration = Duration::from_secs(15);
+
+/// A running delivery.
+#[derive(Debug)]
+pub struct Delivery {
+    /// What operators see of it.
+    pub status: Arc<DeliveryStatus>,
+    /// Its task: it ends once `stop` has turned true, the batch in flight is acknowledged
+    /// (or failed) and the position is recorded. Await it (within [`STOP_LIMIT`]) before
+    /// closing the catalog, or a restart sends the last events again.
+    pub task: tokio::task::JoinHandle<()>,
+}
+
 /// Starts delivering to `dest` on the current tokio runtime; stops when `stop` turns true
-/// (after recording its position). Returns what operators see of it.
+/// (after recording its position).
 pub fn spawn(
     catalog: Arc<dyn Catalog>,
     names: EventNames,
     dest: StompDestination,
     stop: watch::Receiver<bool>,
-) -> Arc<DeliveryStatus> {
+) -> Delivery {
     let status = Arc::new(DeliveryStatus::new(format!(
         "stomp://{}:{}{}",
         dest.target.host, dest.target.port, dest.destination
@@ -117,8 +132,8 @@ pub fn spawn(
         dest,
         status: status.clone(),
     };
-    tokio::spawn(worker.run(stop));
-    status
+    let task = tokio::spawn(worker.run(stop));
+    Delivery { status, task }
 }
 
 struct Worker {
