@@ -306,31 +306,91 @@ async fn delivered(arca: &Arca, http: &Http) -> i64 {
     page["destinations"][0]["delivered"].as_i64().unwrap_or(0)
 }
 
-/// A fresh data directory for one round, and its removal (not timed) afterwards.
+/// A fresh data directory for one round, and its removal (not timed) afterwards. As root
+/// with `mkfs.ext4`, each round gets a file system of its own (a sparse image, loop
+/// mounted): on the shared disk, creating files after large deletions is slowed by ext4's
+/// inode allocator skipping recently deleted inodes, which made every round after the first
+/// several times slower. Otherwise (or with `ARCA_BENCH_LOOP=0`) a directory in `parent`.
 struct Round {
     dir: tempfile::TempDir,
+    mount: Option<std::path::PathBuf>,
 }
 
 impl Round {
     fn new(parent: &Path) -> Self {
-        Round {
-            dir: tempfile::tempdir_in(parent).unwrap(),
+        let dir = tempfile::tempdir_in(parent).unwrap();
+        let loop_ok = std::env::var("ARCA_BENCH_LOOP").as_deref() != Ok("0")
+            // SAFETY: geteuid has no preconditions.
+            && unsafe { libc::geteuid() } == 0;
+        if loop_ok {
+            let image = dir.path().join("fs.img");
+            let mount = dir.path().join("mnt");
+            std::fs::create_dir(&mount).unwrap();
+            std::fs::File::create(&image)
+                .unwrap()
+                .set_len(40 << 30)
+                .unwrap();
+            let run = |program: &str, args: &[&std::ffi::OsStr]| {
+                std::process::Command::new(program)
+                    .args(args)
+                    .status()
+                    .is_ok_and(|s| s.success())
+            };
+            if run(
+                "mkfs.ext4",
+                &["-q".as_ref(), "-F".as_ref(), image.as_os_str()],
+            ) && run(
+                "mount",
+                &[
+                    "-o".as_ref(),
+                    "loop".as_ref(),
+                    image.as_os_str(),
+                    mount.as_os_str(),
+                ],
+            ) {
+                std::fs::create_dir(mount.join("data")).unwrap();
+                return Round {
+                    dir,
+                    mount: Some(mount),
+                };
+            }
+            eprintln!(
+                "    (no loop-mounted file system: the round runs in {})",
+                dir.path().display()
+            );
         }
+        Round { dir, mount: None }
     }
 
-    fn path(&self) -> &Path {
-        self.dir.path()
+    fn path(&self) -> std::path::PathBuf {
+        match &self.mount {
+            Some(mount) => mount.join("data"),
+            None => self.dir.path().to_path_buf(),
+        }
     }
 
     fn remove(self) {
         let started = Instant::now();
-        let path = self.dir.path().to_path_buf();
+        let used = std::process::Command::new("du")
+            .args(["-sh", "--apparent-size"])
+            .arg(self.path())
+            .output()
+            .map(|o| {
+                String::from_utf8_lossy(&o.stdout)
+                    .split_whitespace()
+                    .next()
+                    .unwrap_or("?")
+                    .to_string()
+            })
+            .unwrap_or_default();
+        if let Some(mount) = &self.mount {
+            let _ = std::process::Command::new("umount").arg(mount).status();
+        }
         drop(self.dir);
         // SAFETY: sync has no preconditions.
         unsafe { libc::sync() };
         eprintln!(
-            "    (removed {} in {:.1} s)",
-            path.display(),
+            "    (data {used}; removed in {:.1} s)",
             started.elapsed().as_secs_f64()
         );
     }
@@ -423,7 +483,16 @@ async fn notifications_benchmark() {
         .ok()
         .and_then(|v| v.parse().ok())
         .unwrap_or(2);
-    let parent = tempfile::tempdir().unwrap();
+    // Where the rounds' data go (`ARCA_BENCH_DIR`, e.g. /dev/shm; default the system's
+    // temporary directory).
+    let parent = match std::env::var_os("ARCA_BENCH_DIR") {
+        Some(dir) => tempfile::tempdir_in(dir).unwrap(),
+        None => tempfile::tempdir().unwrap(),
+    };
+    // Which parts run (`ARCA_BENCH_PARTS`, e.g. "ingest,replay"; default all).
+    let parts = std::env::var("ARCA_BENCH_PARTS")
+        .unwrap_or_else(|_| "broker,ingest,latency,outage".to_string());
+    let part = |name: &str| parts.split(',').any(|p| p.trim() == name);
     let mut queue_number = 0;
     let mut fresh_queue = || {
         queue_number += 1;
@@ -431,10 +500,14 @@ async fn notifications_benchmark() {
     };
 
     // 1. The broker alone.
-    for (destination, label) in [
-        (TOPIC.to_string(), "topic, a subscriber"),
-        (fresh_queue(), "persistent queue, a subscriber"),
-    ] {
+    for (destination, label) in (part("broker"))
+        .then_some([
+            (TOPIC.to_string(), "topic, a subscriber"),
+            (fresh_queue(), "persistent queue, a subscriber"),
+        ])
+        .into_iter()
+        .flatten()
+    {
         let (rate, cpu, received) = broker_intake(&broker, &target, &destination, 100_000).await;
         eprintln!(
             "BROKER ALONE {label}: 100000 messages sent at {rate:.0}/s, broker CPU {:.1} µs per message, {received} at the subscriber",
@@ -443,17 +516,21 @@ async fn notifications_benchmark() {
     }
 
     // 2. Events on vs off, alternating rounds, each on a fresh data directory.
-    for (kind, name) in [
-        (Kind::Empty, "empty containers"),
-        (Kind::Small, "20 KiB binaries"),
-    ] {
+    for (kind, name) in part("ingest")
+        .then_some([
+            (Kind::Empty, "empty containers"),
+            (Kind::Small, "20 KiB binaries"),
+        ])
+        .into_iter()
+        .flatten()
+    {
         let (mut on, mut off) = (Vec::new(), Vec::new());
         for round in 0..rounds {
             for events in [false, true] {
                 let data = Round::new(parent.path());
                 let topic_env = env(&url, TOPIC);
                 let env: &[(&str, &str)] = if events { &topic_env } else { &[] };
-                let arca = Arca::serve_with(data.path(), env);
+                let arca = Arca::serve_with(&data.path(), env);
                 let listener =
                     events.then(|| Listener::start(target.clone(), TOPIC.to_string(), false));
                 let before = Cpu::read(&arca, &broker);
@@ -514,7 +591,11 @@ async fn notifications_benchmark() {
 
     // 3. Latency from the 2xx to the event, at 50 writes/s and under full ingest, on the topic
     //    and on a queue.
-    for destination in [TOPIC.to_string(), fresh_queue()] {
+    for destination in part("latency")
+        .then(|| [TOPIC.to_string(), fresh_queue()])
+        .into_iter()
+        .flatten()
+    {
         for (clients, paced, length, label) in [
             (
                 1usize,
@@ -525,7 +606,7 @@ async fn notifications_benchmark() {
             (CLIENTS, None, ROUND, "16 clients, full ingest"),
         ] {
             let data = Round::new(parent.path());
-            let arca = Arca::serve_with(data.path(), &env(&url, &destination));
+            let arca = Arca::serve_with(&data.path(), &env(&url, &destination));
             let listener = Listener::start(target.clone(), destination.clone(), true);
             let times = Arc::new(Times::default());
             let (n, _) = ingest(
@@ -561,9 +642,13 @@ async fn notifications_benchmark() {
 
     // 4. The broker stops for 30 s during 60 s of ingest, on the topic and on a persistent
     //    queue.
-    for destination in [TOPIC.to_string(), fresh_queue()] {
+    for destination in part("outage")
+        .then(|| [TOPIC.to_string(), fresh_queue()])
+        .into_iter()
+        .flatten()
+    {
         let data = Round::new(parent.path());
-        let arca = Arca::serve_with(data.path(), &env(&url, &destination));
+        let arca = Arca::serve_with(&data.path(), &env(&url, &destination));
         let listener = Listener::start(target.clone(), destination.clone(), false);
         let load = ingest(
             &arca,
@@ -618,6 +703,48 @@ async fn notifications_benchmark() {
             secs(acknowledged),
             secs(received),
             all.as_secs_f64(),
+            listener.received.load(Ordering::Relaxed)
+        );
+        listener.stop();
+        arca.stop();
+
+        // 5. Delivery alone: the same log replayed, without writes, to a destination new to
+        //    arca (`deliver_history`): how fast arca hands events over, and the CPU per
+        //    event of arca and of the broker.
+        let replay = if destination == TOPIC {
+            "/topic/fedora-replay".to_string()
+        } else {
+            fresh_queue()
+        };
+        let mut replay_env = env(&url, &replay).to_vec();
+        replay_env.push(("ARCA_EVENTS_DELIVER_HISTORY", "true"));
+        let listener = Listener::start(target.clone(), replay.clone(), false);
+        let before = broker.pid().map_or(0.0, cpu_seconds);
+        let started = Instant::now();
+        let arca = Arca::serve_with(&data.path(), &replay_env);
+        let arca_before = cpu_seconds(arca.pid());
+        let http = Http::new();
+        while delivered(&arca, &http).await < end as i64
+            && started.elapsed() < Duration::from_secs(300)
+        {
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+        let took = started.elapsed().as_secs_f64();
+        let (arca_cpu, broker_cpu) = (
+            cpu_seconds(arca.pid()) - arca_before,
+            broker.pid().map_or(0.0, cpu_seconds) - before,
+        );
+        let waited = Instant::now();
+        while listener.highest.load(Ordering::Relaxed) < end
+            && waited.elapsed() < Duration::from_secs(60)
+        {
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+        eprintln!(
+            "REPLAY {replay}: {end} events acknowledged in {took:.1} s from arca's start ({:.0}/s); CPU per event: arca {:.1} µs, broker {:.1} µs; {} at the subscriber",
+            end as f64 / took,
+            arca_cpu * 1e6 / end as f64,
+            broker_cpu * 1e6 / end as f64,
             listener.received.load(Ordering::Relaxed)
         );
         listener.stop();
