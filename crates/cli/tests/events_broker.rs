@@ -289,3 +289,131 @@ async fn every_change_reaches_the_broker_across_a_broker_restart_and_a_crash() {
     }
     arca.stop();
 }
+
+/// A clean stop (SIGTERM) while delivery works through a backlog: the delivery finishes the
+/// batch in flight and records how far the broker acknowledged before arca exits, so the
+/// restarted server sends none of those events again (without that, the position recorded
+/// up to a second earlier made the restart send them twice).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_clean_stop_records_the_position_so_a_restart_sends_no_event_twice() {
+    const OBJECTS: usize = 3000;
+    const WRITERS: usize = 8;
+    let Some(broker) = ActiveMq::start() else {
+        return;
+    };
+    let data = tempfile::tempdir().unwrap();
+    let url = broker.stomp_url();
+    let destination = "/queue/arca-clean-stop-test";
+    let env = [
+        ("ARCA_EVENTS_STOMP_URL", url.as_str()),
+        ("ARCA_EVENTS_DESTINATION", destination),
+        ("ARCA_EVENTS_DELIVER_HISTORY", "true"),
+    ];
+    let target = StompTarget::parse(&url).unwrap();
+
+    // 1. A backlog: the log of OBJECTS creations, written without a broker configured.
+    let arca = Arca::serve(data.path());
+    let http = Http::new();
+    write(&http, &arca, Method::PUT, "/backlog", &[TURTLE], "").await;
+    let writers: Vec<_> = (0..WRITERS)
+        .map(|w| {
+            let (http, url) = (http.clone(), arca.url("/backlog"));
+            tokio::spawn(async move {
+                for i in (w..OBJECTS).step_by(WRITERS) {
+                    let slug = format!("o{i}");
+                    let r = http
+                        .request(Method::POST, &url, &[("slug", slug.as_str())], "")
+                        .await;
+                    assert_eq!(r.status.as_u16(), 201, "{}", r.text());
+                }
+            })
+        })
+        .collect();
+    for w in writers {
+        w.await.unwrap();
+    }
+    let last = arca.last_event(&http).await;
+    let first = arca.events_after(&http, 0).await[0].0;
+    arca.stop();
+
+    // 2. Delivery of the whole log starts; arca is stopped cleanly as soon as the first
+    //    events are at the subscriber, while the rest are still being sent.
+    let mut sub = Some(
+        Subscriber::connect(&target, destination, Duration::from_secs(10))
+            .await
+            .unwrap(),
+    );
+    let arca = Arca::serve_with(data.path(), &env);
+    let arrived = sub
+        .as_mut()
+        .unwrap()
+        .next(Duration::from_secs(30))
+        .await
+        .unwrap()
+        .expect("the first event arrives");
+    arca.stop();
+    let mut counts: BTreeMap<i64, usize> = BTreeMap::new();
+    let count = |counts: &mut BTreeMap<i64, usize>, m: &arca_events::stomp::Message| {
+        let seq: i64 = m.header("arca.seq").unwrap().parse().unwrap();
+        *counts.entry(seq).or_default() += 1;
+    };
+    count(&mut counts, &arrived);
+    // What the first server handed to the broker before it stopped.
+    while let Some(m) = sub
+        .as_mut()
+        .unwrap()
+        .next(Duration::from_secs(2))
+        .await
+        .unwrap()
+    {
+        count(&mut counts, &m);
+    }
+    let before_restart = counts.len();
+    assert!(
+        (before_restart as i64) < last - first + 1,
+        "the stop came while events were still being sent ({before_restart} of {} sent)",
+        last - first + 1
+    );
+
+    // 3. The restarted server sends the rest, and nothing of what the broker acknowledged.
+    let arca = Arca::serve_with(data.path(), &env);
+    let started = Instant::now();
+    while counts.keys().next_back() != Some(&last) && started.elapsed() < Duration::from_secs(60) {
+        if let Some(m) = sub
+            .as_mut()
+            .unwrap()
+            .next(Duration::from_millis(500))
+            .await
+            .unwrap()
+        {
+            count(&mut counts, &m);
+        }
+    }
+    while let Some(m) = sub
+        .as_mut()
+        .unwrap()
+        .next(Duration::from_millis(500))
+        .await
+        .unwrap()
+    {
+        count(&mut counts, &m);
+    }
+    let twice: Vec<_> = counts
+        .iter()
+        .filter(|(_, n)| **n > 1)
+        .map(|(s, _)| *s)
+        .collect();
+    assert!(
+        twice.is_empty(),
+        "{} events were sent again after the clean stop ({before_restart} before it), e.g. {:?}",
+        twice.len(),
+        &twice[..twice.len().min(10)]
+    );
+    assert_eq!(
+        counts.keys().copied().collect::<Vec<_>>(),
+        (first..=last).collect::<Vec<_>>(),
+        "every event of the log, once"
+    );
+    arca.stop();
+    sub.take().unwrap().close().await;
+}

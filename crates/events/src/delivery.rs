@@ -1,6 +1,7 @@
 //! Delivery of the change log to a STOMP broker, behind the writes: a task reads the log
-//! after the last position the broker acknowledged (each message has a receipt), sends the
-//! events in order over one connection, and records its position in the catalog. Writes
+//! after the last position the broker acknowledged (a batch is acknowledged by the receipt
+//! of its last frame), sends the events in order over one connection, and records its
+//! position in the catalog, at least every second and when it stops. Writes
 //! never wait for it; a broker that is down or slow only makes it fall behind, and it
 //! resumes from its recorded position when the broker is back (at-least-once: a message
 //! whose receipt was lost is sent again, with the same `arca.seq` and event id).
@@ -13,11 +14,11 @@ use arca_catalog::{Catalog, ChangeEntry};
 use parking_lot::Mutex;
 use tokio::sync::watch;
 
-use crate::event::{self, EventNames};
+use crate::event::{Event, EventNames};
 use crate::stomp::{Outgoing, Publisher, StompError, StompTarget};
 
-/// Events sent per batch (one write, then one wait for all their receipts).
-const BATCH: usize = 500;
+/// Events sent per batch (one write, then one wait for the receipt of the last).
+const BATCH: usize = 1000;
 /// How long the broker may take to accept a connection or acknowledge a batch.
 const BROKER_TIMEOUT: Duration = Duration::from_secs(10);
 /// The position is recorded at most this often (and when delivery stops); after a crash
@@ -25,7 +26,7 @@ const BROKER_TIMEOUT: Duration = Duration::from_secs(10);
 const RECORD_EVERY: Duration = Duration::from_secs(1);
 /// Pauses between attempts while the broker fails: doubling from the first to the last.
 const FIRST_RETRY: Duration = Duration::from_millis(200);
-const LAST_RETRY: Duration = Duration::from_secs(10);
+const LAST_RETRY: Duration = Duration::from_secs(2);
 /// How often a delivery that is behind says so in the log.
 const LAG_REPORT_EVERY: Duration = Duration::from_secs(30);
 
@@ -98,14 +99,29 @@ impl DeliveryStatus {
     }
 }
 
+/// How long a delivery may take to stop once told to: the batch in flight is finished (or
+/// times out) and the position recorded.
+pub const STOP_LIMIT: Duration = Duration::from_secs(15);
+
+/// A running delivery.
+#[derive(Debug)]
+pub struct Delivery {
+    /// What operators see of it.
+    pub status: Arc<DeliveryStatus>,
+    /// Its task: it ends once `stop` has turned true, the batch in flight is acknowledged
+    /// (or failed) and the position is recorded. Await it (within [`STOP_LIMIT`]) before
+    /// closing the catalog, or a restart sends the last events again.
+    pub task: tokio::task::JoinHandle<()>,
+}
+
 /// Starts delivering to `dest` on the current tokio runtime; stops when `stop` turns true
-/// (after recording its position). Returns what operators see of it.
+/// (after recording its position).
 pub fn spawn(
     catalog: Arc<dyn Catalog>,
     names: EventNames,
     dest: StompDestination,
     stop: watch::Receiver<bool>,
-) -> Arc<DeliveryStatus> {
+) -> Delivery {
     let status = Arc::new(DeliveryStatus::new(format!(
         "stomp://{}:{}{}",
         dest.target.host, dest.target.port, dest.destination
@@ -116,8 +132,8 @@ pub fn spawn(
         dest,
         status: status.clone(),
     };
-    tokio::spawn(worker.run(stop));
-    status
+    let task = tokio::spawn(worker.run(stop));
+    Delivery { status, task }
 }
 
 struct Worker {
@@ -275,9 +291,12 @@ impl Worker {
     }
 
     fn message(&self, entry: &ChangeEntry) -> Outgoing {
+        let event = Event::new(entry, &self.names);
+        let mut body = Vec::with_capacity(768);
+        event.write_body(&mut body);
         Outgoing {
-            headers: event::headers(entry, &self.names),
-            body: event::body(entry, &self.names).to_string().into_bytes(),
+            headers: event.headers(),
+            body,
         }
     }
 

@@ -4,8 +4,12 @@
 //! the entry's sequence number, so that consumers can drop a message delivered twice. Never
 //! the resource's content.
 
+use std::borrow::Cow;
+use std::sync::OnceLock;
+
 use arca_catalog::{ChangeEntry, ChangeKind};
 use arca_model::parse_instant;
+use serde::Serialize;
 use serde_json::{json, Value};
 
 /// Fedora's agent IRI base for users (`fcrepo.auth.webac.userAgent.baseUri`'s default).
@@ -26,19 +30,6 @@ pub struct EventNames {
     /// Prefix that makes a user name an agent IRI (Fedora's `info:fedora/local-user#`);
     /// users recorded as IRIs (`auth.user_base_uri` is set) are used as they are.
     pub user_base_uri: String,
-}
-
-impl EventNames {
-    /// The URL of the resource `entry` is about.
-    pub fn object_url(&self, entry: &ChangeEntry) -> String {
-        let id = &entry.change.id;
-        if id.is_root() {
-            // As Fedora: the root's URL ends with a slash.
-            format!("{}/", self.base_url)
-        } else {
-            format!("{}/{}", self.base_url, id.encoded_path())
-        }
-    }
 }
 
 /// The ActivityStreams type and Fedora's name of a kind of change.
@@ -62,35 +53,147 @@ pub fn event_id(entry: &ChangeEntry, names: &EventNames) -> String {
     )
 }
 
-/// The JSON-LD body of the event for `entry`, as Fedora 6.1 writes it.
-pub fn body(entry: &ChangeEntry, names: &EventNames) -> Value {
-    let c = &entry.change;
-    let (kind, name) = activity(c.kind);
-    let mut types: Vec<&str> = c.types.iter().map(String::as_str).collect();
-    if !types.contains(&PROV_ENTITY) {
-        types.push(PROV_ENTITY);
+/// The event of one change-log entry, with what its body and its headers share computed
+/// once: the event id and the resource's path.
+#[derive(Debug)]
+pub struct Event<'a> {
+    entry: &'a ChangeEntry,
+    names: &'a EventNames,
+    id: String,
+    /// The resource's encoded path below the REST base (empty for the root).
+    path: String,
+}
+
+impl<'a> Event<'a> {
+    /// The event of `entry`, its resources named under `names`.
+    pub fn new(entry: &'a ChangeEntry, names: &'a EventNames) -> Self {
+        Event {
+            entry,
+            names,
+            id: event_id(entry, names),
+            path: entry.change.id.encoded_path(),
+        }
     }
-    let person = if c.user.contains(':') {
-        c.user.clone()
-    } else {
-        format!("{}{}", names.user_base_uri, c.user)
-    };
-    let mut actor = vec![json!({ "type": "Person", "id": person })];
-    if let Some(agent) = &c.agent {
-        actor.push(json!({ "type": "Application", "name": agent }));
+
+    /// The event id ([`event_id`]).
+    pub fn id(&self) -> &str {
+        &self.id
     }
-    json!({
-        "id": event_id(entry, names),
-        "type": [kind],
-        "name": name,
-        "published": c.at,
-        "actor": actor,
-        "object": {
-            "type": types,
-            "id": names.object_url(entry),
-            "isPartOf": names.base_url,
-        },
-        "@context": [
+
+    /// The JSON-LD body, as Fedora 6.1 writes it.
+    pub fn body(&self) -> Value {
+        serde_json::to_value(self.serializable()).unwrap_or_default()
+    }
+
+    /// Appends the JSON-LD body's bytes (what [`body`](Self::body) holds) to `out`.
+    pub fn write_body(&self, out: &mut Vec<u8>) {
+        // Writing into a Vec cannot fail, nor can serializing strings and lists.
+        let _ = serde_json::to_writer(out, &self.serializable());
+    }
+
+    /// The message headers Fedora 6 sets (`org.fcrepo.jms.*`) and [`SEQ_HEADER`].
+    pub fn headers(&self) -> Vec<(String, String)> {
+        let c = &self.entry.change;
+        let (kind, _) = activity(c.kind);
+        let mut out = Vec::with_capacity(9);
+        out.extend([
+            (
+                "org.fcrepo.jms.identifier".to_string(),
+                format!("/{}", self.path),
+            ),
+            (
+                "org.fcrepo.jms.eventType".into(),
+                format!("{ACTIVITY_STREAMS}#{kind}"),
+            ),
+            ("org.fcrepo.jms.user".into(), c.user.clone()),
+            ("org.fcrepo.jms.baseURL".into(), self.names.base_url.clone()),
+            ("org.fcrepo.jms.resourceType".into(), c.types.join(",")),
+            ("org.fcrepo.jms.eventID".into(), self.id.clone()),
+            (
+                "org.fcrepo.jms.timestamp".into(),
+                unix_millis(&c.at).to_string(),
+            ),
+            (SEQ_HEADER.into(), self.entry.seq.to_string()),
+        ]);
+        if let Some(agent) = &c.agent {
+            out.push(("org.fcrepo.jms.userAgent".into(), agent.clone()));
+        }
+        out
+    }
+
+    fn serializable(&self) -> Body<'_> {
+        let c = &self.entry.change;
+        let (kind, name) = activity(c.kind);
+        let mut types: Vec<&str> = c.types.iter().map(String::as_str).collect();
+        if !types.contains(&PROV_ENTITY) {
+            types.push(PROV_ENTITY);
+        }
+        let person = if c.user.contains(':') {
+            Cow::Borrowed(c.user.as_str())
+        } else {
+            Cow::Owned(format!("{}{}", self.names.user_base_uri, c.user))
+        };
+        let mut actor = vec![Actor::Person { id: person }];
+        if let Some(agent) = &c.agent {
+            actor.push(Actor::Application { name: agent });
+        }
+        let url = if self.entry.change.id.is_root() {
+            // As Fedora: the root's URL ends with a slash.
+            format!("{}/", self.names.base_url)
+        } else {
+            format!("{}/{}", self.names.base_url, self.path)
+        };
+        Body {
+            id: &self.id,
+            kind: [kind],
+            name,
+            published: &c.at,
+            actor,
+            object: Object {
+                kind: types,
+                id: url,
+                is_part_of: &self.names.base_url,
+            },
+            context: context(),
+        }
+    }
+}
+
+/// The JSON-LD body in Fedora's member order.
+#[derive(Serialize)]
+struct Body<'a> {
+    id: &'a str,
+    #[serde(rename = "type")]
+    kind: [&'static str; 1],
+    name: &'static str,
+    published: &'a str,
+    actor: Vec<Actor<'a>>,
+    object: Object<'a>,
+    #[serde(rename = "@context")]
+    context: &'static Value,
+}
+
+#[derive(Serialize)]
+#[serde(tag = "type")]
+enum Actor<'a> {
+    Person { id: Cow<'a, str> },
+    Application { name: &'a str },
+}
+
+#[derive(Serialize)]
+struct Object<'a> {
+    #[serde(rename = "type")]
+    kind: Vec<&'a str>,
+    id: String,
+    #[serde(rename = "isPartOf")]
+    is_part_of: &'a str,
+}
+
+/// The `@context` every event carries.
+fn context() -> &'static Value {
+    static CONTEXT: OnceLock<Value> = OnceLock::new();
+    CONTEXT.get_or_init(|| {
+        json!([
             format!("{ACTIVITY_STREAMS}#"),
             {
                 "prov": "http://www.w3.org/ns/prov#",
@@ -99,39 +202,51 @@ pub fn body(entry: &ChangeEntry, names: &EventNames) -> Value {
                 "id": "@id",
                 "isPartOf": { "@id": "dcterms:isPartOf", "@type": "@id" },
             },
-        ],
+        ])
     })
 }
 
-/// The message headers Fedora 6 sets (`org.fcrepo.jms.*`) and [`SEQ_HEADER`].
-pub fn headers(entry: &ChangeEntry, names: &EventNames) -> Vec<(String, String)> {
-    let c = &entry.change;
-    let (kind, _) = activity(c.kind);
-    let millis = parse_instant(&c.at)
-        .map(|t| (t.unix_timestamp_nanos() / 1_000_000) as i64)
-        .unwrap_or_default();
-    let mut out = vec![
-        ("org.fcrepo.jms.identifier".into(), identifier(entry)),
-        (
-            "org.fcrepo.jms.eventType".into(),
-            format!("{ACTIVITY_STREAMS}#{kind}"),
-        ),
-        ("org.fcrepo.jms.user".into(), c.user.clone()),
-        ("org.fcrepo.jms.baseURL".into(), names.base_url.clone()),
-        ("org.fcrepo.jms.resourceType".into(), c.types.join(",")),
-        ("org.fcrepo.jms.eventID".into(), event_id(entry, names)),
-        ("org.fcrepo.jms.timestamp".into(), millis.to_string()),
-        (SEQ_HEADER.into(), entry.seq.to_string()),
-    ];
-    if let Some(agent) = &c.agent {
-        out.push(("org.fcrepo.jms.userAgent".into(), agent.clone()));
-    }
-    out
+/// The instant `at` (RFC 3339) in milliseconds since 1970 (0 if it is not one). The change
+/// log writes `YYYY-MM-DDTHH:MM:SS[.fraction]Z`, read here without a general parser; other
+/// forms go through [`parse_instant`].
+fn unix_millis(at: &str) -> i64 {
+    utc_millis(at)
+        .or_else(|| parse_instant(at).map(|t| (t.unix_timestamp_nanos() / 1_000_000) as i64))
+        .unwrap_or_default()
 }
 
-/// The resource's path below the REST base, with a leading slash (`/a/b`; `/` for the root).
-fn identifier(entry: &ChangeEntry) -> String {
-    format!("/{}", entry.change.id.encoded_path())
+/// `YYYY-MM-DDTHH:MM:SS[.fraction]Z` in milliseconds since 1970; `None` for any other form.
+fn utc_millis(at: &str) -> Option<i64> {
+    let b = at.as_bytes();
+    let number = |from: usize, to: usize| -> Option<i64> {
+        b.get(from..to)?.iter().try_fold(0i64, |n, &d| {
+            d.is_ascii_digit().then(|| n * 10 + i64::from(d - b'0'))
+        })
+    };
+    let separators = [(4, b'-'), (7, b'-'), (10, b'T'), (13, b':'), (16, b':')];
+    if b.last() != Some(&b'Z') || separators.iter().any(|&(i, c)| b.get(i) != Some(&c)) {
+        return None;
+    }
+    let fraction = match &b[19..b.len() - 1] {
+        [] => 0,
+        [b'.', digits @ ..] if (1..=9).contains(&digits.len()) => {
+            let ms = number(20, 20 + digits.len().min(3))?;
+            number(20, 20 + digits.len())?;
+            ms * 10i64.pow(3 - digits.len().min(3) as u32)
+        }
+        _ => return None,
+    };
+    let (hour, minute, second) = (number(11, 13)?, number(14, 16)?, number(17, 19)?);
+    if hour > 23 || minute > 59 || second > 59 {
+        return None;
+    }
+    let month = time::Month::try_from(u8::try_from(number(5, 7)?).ok()?).ok()?;
+    let day = u8::try_from(number(8, 10)?).ok()?;
+    let date =
+        time::Date::from_calendar_date(i32::try_from(number(0, 4)?).ok()?, month, day).ok()?;
+    // Julian day 2440588 is 1970-01-01.
+    let days = i64::from(date.to_julian_day() - 2_440_588);
+    Some(((days * 24 + hour) * 60 + minute) * 60_000 + second * 1000 + fraction)
 }
 
 #[cfg(test)]
@@ -169,7 +284,9 @@ mod tests {
             Some("curl/7.88.1"),
             &["http://www.w3.org/ns/ldp#NonRDFSource"],
         );
-        let v = body(&e, &names());
+        let names = names();
+        let event = Event::new(&e, &names);
+        let v = event.body();
         assert_eq!(v["type"], json!(["Create"]));
         assert_eq!(v["name"], "create resource");
         assert_eq!(v["published"], "2026-11-24T19:37:36.531061929Z");
@@ -189,7 +306,7 @@ mod tests {
             })
         );
         assert_eq!(v["@context"][0], "https://www.w3.org/ns/activitystreams#");
-        let h = headers(&e, &names());
+        let h = event.headers();
         let get = |n: &str| h.iter().find(|(k, _)| k == n).map(|(_, v)| v.as_str());
         assert_eq!(get("org.fcrepo.jms.identifier"), Some("/c1/b%201"));
         assert_eq!(
@@ -200,6 +317,67 @@ mod tests {
         assert_eq!(get(SEQ_HEADER), Some("42"));
         assert_eq!(get("org.fcrepo.jms.userAgent"), Some("curl/7.88.1"));
         assert_eq!(get("org.fcrepo.jms.eventID"), v["id"].as_str());
+        assert_eq!(event.id(), event_id(&e, &names));
+    }
+
+    #[test]
+    fn the_written_body_is_the_body() {
+        let names = names();
+        for e in [
+            entry(
+                ChangeKind::Create,
+                Some("curl/7.88.1"),
+                &[PROV_ENTITY, "x:T"],
+            ),
+            entry(ChangeKind::Delete, None, &[]),
+        ] {
+            let event = Event::new(&e, &names);
+            let mut bytes = Vec::new();
+            event.write_body(&mut bytes);
+            assert_eq!(String::from_utf8(bytes).unwrap(), event.body().to_string());
+        }
+        let mut root = entry(ChangeKind::Update, None, &[]);
+        root.change.id = FedoraId::root();
+        let v = Event::new(&root, &names).body();
+        assert_eq!(v["object"]["id"], "http://127.0.0.1:8080/rest/");
+        assert_eq!(
+            Event::new(&root, &names).headers()[0],
+            ("org.fcrepo.jms.identifier".to_string(), "/".to_string())
+        );
+        let mut iri_user = entry(ChangeKind::Update, None, &[]);
+        iri_user.change.user = "http://example.org/me".into();
+        let v = Event::new(&iri_user, &names).body();
+        assert_eq!(v["actor"][0]["id"], "http://example.org/me");
+    }
+
+    #[test]
+    fn milliseconds_read_without_the_parser_equal_the_parsers() {
+        for at in [
+            "2026-11-24T19:37:36.531061929Z",
+            "2026-11-24T19:37:36Z",
+            "2026-11-24T19:37:36.5Z",
+            "2026-11-24T19:37:36.53Z",
+            "1970-01-01T00:00:00Z",
+            "1969-12-31T23:59:59.999Z",
+            "2024-02-29T12:00:00.001000Z",
+            "0001-01-01T00:00:00Z",
+        ] {
+            let parsed = parse_instant(at).unwrap().unix_timestamp_nanos() / 1_000_000;
+            assert_eq!(utc_millis(at), Some(parsed as i64), "{at}");
+        }
+        for at in [
+            "2026-11-24T19:37:36+01:00",
+            "2026-02-30T00:00:00Z",
+            "2026-11-24T24:00:00Z",
+            "2026-11-24T19:37:36.Z",
+            "2026-11-24T19:37:36.1234567890Z",
+            "2026-11-24 19:37:36Z",
+            "",
+        ] {
+            assert_eq!(utc_millis(at), None, "{at}");
+        }
+        assert_eq!(unix_millis("2026-11-24T20:37:36.531+01:00"), 1795549056531);
+        assert_eq!(unix_millis("not an instant"), 0);
     }
 
     #[test]
@@ -209,7 +387,8 @@ mod tests {
         let mut other = e.clone();
         other.seq += 1;
         assert_ne!(event_id(&e, &names()), event_id(&other, &names()));
-        let v = body(&e, &names());
+        let names = names();
+        let v = Event::new(&e, &names).body();
         assert_eq!(v["type"], json!(["Purge"]));
         assert_eq!(v["name"], "remove resource tombstone");
         assert_eq!(v["object"]["type"], json!([PROV_ENTITY]));

@@ -281,3 +281,40 @@ async fn refusals_are_clear_errors() {
         "a publisher is not used after an error: {after:?}"
     );
 }
+
+/// A batch asks for a receipt on its last frame only. ActiveMQ handles the frames of a
+/// connection in order, so the refusal of an earlier frame (its `ERROR` frame) arrives
+/// before that receipt and fails the whole batch; the receipt confirms a batch only when
+/// every frame before it was taken.
+#[tokio::test]
+async fn a_frame_refused_inside_a_batch_fails_the_batch() {
+    let Some(broker) = ActiveMq::start() else {
+        return;
+    };
+    started(&broker);
+    let target = target(&broker);
+    let queue = "/queue/arca-refused-inside";
+    let mut publisher = Publisher::connect(&target, CONNECT)
+        .await
+        .expect("connected");
+    let mut messages: Vec<Outgoing> = (0..500)
+        .map(|n| Outgoing {
+            headers: vec![("arca-seq".into(), n.to_string())],
+            body: body_of(n),
+        })
+        .collect();
+    publisher
+        .send_batch(queue, &messages, BATCH)
+        .await
+        .expect("a batch of accepted frames is confirmed");
+    messages[250]
+        .headers
+        .push(("transaction".into(), "never-begun".into()));
+    match publisher.send_batch(queue, &messages, BATCH).await {
+        Err(StompError::Broker(text)) => {
+            assert!(text.contains("never-begun"), "{text}");
+            eprintln!("frame 250 of 500 refused: {text}");
+        }
+        other => panic!("expected the broker's refusal of frame 250, got {other:?}"),
+    }
+}

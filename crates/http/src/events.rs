@@ -108,7 +108,7 @@ async fn visible(ctx: &Ctx, names: &EventNames, entries: Vec<ChangeEntry>) -> Ve
         {
             continue;
         }
-        let mut body = event::body(&entry, names);
+        let mut body = event::Event::new(&entry, names).body();
         body["seq"] = json!(entry.seq);
         out.push((entry.seq, body));
     }

@@ -193,7 +193,7 @@ fn start_events(
     repo: &Repository,
     addr: std::net::SocketAddr,
     stop: tokio::sync::watch::Receiver<bool>,
-) -> anyhow::Result<Vec<Arc<arca_events::delivery::DeliveryStatus>>> {
+) -> anyhow::Result<Vec<arca_events::delivery::Delivery>> {
     let catalog = repo.catalog().clone();
     if config.events.keep_days > 0 {
         arca_events::spawn_retention(catalog.clone(), config.events.keep_days, stop.clone());
@@ -400,6 +400,7 @@ pub async fn run_observed(
     };
     let indexing = search.as_ref().map(|s| s.spawn(events_stopped.clone()));
     let deliveries = start_events(&config, &repo, addr, events_stopped)?;
+    let delivery_statuses = deliveries.iter().map(|d| d.status.clone()).collect();
     let fedora3_facade = fedora3_facade(&config, &repo).await?;
     let app = arca_http::router(
         repo,
@@ -410,7 +411,7 @@ pub async fn run_observed(
             limits: requests.clone(),
             external_allowed,
             auth,
-            deliveries,
+            deliveries: delivery_statuses,
             search,
             search_max_results: config.search.max_results,
             fedora3_facade: Arc::new(fedora3_facade.into()),
@@ -434,6 +435,16 @@ pub async fn run_observed(
     )
     .await;
     let _ = stop_events.send(true);
+    for delivery in deliveries {
+        // The delivery finishes its batch and records how far the broker acknowledged, so
+        // that a restart does not send those events again.
+        if tokio::time::timeout(arca_events::delivery::STOP_LIMIT, delivery.task)
+            .await
+            .is_err()
+        {
+            tracing::warn!(destination = %delivery.status.name, "event delivery did not stop in time; a restart sends its last events again");
+        }
+    }
     if let Some(task) = indexing {
         // The indexer finishes its batch; what it has not committed it does again next time.
         let _ = tokio::time::timeout(std::time::Duration::from_secs(10), task).await;

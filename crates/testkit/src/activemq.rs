@@ -125,6 +125,11 @@ impl ActiveMq {
         self.dir.path()
     }
 
+    /// The broker's process id while it runs (to read its CPU time in benchmarks).
+    pub fn pid(&self) -> Option<u32> {
+        self.child.as_ref().map(Child::id)
+    }
+
     /// Whether the broker process is running.
     pub fn is_running(&mut self) -> bool {
         match self.child.as_mut() {
