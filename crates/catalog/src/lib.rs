@@ -15,7 +15,9 @@ mod transactions;
 use arca_model::{FedoraId, ResourceHeaders};
 use async_trait::async_trait;
 
-pub use postgres::{PostgresCatalog, CHANGE_LOG_LOCK, SCHEMA_VERSION as POSTGRES_SCHEMA_VERSION};
+pub use postgres::{
+    PostgresCatalog, CHANGES_CHANNEL, CHANGE_LOG_LOCK, SCHEMA_VERSION as POSTGRES_SCHEMA_VERSION,
+};
 pub use sqlite::SqliteCatalog;
 pub use transactions::{
     TransactionStore, TxContent, TxEnd, TxFile, TxObject, TxRefusal, TxResource, TxStage, TxStatus,

@@ -17,9 +17,12 @@
 //! - **Not yet shared across nodes** (a later step of the scale-out): the kernel's
 //!   per-object write locks are in process memory, and an ordinary write checks
 //!   [`tx_owners`](crate::TransactionStore::tx_owners) before it writes without holding
-//!   anything, so a transaction on another node may claim the object in between; the
-//!   [`last_change`](crate::Catalog::last_change) watch follows this node's commits only
-//!   (other nodes' changes are seen by whoever reads the log, not woken for).
+//!   anything, so a transaction on another node may claim the object in between (the
+//!   per-object locks with a lease will close that gap).
+//! - **The change log's watch.** [`last_change`](crate::Catalog::last_change) follows every
+//!   node's commits: a commit that logs changes announces its last sequence number on the
+//!   channel [`CHANGES_CHANNEL`] (`NOTIFY`, delivered at commit) and every catalog listens
+//!   on it; after a lost connection it catches up from the log itself.
 //!
 //! Durability is PostgreSQL's own: a commit returns once its WAL is flushed
 //! (`synchronous_commit` on), independently of the OCFL root's filesystem.
@@ -32,7 +35,7 @@ use std::sync::Arc;
 use arca_model::{FedoraId, ResourceHeaders};
 use async_trait::async_trait;
 use parking_lot::Mutex;
-use sqlx::postgres::{PgConnectOptions, PgPoolOptions, PgRow};
+use sqlx::postgres::{PgConnectOptions, PgListener, PgPoolOptions, PgRow};
 use sqlx::{PgConnection, PgPool, Row};
 
 use crate::{
@@ -43,6 +46,10 @@ use crate::{
 /// The key of the transaction-scoped advisory lock that orders change-log appends (any
 /// constant unlikely to collide with an application's own locks: "arcachg" in ASCII).
 pub const CHANGE_LOG_LOCK: i64 = 0x61_7263_6163_6867;
+
+/// The `LISTEN`/`NOTIFY` channel on which commits announce their last change-log sequence
+/// number to every node.
+pub const CHANGES_CHANNEL: &str = "arca_changes";
 
 /// The key of the advisory lock held while the schema is created or migrated, so that
 /// nodes starting together do not migrate twice ("arcasch").
@@ -199,6 +206,8 @@ const MAX_CONNECTIONS: u32 = 16;
 /// module documentation for what is and is not safe across nodes yet).
 pub struct PostgresCatalog {
     inner: Arc<Inner>,
+    /// Dropped with the catalog, which ends the task following other nodes' changes.
+    _follower: tokio::sync::oneshot::Sender<()>,
 }
 
 struct Inner {
@@ -232,16 +241,23 @@ impl PostgresCatalog {
             .connect_with(options)
             .await?;
         migrate(&pool).await?;
+        // Listening before the log is read: no change committed in between is missed.
+        let mut listener = PgListener::connect_with(&pool).await?;
+        listener.listen(CHANGES_CHANNEL).await?;
         let last: i64 = sqlx::query_scalar("SELECT COALESCE(MAX(seq), 0) FROM changes")
             .fetch_one(&pool)
             .await?;
+        let inner = Arc::new(Inner {
+            pool,
+            pending: Mutex::new(Vec::new()),
+            committing: AtomicBool::new(false),
+            last_change: tokio::sync::watch::Sender::new(last),
+        });
+        let (follower, stop) = tokio::sync::oneshot::channel();
+        tokio::spawn(follow_changes(Arc::downgrade(&inner), listener, stop));
         Ok(Self {
-            inner: Arc::new(Inner {
-                pool,
-                pending: Mutex::new(Vec::new()),
-                committing: AtomicBool::new(false),
-                last_change: tokio::sync::watch::Sender::new(last),
-            }),
+            inner,
+            _follower: follower,
         })
     }
 
@@ -294,6 +310,58 @@ impl PostgresCatalog {
         let rows = query.fetch_all(self.pool()).await?;
         rows.iter().map(record_from_row).collect()
     }
+}
+
+/// Moves the last-change watch forward as commits of any node announce their sequence
+/// numbers, until the catalog is dropped or its pool closed. A lost connection is
+/// reconnected and the watch caught up from the log (announcements are not kept).
+async fn follow_changes(
+    inner: std::sync::Weak<Inner>,
+    mut listener: PgListener,
+    mut stop: tokio::sync::oneshot::Receiver<()>,
+) {
+    loop {
+        let next = tokio::select! {
+            _ = &mut stop => return,
+            next = listener.try_recv() => next,
+        };
+        let Some(inner) = inner.upgrade() else {
+            return;
+        };
+        match next {
+            Ok(Some(notification)) => {
+                if let Ok(seq) = notification.payload().parse::<i64>() {
+                    advance(&inner.last_change, seq);
+                }
+            }
+            Ok(None) => match inner.pool.acquire().await {
+                Ok(mut conn) => match last_seq(&mut conn).await {
+                    Ok(seq) => advance(&inner.last_change, seq),
+                    Err(e) => tracing::warn!(error = %e, "catalog: cannot read the change log"),
+                },
+                Err(e) => tracing::warn!(error = %e, "catalog: cannot read the change log"),
+            },
+            Err(sqlx::Error::PoolClosed) => return,
+            Err(e) => {
+                tracing::warn!(error = %e, "catalog: not following other nodes' changes; retrying");
+                drop(inner);
+                tokio::select! {
+                    _ = &mut stop => return,
+                    _ = tokio::time::sleep(std::time::Duration::from_secs(1)) => {}
+                }
+            }
+        }
+    }
+}
+
+/// Announces `seq` on [`CHANGES_CHANNEL`] when the current transaction commits.
+async fn announce(conn: &mut PgConnection, seq: i64) -> Result<()> {
+    sqlx::query("SELECT pg_notify($1, $2)")
+        .bind(CHANGES_CHANNEL)
+        .bind(seq.to_string())
+        .execute(&mut *conn)
+        .await?;
+    Ok(())
 }
 
 /// Creates the schema or brings it to [`SCHEMA_VERSION`], under an advisory lock.
@@ -460,6 +528,13 @@ fn commit_writes(
                 }
             };
             outcomes.push(outcome);
+        }
+        let last = outcomes
+            .iter()
+            .filter_map(|o: &Result<Option<i64>>| o.as_ref().ok().copied().flatten())
+            .max();
+        if let Some(seq) = last {
+            announce(&mut tx, seq).await?;
         }
         tx.commit().await?;
         Ok(outcomes)
@@ -966,6 +1041,7 @@ impl Catalog for PostgresCatalog {
             .await?
             .rows_affected();
         let last = last_seq(&mut tx).await?;
+        announce(&mut tx, last).await?;
         tx.commit().await?;
         advance(&self.inner.last_change, last);
         Ok(n)

@@ -178,3 +178,27 @@ async fn a_consumer_following_two_writing_nodes_misses_no_change() {
         "the consumer saw every change although it never went back"
     );
 }
+
+/// A node's `last_change` watch wakes for changes another node commits (event delivery
+/// and live streams on every node follow the shared log).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_last_change_watch_follows_other_nodes() {
+    let Some(url) = database().await else { return };
+    let a = PostgresCatalog::connect(&url).await.unwrap();
+    let b = PostgresCatalog::connect(&url).await.unwrap();
+    let mut on_b = b.last_change();
+    assert_eq!(*on_b.borrow_and_update(), 0);
+    let seq = a
+        .apply(vec![CatalogOp::Put(record("a", Some(""), false)), log("a")])
+        .await
+        .unwrap();
+    // A bound on the wait, not a timing assertion: only a watch that never wakes fails.
+    tokio::time::timeout(
+        std::time::Duration::from_secs(60),
+        on_b.wait_for(|v| *v >= seq),
+    )
+    .await
+    .expect("node b's watch woke for node a's change")
+    .unwrap();
+    assert_eq!(*b.last_change().borrow(), seq);
+}
