@@ -4,15 +4,20 @@
 //! search, notifications and other nodes).
 //!
 //! Everything in it is derived from the OCFL root and can be rebuilt from it. [`Catalog`]
-//! is the trait the kernel uses; [`SqliteCatalog`] is the embedded implementation.
+//! is the trait the kernel uses; [`SqliteCatalog`] is the embedded implementation and
+//! [`PostgresCatalog`] the one several nodes can share.
 #![warn(missing_docs)]
 
+mod postgres;
 mod sqlite;
 mod transactions;
 
 use arca_model::{FedoraId, ResourceHeaders};
 use async_trait::async_trait;
 
+pub use postgres::{
+    PostgresCatalog, CHANGES_CHANNEL, CHANGE_LOG_LOCK, SCHEMA_VERSION as POSTGRES_SCHEMA_VERSION,
+};
 pub use sqlite::SqliteCatalog;
 pub use transactions::{
     TransactionStore, TxContent, TxEnd, TxFile, TxObject, TxRefusal, TxResource, TxStage, TxStatus,
@@ -21,9 +26,12 @@ pub use transactions::{
 /// Errors of the catalog.
 #[derive(Debug, thiserror::Error)]
 pub enum Error {
-    /// The database failed.
+    /// The SQLite database failed.
     #[error("catalog database error: {0}")]
     Database(#[from] rusqlite::Error),
+    /// The PostgreSQL database failed, or could not be reached.
+    #[error("catalog database error (PostgreSQL): {0}")]
+    Postgres(#[from] sqlx::Error),
     /// The group transaction this write was part of failed.
     #[error("catalog transaction failed: {0}")]
     Batch(String),
@@ -226,8 +234,8 @@ pub enum CatalogOp {
 }
 
 /// The catalog as the kernel sees it, with the state of open transactions
-/// ([`TransactionStore`]). Implementations: [`SqliteCatalog`] (embedded); a PostgreSQL one
-/// for scale-out later. Lookups of missing resources return `Ok(None)` or an empty list,
+/// ([`TransactionStore`]). Implementations: [`SqliteCatalog`] (embedded) and
+/// [`PostgresCatalog`] (shared by several nodes). Lookups of missing resources return `Ok(None)` or an empty list,
 /// never an error.
 #[async_trait]
 pub trait Catalog: TransactionStore {

@@ -1,80 +1,28 @@
-//! The catalog's transaction store, against the SQLite implementation: staging is all or
+//! The catalog's transaction store, against each implementation (`common::on_every_catalog`): staging is all or
 //! nothing, an object belongs to one transaction, an ended transaction takes nothing more,
 //! later changes replace earlier ones (naming the uploads they replace), reads inside a
 //! transaction see its records and listings, and forgetting releases everything.
 
+#[macro_use]
 mod common;
 
-use arca_catalog::{
-    Catalog, CatalogOp, Change, ChangeKind, ResourceRecord, SqliteCatalog, TransactionStore,
-    TxContent, TxEnd, TxFile, TxObject, TxRefusal, TxResource, TxStage, TxStatus,
-};
-use arca_model::{DigestAlgorithm, DigestValue, FedoraId};
-
-/// A top-level container (or the root), live or a tombstone.
-fn record(path: &str, deleted: bool) -> ResourceRecord {
-    common::record(path, (!path.is_empty()).then_some(""), deleted)
-}
-
-fn open() -> (tempfile::TempDir, SqliteCatalog) {
-    let dir = tempfile::tempdir().unwrap();
-    let cat = SqliteCatalog::open(&dir.path().join("catalog.db")).unwrap();
-    (dir, cat)
-}
-
-/// A stage writing resource `path` in its own object, with one inline file and one upload.
-fn stage(path: &str, existed: bool, upload: &str) -> TxStage {
-    let r = record(path, false);
-    TxStage {
-        objects: vec![TxObject {
-            ocfl_id: r.ocfl_id.clone(),
-            existed,
-            new_version: false,
-        }],
-        files: vec![
-            TxFile {
-                ocfl_id: r.ocfl_id.clone(),
-                logical_path: ".fcrepo/fcr-root.json".into(),
-                content: Some(TxContent::Bytes(b"{}".to_vec())),
-            },
-            TxFile {
-                ocfl_id: r.ocfl_id.clone(),
-                logical_path: "data".into(),
-                content: Some(TxContent::Upload {
-                    path: upload.into(),
-                    digest: sha256("00"),
-                }),
-            },
-        ],
-        ops: vec![CatalogOp::Log(Change {
-            id: r.id.clone(),
-            kind: ChangeKind::Create,
-            at: "2026-11-24T00:00:00Z".into(),
-            user: "u".into(),
-            agent: Some("curl/8".into()),
-            types: vec!["urn:x:T".into()],
-        })],
-        resources: vec![TxResource {
-            record: r,
-            content_logical: Some("data".into()),
-        }],
-    }
-}
-
-fn sha256(hex: &str) -> DigestValue {
-    DigestValue {
-        algorithm: DigestAlgorithm::Sha256,
-        hex: hex.into(),
-    }
-}
+use arca_catalog::{CatalogOp, Change, TxContent, TxEnd, TxRefusal, TxStatus};
+use arca_model::FedoraId;
+use common::{sha256, stage, top as record, Store};
 
 fn id(path: &str) -> FedoraId {
     FedoraId::from_path(path).unwrap()
 }
 
-#[tokio::test]
-async fn staged_changes_are_seen_inside_only_and_replace_earlier_ones() {
-    let (_d, cat) = open();
+on_every_catalog!(
+    staged_changes_are_seen_inside_only_and_replace_earlier_ones,
+    an_object_belongs_to_one_transaction_and_a_refused_stage_keeps_nothing,
+    an_ended_transaction_takes_nothing_more_and_its_status_stays_until_pruned,
+    transactions_survive_a_reopen_and_a_rebuild_clear,
+);
+
+async fn staged_changes_are_seen_inside_only_and_replace_earlier_ones(store: Store) {
+    let cat = store.open().await;
     cat.apply(vec![
         CatalogOp::Put(record("", false)),
         CatalogOp::Put(record("old", false)),
@@ -168,9 +116,8 @@ async fn staged_changes_are_seen_inside_only_and_replace_earlier_ones() {
     );
 }
 
-#[tokio::test]
-async fn an_object_belongs_to_one_transaction_and_a_refused_stage_keeps_nothing() {
-    let (_d, cat) = open();
+async fn an_object_belongs_to_one_transaction_and_a_refused_stage_keeps_nothing(store: Store) {
+    let cat = store.open().await;
     cat.tx_begin("t1", i64::MAX, None).await.unwrap();
     cat.tx_begin("t2", i64::MAX, None).await.unwrap();
     assert!(cat.tx_owners(&["info:fedora/a"]).await.unwrap().is_empty());
@@ -211,9 +158,8 @@ async fn an_object_belongs_to_one_transaction_and_a_refused_stage_keeps_nothing(
         .unwrap();
 }
 
-#[tokio::test]
-async fn an_ended_transaction_takes_nothing_more_and_its_status_stays_until_pruned() {
-    let (_d, cat) = open();
+async fn an_ended_transaction_takes_nothing_more_and_its_status_stays_until_pruned(store: Store) {
+    let cat = store.open().await;
     assert_eq!(cat.tx_status("nope").await.unwrap(), None);
     assert_eq!(
         cat.tx_stage("nope", stage("x", false, "/u/x"))
@@ -254,12 +200,9 @@ async fn an_ended_transaction_takes_nothing_more_and_its_status_stays_until_prun
     );
 }
 
-#[tokio::test]
-async fn transactions_survive_a_reopen_and_a_rebuild_clear() {
-    let dir = tempfile::tempdir().unwrap();
-    let path = dir.path().join("catalog.db");
+async fn transactions_survive_a_reopen_and_a_rebuild_clear(store: Store) {
     {
-        let cat = SqliteCatalog::open(&path).unwrap();
+        let cat = store.open().await;
         cat.tx_begin("t1", i64::MAX, Some("alice")).await.unwrap();
         cat.tx_begin("t2", i64::MAX, None).await.unwrap();
         cat.tx_stage("t1", stage("a", false, "/u/a"))
@@ -268,7 +211,7 @@ async fn transactions_survive_a_reopen_and_a_rebuild_clear() {
             .unwrap();
         cat.clear().await.unwrap();
     }
-    let cat = SqliteCatalog::open(&path).unwrap();
+    let cat = store.open().await;
     assert_eq!(cat.tx_open().await.unwrap(), ["t1", "t2"]);
     // Who began each one is kept (the HTTP layer lets nobody else use it).
     assert_eq!(cat.tx_user("t1").await.unwrap().as_deref(), Some("alice"));
@@ -276,66 +219,4 @@ async fn transactions_survive_a_reopen_and_a_rebuild_clear() {
     assert_eq!(cat.tx_user("unknown").await.unwrap(), None);
     // The claim is known after a reopen (ordinary writes check it).
     assert_eq!(cat.tx_owners(&["info:fedora/a"]).await.unwrap().len(), 1);
-}
-
-/// A schema-6 catalog (before objects could use sha256) keeps its rows when opened: only
-/// the staged uploads' digest column is renamed, and its bare SHA-512 values still read.
-#[tokio::test]
-async fn a_schema_6_catalog_keeps_its_rows_and_its_staged_sha512_digests() {
-    let dir = tempfile::tempdir().unwrap();
-    let path = dir.path().join("catalog.db");
-    {
-        let cat = SqliteCatalog::open(&path).unwrap();
-        cat.apply(vec![CatalogOp::Put(record("", false))])
-            .await
-            .unwrap();
-        cat.set_meta("rebuild", "complete").await.unwrap();
-        cat.tx_begin("t1", i64::MAX, None).await.unwrap();
-        cat.tx_stage("t1", stage("new", false, "/u/1"))
-            .await
-            .unwrap()
-            .unwrap();
-    }
-    {
-        let c = rusqlite::Connection::open(&path).unwrap();
-        c.execute_batch(
-            "ALTER TABLE tx_files RENAME COLUMN digest TO sha512;
-             UPDATE tx_files SET sha512 = 'AB' WHERE upload IS NOT NULL;
-             ALTER TABLE changes DROP COLUMN agent; ALTER TABLE changes DROP COLUMN types;
-             ALTER TABLE tx_ops DROP COLUMN agent; ALTER TABLE tx_ops DROP COLUMN types;
-             ALTER TABLE transactions DROP COLUMN user;
-             PRAGMA user_version = 6;",
-        )
-        .unwrap();
-    }
-    let cat = SqliteCatalog::open(&path).unwrap();
-    assert_eq!(cat.count().await.unwrap(), 1);
-    assert_eq!(
-        cat.meta("rebuild").await.unwrap().as_deref(),
-        Some("complete")
-    );
-    let files = cat.tx_files("t1", "info:fedora/new").await.unwrap();
-    assert_eq!(
-        files[1].content,
-        Some(TxContent::Upload {
-            path: "/u/1".into(),
-            digest: DigestValue {
-                algorithm: DigestAlgorithm::Sha512,
-                hex: "ab".into()
-            }
-        })
-    );
-    // Staging goes on in the renamed column.
-    cat.tx_stage("t1", stage("new", false, "/u/2"))
-        .await
-        .unwrap()
-        .unwrap();
-    let files = cat.tx_files("t1", "info:fedora/new").await.unwrap();
-    assert_eq!(
-        files[1].content,
-        Some(TxContent::Upload {
-            path: "/u/2".into(),
-            digest: sha256("00")
-        })
-    );
 }

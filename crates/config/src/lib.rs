@@ -75,6 +75,64 @@ pub struct Config {
     pub search: Search,
     /// Objects imported from Fedora 3 (`[fedora3]` table, `ARCA_FEDORA3_<KEY>`).
     pub fedora3: Fedora3,
+    /// Where the catalog lives (`[catalog]` table, `ARCA_CATALOG_<KEY>`).
+    pub catalog: CatalogSettings,
+}
+
+/// Where the catalog lives: SQLite in the data directory by default, or a PostgreSQL
+/// database (scale-out).
+#[derive(Clone, Default, PartialEq, Eq, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct CatalogSettings {
+    /// `postgres://USER[:PASSWORD]@HOST[:PORT]/DATABASE` keeps the catalog in PostgreSQL
+    /// (`ARCA_CATALOG_URL`, where a password belongs rather than in a file); unset, the
+    /// catalog is `catalog.sqlite` in the data directory.
+    pub url: Option<String>,
+}
+
+impl std::fmt::Debug for CatalogSettings {
+    /// The URL without its password.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("CatalogSettings")
+            .field("url", &self.url.as_deref().map(redact_password))
+            .finish()
+    }
+}
+
+/// `url` with the password of its user info (`user:password@`) replaced by `***`.
+pub fn redact_password(url: &str) -> String {
+    let Some((scheme, rest)) = url.split_once("://") else {
+        return url.to_string();
+    };
+    let authority_end = rest.find('/').unwrap_or(rest.len());
+    let Some(at) = rest[..authority_end].rfind('@') else {
+        return url.to_string();
+    };
+    match rest[..at].split_once(':') {
+        Some((user, _)) => format!("{scheme}://{user}:***{}", &rest[at..]),
+        None => url.to_string(),
+    }
+}
+
+impl CatalogSettings {
+    fn apply_env(&mut self, get: &impl Fn(&str) -> Option<String>) {
+        if let Some(v) = get("ARCA_CATALOG_URL") {
+            self.url = (!v.trim().is_empty()).then(|| v.trim().to_string());
+        }
+    }
+
+    fn validate(&self) -> Result<(), Error> {
+        match &self.url {
+            Some(url) if !(url.starts_with("postgres://") || url.starts_with("postgresql://")) => {
+                Err(Error::Invalid(format!(
+                    "catalog.url must be a PostgreSQL URL, postgres://user@host:port/database \
+                     (got {:?})",
+                    redact_password(url)
+                )))
+            }
+            _ => Ok(()),
+        }
+    }
 }
 
 /// Objects imported from Fedora 3 (`arca import fedora3`).
@@ -536,6 +594,7 @@ impl Default for Config {
             events: Events::default(),
             search: Search::default(),
             fedora3: Fedora3::default(),
+            catalog: CatalogSettings::default(),
         }
     }
 }
@@ -599,6 +658,7 @@ impl Config {
         self.auth.apply_env(&get)?;
         self.events.apply_env(&get)?;
         self.search.apply_env(&get)?;
+        self.catalog.apply_env(&get);
         if let Some(v) = get("ARCA_FEDORA3_FACADE") {
             self.fedora3.facade = Facade::parse(&v).ok_or_else(|| {
                 Error::Invalid(format!(
@@ -645,6 +705,7 @@ impl Config {
         self.auth.validate(&self.listen)?;
         self.events.validate()?;
         self.search.validate()?;
+        self.catalog.validate()?;
         if self.fedora3.facade == Facade::On && self.base_path == "/fedora" {
             return Err(Error::Invalid(
                 "the Fedora 3 facade is served under /fedora: give the Fedora API another base_path or set fedora3.facade = \"off\"".into(),
@@ -683,7 +744,7 @@ impl Config {
         self.data.join("search")
     }
 
-    /// The SQLite catalog.
+    /// The SQLite catalog (when no `catalog.url` names a PostgreSQL database).
     pub fn catalog_path(&self) -> PathBuf {
         self.data.join("catalog.sqlite")
     }
@@ -725,6 +786,37 @@ mod tests {
             t.external_content_allowed,
             Some(PathBuf::from("/srv/allowed.txt"))
         );
+    }
+
+    #[test]
+    fn catalog_url_from_file_and_env_checked_and_never_shown_with_its_password() {
+        assert_eq!(Config::default().catalog.url, None);
+        let mut c: Config =
+            toml::from_str("[catalog]\nurl = \"postgres://arca@db:5432/arca\"").unwrap();
+        c.validate().unwrap();
+        assert_eq!(
+            c.catalog.url.as_deref(),
+            Some("postgres://arca@db:5432/arca")
+        );
+        c.apply_env(|k| {
+            (k == "ARCA_CATALOG_URL").then(|| "postgresql://arca:s3cret@other/arca".to_string())
+        })
+        .unwrap();
+        c.validate().unwrap();
+        assert_eq!(
+            c.catalog.url.as_deref(),
+            Some("postgresql://arca:s3cret@other/arca")
+        );
+        let shown = format!("{c:?}");
+        assert!(!shown.contains("s3cret"), "{shown}");
+        assert!(
+            shown.contains("postgresql://arca:***@other/arca"),
+            "{shown}"
+        );
+        c.catalog.url = Some("mysql://root:pw@db/arca".into());
+        let e = c.validate().unwrap_err().to_string();
+        assert!(e.contains("catalog.url") && !e.contains("pw@"), "{e}");
+        assert_eq!(redact_password("postgres://u@h/d"), "postgres://u@h/d");
     }
 
     #[test]

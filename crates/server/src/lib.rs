@@ -10,7 +10,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use anyhow::Context;
-use arca_catalog::SqliteCatalog;
+use arca_catalog::{Catalog, PostgresCatalog, SqliteCatalog};
 use arca_config::Config;
 use arca_http::{AuthConfig, HttpConfig, RequestLimits};
 use arca_ocfl::OcflRoot;
@@ -23,29 +23,77 @@ pub fn version_message() -> String {
     format!("Authored by arca {}", env!("CARGO_PKG_VERSION"))
 }
 
+/// The catalog [`open_repository`] opened: SQLite in the data directory, or the PostgreSQL
+/// database `catalog.url` names.
+#[derive(Clone)]
+pub enum OpenCatalog {
+    /// `catalog.sqlite` in the data directory.
+    Sqlite(Arc<SqliteCatalog>),
+    /// A PostgreSQL database.
+    Postgres(Arc<PostgresCatalog>),
+}
+
+impl OpenCatalog {
+    /// Opens the catalog `config` names. A PostgreSQL catalog is connected to at once, so
+    /// an unreachable server, a refused user or password, or a missing database is an
+    /// error here, at start, not at the first write.
+    pub async fn open(config: &Config) -> anyhow::Result<Self> {
+        Ok(match &config.catalog.url {
+            None => Self::Sqlite(Arc::new(
+                SqliteCatalog::open(&config.catalog_path()).with_context(|| {
+                    format!(
+                        "cannot open the catalog {}",
+                        config.catalog_path().display()
+                    )
+                })?,
+            )),
+            Some(url) => Self::Postgres(Arc::new(
+                PostgresCatalog::connect(url).await.with_context(|| {
+                    format!(
+                        "cannot open the catalog in PostgreSQL at {} (catalog.url, \
+                         ARCA_CATALOG_URL): check that the server is reachable, the user and \
+                         password are right and the database exists",
+                        arca_config::redact_password(url)
+                    )
+                })?,
+            )),
+        })
+    }
+
+    /// The catalog as the kernel sees it.
+    pub fn as_catalog(&self) -> Arc<dyn Catalog> {
+        match self {
+            Self::Sqlite(c) => c.clone(),
+            Self::Postgres(c) => c.clone(),
+        }
+    }
+
+    /// On a clean shutdown: copies SQLite's write-ahead log into the database. PostgreSQL
+    /// checkpoints by itself; nothing to do.
+    pub fn checkpoint(&self) -> arca_catalog::Result<()> {
+        match self {
+            Self::Sqlite(c) => c.checkpoint(),
+            Self::Postgres(_) => Ok(()),
+        }
+    }
+}
+
 /// Opens (or creates) the storage root, staging area and catalog of `config`, recovers
 /// from a crash if needed, rebuilds an incomplete catalog when `rebuild_if_needed`, and
 /// returns the kernel.
 pub async fn open_repository(
     config: &Config,
     rebuild_if_needed: bool,
-) -> anyhow::Result<(Arc<Repository>, Arc<SqliteCatalog>)> {
+) -> anyhow::Result<(Arc<Repository>, OpenCatalog)> {
     std::fs::create_dir_all(&config.data)
         .with_context(|| format!("cannot create data directory {}", config.data.display()))?;
     let ocfl = OcflRoot::open_or_create(&config.ocfl_root(), &config.staging())
         .and_then(|root| root.with_digest_algorithm(digest_algorithm(config)))
         .with_context(|| format!("cannot open the OCFL root {}", config.ocfl_root().display()))?;
-    let catalog = Arc::new(
-        SqliteCatalog::open(&config.catalog_path()).with_context(|| {
-            format!(
-                "cannot open the catalog {}",
-                config.catalog_path().display()
-            )
-        })?,
-    );
+    let catalog = OpenCatalog::open(config).await?;
     let repo = Repository::open(
         ocfl,
-        catalog.clone(),
+        catalog.as_catalog(),
         &config.journal_dir(),
         version_message(),
         rebuild_if_needed,

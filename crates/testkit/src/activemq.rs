@@ -355,8 +355,10 @@ fn stomp_answers(address: SocketAddr) -> bool {
 
 /// Spawns `command` from a thread that lives as long as the process. On Linux the child is
 /// asked (`PR_SET_PDEATHSIG`) to be killed when that thread ends, which is when the test
-/// process ends, however it ends: a broker must not outlive its tests.
-fn spawn_bound_to_process(mut command: Command) -> io::Result<Child> {
+/// process ends, however it ends: a broker (or database) must not outlive its tests. Code
+/// that `command` already runs before `exec` (`pre_exec`) runs first, so a change of user
+/// there does not clear the request.
+pub(crate) fn spawn_bound_to_process(mut command: Command) -> io::Result<Child> {
     type Request = (Command, mpsc::Sender<io::Result<Child>>);
     static SPAWNER: OnceLock<mpsc::Sender<Request>> = OnceLock::new();
 
@@ -381,22 +383,22 @@ fn spawn_bound_to_process(mut command: Command) -> io::Result<Child> {
     let spawner = SPAWNER.get_or_init(|| {
         let (requests, incoming) = mpsc::channel::<Request>();
         std::thread::Builder::new()
-            .name("activemq-spawner".into())
+            .name("testkit-spawner".into())
             .spawn(move || {
                 for (mut command, reply) in incoming {
                     let _ = reply.send(command.spawn());
                 }
             })
-            .expect("the ActiveMQ spawner thread");
+            .expect("the testkit spawner thread");
         requests
     });
     let (reply, answer) = mpsc::channel();
     spawner
         .send((command, reply))
-        .map_err(|_| io::Error::other("the ActiveMQ spawner thread is gone"))?;
+        .map_err(|_| io::Error::other("the testkit spawner thread is gone"))?;
     answer
         .recv()
-        .map_err(|_| io::Error::other("the ActiveMQ spawner thread is gone"))?
+        .map_err(|_| io::Error::other("the testkit spawner thread is gone"))?
 }
 
 /// Writes `conf/activemq.xml` and the logging configuration, and makes `data/` and `tmp/`.

@@ -1,0 +1,84 @@
+//! `catalog.url` selects a PostgreSQL catalog: the repository keeps its catalog there, and a
+//! server that cannot reach it, or is refused, fails at start with a message that names
+//! the database (never the password). Not run without PostgreSQL unless
+//! `ARCA_REQUIRE_POSTGRES=1`.
+
+use arca_config::Config;
+use arca_server::{open_repository, OpenCatalog};
+use arca_testkit::postgres::Postgres;
+
+fn config(data: &std::path::Path, url: &str) -> Config {
+    let mut config = Config {
+        data: data.to_path_buf(),
+        ..Config::default()
+    };
+    config.catalog.url = Some(url.to_string());
+    config
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_repository_keeps_its_catalog_in_postgresql() {
+    let Some(pg) = tokio::task::spawn_blocking(Postgres::shared).await.unwrap() else {
+        return;
+    };
+    let url = tokio::task::spawn_blocking(|| pg.create_database())
+        .await
+        .unwrap();
+    let data = tempfile::tempdir().unwrap();
+    let (repo, catalog) = open_repository(&config(data.path(), &url), true)
+        .await
+        .unwrap();
+    assert!(matches!(catalog, OpenCatalog::Postgres(_)));
+    repo.shutdown().await.unwrap();
+    catalog.checkpoint().unwrap();
+    assert!(
+        !data.path().join("catalog.sqlite").exists(),
+        "no SQLite catalog was made"
+    );
+    // The rebuild of the new, empty repository was recorded in PostgreSQL.
+    let direct = arca_catalog::PostgresCatalog::connect(&url).await.unwrap();
+    use arca_catalog::Catalog;
+    assert_eq!(
+        direct.meta("rebuild.state").await.unwrap().as_deref(),
+        Some("complete")
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_unreachable_or_refusing_postgresql_is_an_error_at_start() {
+    let data = tempfile::tempdir().unwrap();
+    let free = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let nowhere = format!("postgres://arca:s3cret@127.0.0.1:{free}/arca");
+    let error = format!(
+        "{:#}",
+        open_repository(&config(data.path(), &nowhere), true)
+            .await
+            .err()
+            .expect("no catalog there")
+    );
+    assert!(
+        error.contains(&format!(
+            "cannot open the catalog in PostgreSQL at postgres://arca:***@127.0.0.1:{free}/arca"
+        )),
+        "{error}"
+    );
+    assert!(!error.contains("s3cret"), "{error}");
+
+    let Some(pg) = tokio::task::spawn_blocking(Postgres::shared).await.unwrap() else {
+        return;
+    };
+    let refused = format!("postgres://nobody:s3cret@127.0.0.1:{}/postgres", pg.port());
+    let error = format!(
+        "{:#}",
+        open_repository(&config(data.path(), &refused), true)
+            .await
+            .err()
+            .expect("an unknown user is refused")
+    );
+    assert!(error.contains("\"nobody\""), "{error}");
+    assert!(!error.contains("s3cret"), "{error}");
+}
