@@ -3,7 +3,6 @@
 
 use arca_model::ResourceHeaders;
 use oxrdf::{Term, Triple};
-use tantivy::tokenizer::{PreTokenizedString, TextAnalyzer, Token};
 use tantivy::{DateTime, TantivyDocument};
 use time::format_description::well_known::Rfc3339;
 use time::{Date, Month, OffsetDateTime};
@@ -108,31 +107,15 @@ pub fn build(schema: &IndexSchema, view: &ResourceView<'_>) -> TantivyDocument {
             }
         }
     }
-    // Extracted texts are long (a PDF's is ~50 KB) and go into two fields: analyzed once.
-    let mut analyzer = crate::schema::analyzer();
     for text in view
         .text
         .into_iter()
         .chain(view.child_texts.iter().map(String::as_str))
     {
-        let tokens = pre_tokenized(&mut analyzer, text);
-        doc.add_pre_tokenized_text(s.fulltext, tokens.clone());
-        doc.add_pre_tokenized_text(s.all, tokens);
+        doc.add_text(s.fulltext, text);
+        doc.add_text(s.all, text);
     }
     doc
-}
-
-/// `text` run through the fields' analyzer, for fields that do not store it (the text
-/// itself is left out).
-fn pre_tokenized(analyzer: &mut TextAnalyzer, text: &str) -> PreTokenizedString {
-    let mut tokens = Vec::new();
-    analyzer
-        .token_stream(text)
-        .process(&mut |t: &Token| tokens.push(t.clone()));
-    PreTokenizedString {
-        text: String::new(),
-        tokens,
-    }
 }
 
 /// An instant as Fedora writes them (RFC 3339, any fraction).
