@@ -8,6 +8,7 @@
 //! [`PostgresCatalog`] the one several nodes can share.
 #![warn(missing_docs)]
 
+mod columns;
 mod postgres;
 mod sqlite;
 mod transactions;

@@ -38,6 +38,7 @@ use parking_lot::Mutex;
 use sqlx::postgres::{PgConnectOptions, PgListener, PgPoolOptions, PgRow};
 use sqlx::{PgConnection, PgPool, Row};
 
+use crate::columns::{alive_at, join_types, parse_id, split_types};
 use crate::{
     Catalog, CatalogOp, Change, ChangeEntry, ChangeKind, Error, MembershipRow, MementoRow,
     ResourceRecord, Result,
@@ -765,18 +766,6 @@ async fn apply_ops_inner(conn: &mut PgConnection, ops: Vec<CatalogOp>) -> Result
     Ok(last)
 }
 
-/// The change log's `types` column: IRIs separated by spaces (NULL when there are none).
-fn join_types(types: &[String]) -> Option<String> {
-    (!types.is_empty()).then(|| types.join(" "))
-}
-
-/// The IRIs of a `types` column.
-fn split_types(types: Option<&str>) -> Vec<String> {
-    types
-        .map(|t| t.split(' ').map(str::to_string).collect())
-        .unwrap_or_default()
-}
-
 /// A row selected as [`COLUMNS`] as a record.
 fn record_from_row(row: &PgRow) -> Result<ResourceRecord> {
     let id: String = row.try_get(0)?;
@@ -797,13 +786,6 @@ fn record_from_row(row: &PgRow) -> Result<ResourceRecord> {
         content_file: row.try_get(4)?,
         rdf: row.try_get(5)?,
         children_changed: row.try_get(6)?,
-    })
-}
-
-fn parse_id(id: &str) -> Result<FedoraId> {
-    FedoraId::from_internal(id).map_err(|e| Error::Corrupt {
-        id: id.to_string(),
-        message: e.to_string(),
     })
 }
 
@@ -846,27 +828,7 @@ impl Catalog for PostgresCatalog {
                 .bind(parent.as_str())
                 .fetch_all(self.pool())
                 .await?;
-        let nanos = |d: Option<&str>| {
-            d.and_then(arca_model::parse_instant)
-                .map(|t| t.unix_timestamp_nanos() as i64)
-        };
-        let mut out = Vec::new();
-        for (id, headers) in rows {
-            let headers = ResourceHeaders::from_json(&headers).map_err(|e| Error::Corrupt {
-                id: id.clone(),
-                message: e.to_string(),
-            })?;
-            let born = nanos(headers.created_date.as_deref()).unwrap_or(i64::MIN);
-            let ended = headers
-                .deleted
-                .then(|| nanos(headers.last_modified_date.as_deref()))
-                .flatten()
-                .unwrap_or(i64::MAX);
-            if born <= at && at < ended {
-                out.push(parse_id(&id)?);
-            }
-        }
-        Ok(out)
+        alive_at(rows, at)
     }
 
     async fn has_children(&self, parent: &FedoraId) -> Result<bool> {

@@ -8,6 +8,7 @@ use async_trait::async_trait;
 use parking_lot::Mutex;
 use rusqlite::{params, Connection, OpenFlags, OptionalExtension, Row};
 
+use crate::columns::{alive_at, join_types, parse_id, split_types};
 use crate::{
     Catalog, CatalogOp, Change, ChangeEntry, ChangeKind, Error, MembershipRow, MementoRow,
     ResourceRecord, Result,
@@ -201,18 +202,6 @@ SELECT id, kind, strftime('%Y-%m-%dT%H:%M:%SZ', t, 'unixepoch'), user FROM (
 )
 ORDER BY t, id;
 ";
-
-/// The change log's `types` column: IRIs separated by spaces (NULL when there are none).
-fn join_types(types: &[String]) -> Option<String> {
-    (!types.is_empty()).then(|| types.join(" "))
-}
-
-/// The IRIs of a `types` column.
-fn split_types(types: Option<&str>) -> Vec<String> {
-    types
-        .map(|t| t.split(' ').map(str::to_string).collect())
-        .unwrap_or_default()
-}
 
 /// The writer connection held outside the group commit ([`SqliteCatalog::write_lock`]).
 pub(crate) struct WriterGuard<'a> {
@@ -701,13 +690,6 @@ pub(crate) fn record_from_row(row: &Row<'_>) -> rusqlite::Result<Result<Resource
     })())
 }
 
-pub(crate) fn parse_id(id: &str) -> Result<FedoraId> {
-    FedoraId::from_internal(id).map_err(|e| Error::Corrupt {
-        id: id.to_string(),
-        message: e.to_string(),
-    })
-}
-
 /// The ids a statement selects (its first column).
 pub(crate) fn collect_ids(
     stmt: &mut rusqlite::CachedStatement<'_>,
@@ -779,28 +761,7 @@ impl Catalog for SqliteCatalog {
             let rows = stmt.query_map(params![parent.as_str()], |r| {
                 Ok((r.get::<_, String>(0)?, r.get::<_, Vec<u8>>(1)?))
             })?;
-            let nanos = |d: Option<&str>| {
-                d.and_then(arca_model::parse_instant)
-                    .map(|t| t.unix_timestamp_nanos() as i64)
-            };
-            let mut out = Vec::new();
-            for row in rows {
-                let (id, headers) = row?;
-                let headers = ResourceHeaders::from_json(&headers).map_err(|e| Error::Corrupt {
-                    id: id.clone(),
-                    message: e.to_string(),
-                })?;
-                let born = nanos(headers.created_date.as_deref()).unwrap_or(i64::MIN);
-                let ended = headers
-                    .deleted
-                    .then(|| nanos(headers.last_modified_date.as_deref()))
-                    .flatten()
-                    .unwrap_or(i64::MAX);
-                if born <= at && at < ended {
-                    out.push(parse_id(&id)?);
-                }
-            }
-            Ok(out)
+            alive_at(rows.collect::<rusqlite::Result<Vec<_>>>()?, at)
         })
     }
 

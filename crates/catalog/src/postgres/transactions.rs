@@ -13,7 +13,8 @@ use async_trait::async_trait;
 use sqlx::postgres::PgRow;
 use sqlx::{PgConnection, Row};
 
-use super::{join_types, parse_id, record_from_row, split_types, PostgresCatalog};
+use super::{record_from_row, PostgresCatalog};
+use crate::columns::{join_types, parse_id, split_types};
 use crate::transactions::{
     TransactionStore, TxContent, TxEnd, TxFile, TxObject, TxRefusal, TxResource, TxStage, TxStatus,
 };

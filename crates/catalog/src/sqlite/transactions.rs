@@ -8,7 +8,8 @@ use arca_model::{DigestAlgorithm, DigestValue, FedoraId};
 use async_trait::async_trait;
 use rusqlite::{params, Connection, OptionalExtension};
 
-use super::{collect_ids, join_types, parse_id, record_from_row, split_types, SqliteCatalog};
+use super::{collect_ids, record_from_row, SqliteCatalog};
+use crate::columns::{join_types, parse_id, split_types};
 use crate::transactions::{
     TransactionStore, TxContent, TxEnd, TxFile, TxObject, TxRefusal, TxResource, TxStage, TxStatus,
 };
