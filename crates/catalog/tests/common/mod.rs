@@ -11,30 +11,15 @@ use arca_model::{DigestAlgorithm, DigestValue, FedoraId, InteractionModel, Resou
 /// live or a tombstone, with one stored triple.
 pub fn record(path: &str, parent: Option<&str>, deleted: bool) -> ResourceRecord {
     let id = FedoraId::from_path(path).unwrap();
+    let mut headers = ResourceHeaders::new(
+        id.to_string(),
+        parent.map(|p| FedoraId::from_path(p).unwrap().to_string()),
+        InteractionModel::BasicContainer,
+    );
+    headers.object_root = true;
+    headers.deleted = deleted;
     ResourceRecord {
-        headers: ResourceHeaders {
-            id: id.to_string(),
-            parent: parent.map(|p| FedoraId::from_path(p).unwrap().to_string()),
-            archival_group_id: None,
-            state_token: None,
-            interaction_model: InteractionModel::BasicContainer.iri().into(),
-            mime_type: None,
-            filename: None,
-            content_size: None,
-            digests: None,
-            external_url: None,
-            external_handling: None,
-            created_date: None,
-            created_by: None,
-            last_modified_date: None,
-            last_modified_by: None,
-            memento_created_date: None,
-            archival_group: false,
-            object_root: true,
-            deleted,
-            content_path: None,
-            headers_version: Some("1.0".into()),
-        },
+        headers,
         ocfl_id: id.to_string(),
         parent: parent.map(|p| FedoraId::from_path(p).unwrap()),
         id,
