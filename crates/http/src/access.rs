@@ -18,6 +18,7 @@ use std::sync::Arc;
 use arca_auth::authn::Authenticator;
 use arca_auth::webac::{self, Acl, AclRules, Action, Agent, Mode, Modes};
 use arca_auth::Principal;
+use arca_catalog::ResourceRecord;
 use arca_model::{FedoraId, InteractionModel};
 use arca_repository::{Constraint, Error, NewContent, Repository};
 use http::HeaderMap;
@@ -360,10 +361,26 @@ impl Access {
         if caller.admin {
             return Ok(Grant::Full);
         }
-        let grant = self.authorize_target(repo, caller, op, &url).await?;
-        let targets = membership_targets(repo, op)
+        let kernel = |e: Error| ApiError::from_kernel(e, &url(&FedoraId::root()));
+        // The resource a write names (a description's binary), looked up once for both
+        // checks.
+        let written = match op {
+            Operation::Create(id)
+            | Operation::Put(id)
+            | Operation::Delete(id)
+            | Operation::Patch(id)
+                if !id.is_acl() =>
+            {
+                repo.lookup(&id.base()).await.map_err(kernel)?
+            }
+            _ => None,
+        };
+        let grant = self
+            .authorize_target(repo, caller, op, written.as_ref(), &url)
+            .await?;
+        let targets = membership_targets(repo, op, written.as_ref())
             .await
-            .map_err(|e| ApiError::from_kernel(e, &url(&FedoraId::root())))?;
+            .map_err(kernel)?;
         for resource in targets {
             self.authorize_membership(repo, caller, &resource, &url)
                 .await?;
@@ -426,12 +443,14 @@ impl Access {
         }
     }
 
-    /// [`authorize`](Self::authorize) on the resource the operation names.
+    /// [`authorize`](Self::authorize) on the resource the operation names; `written` is
+    /// the record of the resource a POST, PUT, PATCH or DELETE names, if it exists.
     async fn authorize_target(
         &self,
         repo: &Repository,
         caller: &Caller,
         op: &Operation,
+        written: Option<&ResourceRecord>,
         url: impl Fn(&FedoraId) -> String,
     ) -> Result<Grant, ApiError> {
         let deny = |what: &str, id: &FedoraId| {
@@ -455,17 +474,14 @@ impl Access {
             Check::Post => {
                 // As Fedora: a binary, its description, or nothing at all needs Write
                 // (Append lets only a container take children).
-                let container = repo
-                    .lookup(&id)
-                    .await
-                    .map_err(kernel)?
+                let container = written
                     .and_then(|r| r.headers.model())
                     .is_some_and(|m| m.is_container());
                 let to_binary = !container || id.is_description();
                 (Action::Post { to_binary }.required(), "add resources to")
             }
             Check::Put => {
-                let exists = repo.lookup(&id).await.map_err(kernel)?.is_some();
+                let exists = written.is_some();
                 let what = if exists { "replace" } else { "create" };
                 (Action::Put { exists }.required(), what)
             }
@@ -670,32 +686,39 @@ impl Access {
 /// The membership resources whose triples `op` may change, as far as they are known
 /// before its body is read: a POST to a direct or indirect container, a PUT or DELETE of
 /// one of its members (Fedora 6 checks those), a DELETE of the container itself, and a
-/// PATCH of an indirect container's member (its triples decide the membership).
-async fn membership_targets(repo: &Repository, op: &Operation) -> Result<Vec<FedoraId>, Error> {
+/// PATCH of an indirect container's member (its triples decide the membership). `written`
+/// is the record of the resource `op` names, if it exists.
+async fn membership_targets(
+    repo: &Repository,
+    op: &Operation,
+    written: Option<&ResourceRecord>,
+) -> Result<Vec<FedoraId>, Error> {
     let mut targets = Vec::new();
     let (member, indirect_only) = match op {
-        Operation::Create(parent) => {
-            targets.extend(repo.membership_resource_of(parent).await?);
+        Operation::Create(_) => {
+            if let Some(parent) = written {
+                targets.extend(repo.membership_resource_of(parent)?);
+            }
             return Ok(targets);
         }
         Operation::Put(id) | Operation::Delete(id) if !id.is_acl() => (id.base(), false),
         Operation::Patch(id) if !id.is_acl() => (id.base(), true),
         _ => return Ok(targets),
     };
-    if let Operation::Delete(id) = op {
-        targets.extend(repo.membership_resource_of(id).await?);
+    if let (Operation::Delete(_), Some(record)) = (op, written) {
+        targets.extend(repo.membership_resource_of(record)?);
     }
-    if let Some(container) = repo.container_of(&member).await? {
-        let indirect = |r: &arca_catalog::ResourceRecord| {
-            r.headers.model() == Some(InteractionModel::IndirectContainer)
-        };
-        let wanted = !indirect_only
-            || repo
-                .lookup(&container)
-                .await?
-                .is_some_and(|r| !r.is_deleted() && indirect(&r));
-        if wanted {
-            targets.extend(repo.membership_resource_of(&container).await?);
+    let container = match written {
+        Some(record) => record.parent.clone(),
+        None => repo.existing_ancestor(&member).await?,
+    };
+    let Some(container) = container else {
+        return Ok(targets);
+    };
+    if let Some(record) = repo.lookup(&container).await? {
+        let indirect = record.headers.model() == Some(InteractionModel::IndirectContainer);
+        if indirect || !indirect_only {
+            targets.extend(repo.membership_resource_of(&record)?);
         }
     }
     Ok(targets)

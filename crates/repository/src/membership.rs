@@ -8,7 +8,7 @@
 //! catalog keeps one row per member ([`arca_catalog::MembershipRow`]), derived again from
 //! storage by a rebuild.
 
-use arca_catalog::MembershipRow;
+use arca_catalog::{MembershipRow, ResourceRecord};
 use arca_model::{FedoraId, InteractionModel};
 use arca_rdf::vocab::{FEDORA_NS, LDP_CONTAINS};
 use oxrdf::{NamedNode, NamedOrBlankNode, Term, Triple};
@@ -144,25 +144,26 @@ pub fn membership_resource(
 }
 
 impl Repository {
-    /// The membership resource (see [`membership_resource`]) of `id` if it is a live
+    /// The membership resource (see [`membership_resource`]) of `record` if it is a live
     /// direct or indirect container.
-    pub async fn membership_resource_of(&self, id: &FedoraId) -> Result<Option<FedoraId>> {
-        let Some(record) = self.lookup(id).await?.filter(|r| !r.is_deleted()) else {
+    pub fn membership_resource_of(&self, record: &ResourceRecord) -> Result<Option<FedoraId>> {
+        if record.is_deleted() {
             return Ok(None);
-        };
-        let model = model_of(&record)?;
+        }
+        let model = model_of(record)?;
         if !model.generates_membership() {
             return Ok(None);
         }
-        Ok(membership_resource(id, model, &self.triples(&record)?))
+        Ok(membership_resource(
+            &record.id,
+            model,
+            &self.triples(record)?,
+        ))
     }
 
-    /// The container a resource at `id` is (or would be) a child of: its parent when it
-    /// exists, else the nearest existing resource up its path.
-    pub async fn container_of(&self, id: &FedoraId) -> Result<Option<FedoraId>> {
-        if let Some(record) = self.lookup(id).await? {
-            return Ok(record.parent);
-        }
+    /// The nearest existing resource up the path of `id` (the container a new resource at
+    /// `id` would be a child of).
+    pub async fn existing_ancestor(&self, id: &FedoraId) -> Result<Option<FedoraId>> {
         let mut up = id.path_parent();
         while let Some(candidate) = up {
             if self.lookup(&candidate).await?.is_some() {
