@@ -9,6 +9,7 @@
 #![warn(missing_docs)]
 
 mod columns;
+mod coordination;
 mod postgres;
 mod sqlite;
 mod transactions;
@@ -16,6 +17,9 @@ mod transactions;
 use arca_model::{FedoraId, ResourceHeaders};
 use async_trait::async_trait;
 
+pub use coordination::{
+    lock_key, lock_order, Coordination, Leadership, LocalCoordination, ObjectLockGuard,
+};
 pub use postgres::{
     PostgresCatalog, CHANGES_CHANNEL, CHANGE_LOG_LOCK, SCHEMA_VERSION as POSTGRES_SCHEMA_VERSION,
 };
@@ -47,6 +51,35 @@ pub enum Error {
         /// What is wrong.
         message: String,
     },
+}
+
+impl Error {
+    /// Whether the failure is expected to pass by itself, so that the request may be tried
+    /// again (503 with `Retry-After`): the database cannot be reached or is restarting, no
+    /// connection or lock came within its timeout, or PostgreSQL broke a deadlock or a
+    /// serialization conflict.
+    pub fn is_unavailable(&self) -> bool {
+        match self {
+            Self::Postgres(sqlx::Error::Database(e)) => e.code().is_some_and(|code| {
+                // 08: connection exception; 57P01-57P03: shutting down or starting up;
+                // 55P03: lock not available (lock_timeout); 40001/40P01: serialization
+                // failure, deadlock.
+                code.starts_with("08")
+                    || matches!(
+                        &*code,
+                        "57P01" | "57P02" | "57P03" | "55P03" | "40001" | "40P01"
+                    )
+            }),
+            Self::Postgres(
+                sqlx::Error::Io(_) | sqlx::Error::PoolTimedOut | sqlx::Error::PoolClosed,
+            ) => true,
+            Self::Database(rusqlite::Error::SqliteFailure(e, _)) => matches!(
+                e.code,
+                rusqlite::ErrorCode::DatabaseBusy | rusqlite::ErrorCode::DatabaseLocked
+            ),
+            _ => false,
+        }
+    }
 }
 
 /// Result type of the catalog.
@@ -239,7 +272,7 @@ pub enum CatalogOp {
 /// [`PostgresCatalog`] (shared by several nodes). Lookups of missing resources return `Ok(None)` or an empty list,
 /// never an error.
 #[async_trait]
-pub trait Catalog: TransactionStore {
+pub trait Catalog: TransactionStore + Coordination {
     /// One resource, live or tombstone.
     async fn get(&self, id: &FedoraId) -> Result<Option<ResourceRecord>>;
     /// Live children of `parent` in id order, after `after` (exclusive), at most `limit`.

@@ -14,11 +14,11 @@
 //!   claims of objects are inserted with `ON CONFLICT DO NOTHING` and read back under a row
 //!   lock, so two transactions racing for an object on two nodes end with one owner and
 //!   one [`TxRefusal::Owned`](crate::TxRefusal::Owned).
-//! - **Not yet shared across nodes** (a later step of the scale-out): the kernel's
-//!   per-object write locks are in process memory, and an ordinary write checks
-//!   [`tx_owners`](crate::TransactionStore::tx_owners) before it writes without holding
-//!   anything, so a transaction on another node may claim the object in between (the
-//!   per-object locks with a lease will close that gap).
+//! - **Per-object write locks and roles** ([`Coordination`]) are session-level advisory
+//!   locks on connections of their own, released when their session ends (see
+//!   `coordination.rs`): a write holds its objects' locks on every node while it checks
+//!   [`tx_owners`](crate::TransactionStore::tx_owners) and writes, so no transaction on
+//!   another node can claim the object in between.
 //! - **The change log's watch.** [`last_change`](crate::Catalog::last_change) follows every
 //!   node's commits: a commit that logs changes announces its last sequence number on the
 //!   channel [`CHANGES_CHANNEL`] (`NOTIFY`, delivered at commit) and every catalog listens
@@ -27,6 +27,7 @@
 //! Durability is PostgreSQL's own: a commit returns once its WAL is flushed
 //! (`synchronous_commit` on), independently of the OCFL root's filesystem.
 
+mod coordination;
 mod transactions;
 
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -40,8 +41,8 @@ use sqlx::{PgConnection, PgPool, Row};
 
 use crate::columns::{alive_at, join_types, parse_id, split_types};
 use crate::{
-    Catalog, CatalogOp, Change, ChangeEntry, ChangeKind, Error, MembershipRow, MementoRow,
-    ResourceRecord, Result,
+    Catalog, CatalogOp, Change, ChangeEntry, ChangeKind, Coordination, Error, Leadership,
+    MembershipRow, MementoRow, ObjectLockGuard, ResourceRecord, Result,
 };
 
 /// The key of the transaction-scoped advisory lock that orders change-log appends (any
@@ -199,6 +200,11 @@ FROM (
 ORDER BY t, id
 "#;
 
+/// How long a query waits for a connection (or for PostgreSQL to accept a new one) before
+/// it fails as unavailable: a healthy pool hands one out in microseconds, so waiting
+/// longer only keeps a client from hearing `503 Retry-After` while PostgreSQL restarts.
+pub(crate) const ACQUIRE_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(3);
+
 /// How many connections a catalog keeps at most.
 const MAX_CONNECTIONS: u32 = 16;
 
@@ -207,6 +213,8 @@ const MAX_CONNECTIONS: u32 = 16;
 /// module documentation for what is and is not safe across nodes yet).
 pub struct PostgresCatalog {
     inner: Arc<Inner>,
+    /// Per-object write locks and roles, shared with every node.
+    coordination: coordination::PgCoordination,
     /// Dropped with the catalog, which ends the task following other nodes' changes.
     _follower: tokio::sync::oneshot::Sender<()>,
 }
@@ -236,9 +244,10 @@ impl PostgresCatalog {
 
     /// [`connect`](Self::connect) with options built by the caller.
     pub async fn connect_with(options: PgConnectOptions) -> Result<Self> {
+        let coordination = coordination::PgCoordination::new(&options);
         let pool = PgPoolOptions::new()
             .max_connections(MAX_CONNECTIONS)
-            .acquire_timeout(std::time::Duration::from_secs(10))
+            .acquire_timeout(ACQUIRE_TIMEOUT)
             .connect_with(options)
             .await?;
         migrate(&pool).await?;
@@ -258,6 +267,7 @@ impl PostgresCatalog {
         tokio::spawn(follow_changes(Arc::downgrade(&inner), listener, stop));
         Ok(Self {
             inner,
+            coordination,
             _follower: follower,
         })
     }
@@ -276,6 +286,7 @@ impl PostgresCatalog {
 
     /// Closes the pool's connections (waiting for those in use).
     pub async fn close(&self) {
+        self.coordination.close().await;
         self.inner.pool.close().await;
     }
 
@@ -792,6 +803,21 @@ fn record_from_row(row: &PgRow) -> Result<ResourceRecord> {
 /// The exclusive upper bound of the id range below `prefix/`: `/` + 1 is `0`.
 fn descendant_range(id: &FedoraId) -> (String, String) {
     (format!("{}/", id.as_str()), format!("{}0", id.as_str()))
+}
+
+#[async_trait]
+impl Coordination for PostgresCatalog {
+    async fn lock_objects(&self, exclusive: &[&str], shared: &[&str]) -> Result<ObjectLockGuard> {
+        self.coordination.lock_objects(exclusive, shared).await
+    }
+
+    async fn try_lead(&self, role: &str) -> Result<Option<Leadership>> {
+        self.coordination.try_lead(role).await
+    }
+
+    fn is_shared(&self) -> bool {
+        true
+    }
 }
 
 #[async_trait]

@@ -10,8 +10,8 @@ use rusqlite::{params, Connection, OpenFlags, OptionalExtension, Row};
 
 use crate::columns::{alive_at, join_types, parse_id, split_types};
 use crate::{
-    Catalog, CatalogOp, Change, ChangeEntry, ChangeKind, Error, MembershipRow, MementoRow,
-    ResourceRecord, Result,
+    Catalog, CatalogOp, Change, ChangeEntry, ChangeKind, Coordination, Error, Leadership,
+    LocalCoordination, MembershipRow, MementoRow, ObjectLockGuard, ResourceRecord, Result,
 };
 
 /// The catalog's tables. `resources` is an ordinary rowid table, unlike the small-row
@@ -163,6 +163,8 @@ pub struct SqliteCatalog {
     tx_claims: AtomicBool,
     /// The last committed change-log sequence number, for [`Catalog::last_change`].
     last_change: tokio::sync::watch::Sender<i64>,
+    /// Per-object locks and roles (one node: in process).
+    coordination: LocalCoordination,
 }
 
 /// Above this size the WAL is checkpointed with RESTART, so that the next write starts it
@@ -348,6 +350,7 @@ impl SqliteCatalog {
             pending: Mutex::new(Vec::new()),
             tx_claims: AtomicBool::new(tx_claims),
             last_change: tokio::sync::watch::Sender::new(last_change),
+            coordination: LocalCoordination::new(),
         })
     }
 
@@ -718,6 +721,21 @@ fn collect_records(
 /// The exclusive upper bound of the id range below `prefix/`: `/` + 1 is `0`.
 fn descendant_range(id: &FedoraId) -> (String, String) {
     (format!("{}/", id.as_str()), format!("{}0", id.as_str()))
+}
+
+#[async_trait]
+impl Coordination for SqliteCatalog {
+    async fn lock_objects(&self, exclusive: &[&str], shared: &[&str]) -> Result<ObjectLockGuard> {
+        self.coordination.lock_objects(exclusive, shared).await
+    }
+
+    async fn try_lead(&self, role: &str) -> Result<Option<Leadership>> {
+        self.coordination.try_lead(role).await
+    }
+
+    fn is_shared(&self) -> bool {
+        false
+    }
 }
 
 #[async_trait]

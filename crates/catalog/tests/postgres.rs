@@ -202,3 +202,153 @@ async fn the_last_change_watch_follows_other_nodes() {
     .unwrap();
     assert_eq!(*b.last_change().borrow(), seq);
 }
+
+/// How long a lock request is watched to see that it waits (it must not be granted in
+/// this time while another node holds the lock).
+const WAITS: std::time::Duration = std::time::Duration::from_millis(300);
+/// A bound on how long a lock that was let go of takes to reach another node (liveness, not
+/// speed: it is normally a few milliseconds).
+const REACHES: std::time::Duration = std::time::Duration::from_secs(15);
+
+/// A write lock taken on one node keeps another node's write to the same object waiting
+/// (and only that one) until it is let go of; shared locks go together.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn object_locks_hold_across_nodes() {
+    use arca_catalog::Coordination;
+    let Some(url) = database().await else { return };
+    let a = PostgresCatalog::connect(&url).await.unwrap();
+    let b = Arc::new(PostgresCatalog::connect(&url).await.unwrap());
+    assert!(a.is_shared());
+
+    let held = a.lock_objects(&["obj"], &["parent"]).await.unwrap();
+    let waiting = {
+        let b = b.clone();
+        tokio::spawn(async move { b.lock_objects(&["obj"], &[]).await.map(|_| ()) })
+    };
+    tokio::time::sleep(WAITS).await;
+    assert!(
+        !waiting.is_finished(),
+        "a second node wrote a locked object"
+    );
+    // Other objects, and shared locks on the parent, are not held up.
+    let other = tokio::time::timeout(REACHES, b.lock_objects(&["other"], &["parent"]))
+        .await
+        .expect("an unrelated lock waited")
+        .unwrap();
+    drop(other);
+    // The parent, shared by `a`, cannot be locked exclusively (a delete of the parent).
+    let parent = {
+        let b = b.clone();
+        tokio::spawn(async move { b.lock_objects(&["parent"], &[]).await.map(|_| ()) })
+    };
+    tokio::time::sleep(WAITS).await;
+    assert!(
+        !parent.is_finished(),
+        "the parent was locked while a child was written"
+    );
+    drop(held);
+    tokio::time::timeout(REACHES, waiting)
+        .await
+        .expect("the lock was never passed on")
+        .unwrap()
+        .unwrap();
+    tokio::time::timeout(REACHES, parent)
+        .await
+        .expect("the parent's lock was never passed on")
+        .unwrap()
+        .unwrap();
+}
+
+/// A role (delivering events to one destination) has one holder among the nodes; another
+/// node takes it once the holder lets go.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn one_node_holds_a_role() {
+    use arca_catalog::Coordination;
+    let Some(url) = database().await else { return };
+    let a = PostgresCatalog::connect(&url).await.unwrap();
+    let b = PostgresCatalog::connect(&url).await.unwrap();
+    let leader = a.try_lead("events:x").await.unwrap().expect("a free role");
+    assert!(b.try_lead("events:x").await.unwrap().is_none());
+    assert!(
+        a.try_lead("events:x").await.unwrap().is_none(),
+        "held twice"
+    );
+    assert!(b.try_lead("events:y").await.unwrap().is_some());
+    drop(leader);
+    let started = std::time::Instant::now();
+    loop {
+        if b.try_lead("events:x").await.unwrap().is_some() {
+            break;
+        }
+        assert!(started.elapsed() < REACHES, "the role was never given up");
+        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+    }
+}
+
+/// Set in the environment of the child process that plays a node holding a lock.
+const HOLDER_URL: &str = "ARCA_TEST_LOCK_HOLDER_URL";
+
+/// Not a test of its own: the node that [`a_killed_node_lets_go_of_its_locks`] starts and
+/// kills (it does nothing unless started so).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn lock_holder_process() {
+    use arca_catalog::Coordination;
+    let Ok(url) = std::env::var(HOLDER_URL) else {
+        return;
+    };
+    let catalog = PostgresCatalog::connect(&url).await.unwrap();
+    let _held = catalog.lock_objects(&["crashing"], &[]).await.unwrap();
+    let _role = catalog.try_lead("events:crashing").await.unwrap().unwrap();
+    println!("LOCKED");
+    tokio::time::sleep(std::time::Duration::from_secs(120)).await;
+}
+
+/// A node killed (SIGKILL) while it holds a write lock and a role: the others get both,
+/// without anyone letting go of them.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_killed_node_lets_go_of_its_locks() {
+    use arca_catalog::Coordination;
+    use std::io::BufRead;
+    let Some(url) = database().await else { return };
+    let mut child = std::process::Command::new(std::env::current_exe().unwrap())
+        .args([
+            "--exact",
+            "lock_holder_process",
+            "--nocapture",
+            "--test-threads=1",
+        ])
+        .env(HOLDER_URL, &url)
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let stdout = child.stdout.take().unwrap();
+    let locked = tokio::task::spawn_blocking(move || {
+        std::io::BufReader::new(stdout)
+            .lines()
+            .map_while(|l| l.ok())
+            .any(|l| l.contains("LOCKED"))
+    })
+    .await
+    .unwrap();
+    assert!(locked, "the holder process did not take its lock");
+
+    let other = Arc::new(PostgresCatalog::connect(&url).await.unwrap());
+    assert!(other.try_lead("events:crashing").await.unwrap().is_none());
+    let waiting = {
+        let other = other.clone();
+        tokio::spawn(async move { other.lock_objects(&["crashing"], &[]).await.map(|_| ()) })
+    };
+    tokio::time::sleep(WAITS).await;
+    assert!(
+        !waiting.is_finished(),
+        "the lock was granted while its holder lived"
+    );
+    child.kill().unwrap();
+    child.wait().unwrap();
+    tokio::time::timeout(REACHES, waiting)
+        .await
+        .expect("the killed node's lock never expired")
+        .unwrap()
+        .unwrap();
+    assert!(other.try_lead("events:crashing").await.unwrap().is_some());
+}

@@ -5,12 +5,17 @@
 //! never wait for it; a broker that is down or slow only makes it fall behind, and it
 //! resumes from its recorded position when the broker is back (at-least-once: a message
 //! whose receipt was lost is sent again, with the same `arca.seq` and event id).
+//!
+//! Where several nodes share the catalog, one of them delivers to a destination: the
+//! worker first takes the destination's role ([`Coordination::try_lead`]); the others
+//! wait on standby and one takes over when the leader stops or dies, resuming from the
+//! recorded position (so at most the last second's events are sent twice).
 
 use std::sync::atomic::{AtomicBool, AtomicI64, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use arca_catalog::{Catalog, ChangeEntry};
+use arca_catalog::{Catalog, ChangeEntry, Leadership};
 use parking_lot::Mutex;
 use tokio::sync::watch;
 
@@ -27,6 +32,8 @@ const RECORD_EVERY: Duration = Duration::from_secs(1);
 /// Pauses between attempts while the broker fails: doubling from the first to the last.
 const FIRST_RETRY: Duration = Duration::from_millis(200);
 const LAST_RETRY: Duration = Duration::from_secs(2);
+/// How often a node on standby asks whether the destination's leader is gone.
+const STANDBY_CHECK: Duration = Duration::from_secs(2);
 /// How often a delivery that is behind says so in the log.
 const LAG_REPORT_EVERY: Duration = Duration::from_secs(30);
 
@@ -59,6 +66,7 @@ pub struct DeliveryStatus {
     pub name: String,
     delivered: AtomicI64,
     connected: AtomicBool,
+    leading: AtomicBool,
     last_error: Mutex<Option<String>>,
     /// When the oldest event not yet delivered was noticed (None: nothing waits).
     behind_since: Mutex<Option<Instant>>,
@@ -70,6 +78,7 @@ impl DeliveryStatus {
             name,
             delivered: AtomicI64::new(0),
             connected: AtomicBool::new(false),
+            leading: AtomicBool::new(false),
             last_error: Mutex::new(None),
             behind_since: Mutex::new(None),
         }
@@ -83,6 +92,12 @@ impl DeliveryStatus {
     /// Whether a connection to the broker is open.
     pub fn connected(&self) -> bool {
         self.connected.load(Ordering::Acquire)
+    }
+
+    /// Whether this node delivers to the destination (false on standby, while another
+    /// node sharing the catalog does).
+    pub fn leading(&self) -> bool {
+        self.leading.load(Ordering::Acquire)
     }
 
     /// Why the last attempt failed, while the broker fails.
@@ -146,6 +161,10 @@ struct Worker {
 impl Worker {
     async fn run(self, mut stop: watch::Receiver<bool>) {
         let consumer = self.dest.consumer_name();
+        let Some(_leadership) = self.lead(&consumer, &mut stop).await else {
+            return;
+        };
+        self.status.leading.store(true, Ordering::Release);
         let mut position = loop {
             match self.start_position(&consumer).await {
                 Ok(p) => break p,
@@ -272,6 +291,33 @@ impl Worker {
             p.close().await;
         }
         tracing::info!(destination = %self.status.name, delivered = position, "event delivery stopped");
+    }
+
+    /// Waits until this node holds the destination's role (at once with one node); `None`
+    /// if told to stop first.
+    async fn lead(&self, consumer: &str, stop: &mut watch::Receiver<bool>) -> Option<Leadership> {
+        let mut said = false;
+        loop {
+            match self.catalog.try_lead(consumer).await {
+                Ok(Some(leadership)) => {
+                    if said {
+                        tracing::info!(destination = %self.status.name, "this node now delivers the events");
+                    }
+                    return Some(leadership);
+                }
+                Ok(None) if !said => {
+                    said = true;
+                    tracing::info!(destination = %self.status.name, "another node delivers the events; this one stands by");
+                }
+                Ok(None) => {}
+                Err(e) => {
+                    tracing::warn!(error = %e, "event delivery cannot ask who delivers; retrying")
+                }
+            }
+            if sleep_or_stop(stop, STANDBY_CHECK).await {
+                return None;
+            }
+        }
     }
 
     /// Where delivery resumes: the recorded position; for a destination never delivered

@@ -155,6 +155,10 @@ impl ApiError {
                 format!("the repository's storage is full; nothing was stored: {m}"),
             ),
             Error::Unavailable(m) => Self::new(StatusCode::SERVICE_UNAVAILABLE, m),
+            Error::Catalog(e) if e.is_unavailable() => Self::new(
+                StatusCode::SERVICE_UNAVAILABLE,
+                format!("the catalog is unavailable for the moment; nothing was changed, try again: {e}"),
+            ),
             e if e.is_storage_full() => Self::new(
                 StatusCode::INSUFFICIENT_STORAGE,
                 format!("the repository's storage is full; nothing was stored: {e}"),
@@ -219,6 +223,10 @@ pub fn constrained_by(constraint: Constraint, base_url: &str) -> String {
     )
 }
 
+/// What a 503 answer tells clients to wait before trying again (seconds): every 503 is a
+/// passing condition (a restarting catalog or store, a busy parser), none a refusal.
+const RETRY_AFTER_S: &str = "5";
+
 impl IntoResponse for ApiError {
     fn into_response(self) -> Response {
         let mut resp = (self.status, self.message).into_response();
@@ -237,6 +245,9 @@ impl IntoResponse for ApiError {
         }
         if let Some(challenge) = self.challenge.and_then(|c| HeaderValue::from_str(&c).ok()) {
             h.insert(header::WWW_AUTHENTICATE, challenge);
+        }
+        if self.status == StatusCode::SERVICE_UNAVAILABLE {
+            h.insert(header::RETRY_AFTER, HeaderValue::from_static(RETRY_AFTER_S));
         }
         resp
     }

@@ -202,6 +202,7 @@ fn destinations(ctx: &Ctx, last: i64) -> Value {
                 "behind": (last - delivered).max(0),
                 "waitingSeconds": d.waiting_for().as_secs_f64(),
                 "connected": d.connected(),
+                "leading": d.leading(),
                 "error": d.last_error(),
             })
         })

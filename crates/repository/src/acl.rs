@@ -38,7 +38,10 @@ impl Repository {
         let triples = checked_triples(triples, lenient)?;
         subjects::check_subjects(&acl_id, &triples)?;
         let probe = self.get(resource).await?;
-        let _locks = self.locks.lock(&[probe.ocfl_id.as_str()], &[]).await;
+        let _locks = self
+            .catalog
+            .lock_objects(&[probe.ocfl_id.as_str()], &[])
+            .await?;
         self.check_owners(&[probe.ocfl_id.as_str()]).await?;
         let base = self.get(resource).await?;
         let existing = self.live_acl(resource).await?;
@@ -89,7 +92,10 @@ impl Repository {
                 .ok_or_else(|| Error::NotFound(acl_id.clone()))
         };
         let probe = live_acl().await?;
-        let _locks = self.locks.lock(&[probe.ocfl_id.as_str()], &[]).await;
+        let _locks = self
+            .catalog
+            .lock_objects(&[probe.ocfl_id.as_str()], &[])
+            .await?;
         self.check_owners(&[probe.ocfl_id.as_str()]).await?;
         let current = live_acl().await?;
         if let Some(check) = precondition {

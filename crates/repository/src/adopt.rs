@@ -28,7 +28,7 @@ impl Repository {
         user: &str,
     ) -> Result<Vec<Result<()>>> {
         let keys: Vec<&str> = objects.iter().map(|o| o.object_id.as_str()).collect();
-        let _locks = self.locks.lock(&keys, &[]).await;
+        let _locks = self.catalog.lock_objects(&keys, &[]).await?;
         let mut results: Vec<Result<()>> = Vec::with_capacity(objects.len());
         for object in &objects {
             results.push(self.check_free(&object.object_id).await);

@@ -19,8 +19,8 @@ mod derived;
 mod error;
 mod external;
 mod fixity;
+mod follow;
 mod index;
-mod locks;
 pub mod membership;
 mod publisher;
 mod references;
@@ -51,7 +51,6 @@ pub use error::{Constraint, Error, Result};
 pub use external::{AllowList, CheckedUrl, ExternalHandling, ExternalLocation};
 pub use fixity::{digest_file, FixityCheck, FixityReport};
 pub use index::{rows_from_object, ObjectRows, RebuildStats};
-use locks::ObjectLocks;
 pub use transactions::{TxInfo, DEFAULT_TIMEOUT as DEFAULT_TRANSACTION_TIMEOUT};
 
 /// Header logical path of an object's root resource.
@@ -97,13 +96,12 @@ pub struct Repository {
     catalog: Arc<dyn Catalog>,
     journal: Arc<Journal>,
     commit: Arc<GroupCommit>,
-    locks: ObjectLocks,
     version_message: String,
     stop_checkpoints: Arc<AtomicBool>,
     auto_versioning: AtomicBool,
     txs: transactions::Transactions,
     publisher: publisher::Publisher,
-    watchers: parking_lot::RwLock<Vec<ChangeWatcher>>,
+    watchers: Arc<parking_lot::RwLock<Vec<ChangeWatcher>>>,
     /// Where write time goes.
     pub phases: PhaseTimes,
 }
@@ -178,7 +176,6 @@ impl Repository {
             catalog,
             journal: Arc::new(journal),
             commit,
-            locks: ObjectLocks::new(),
             version_message,
             stop_checkpoints: Arc::new(AtomicBool::new(false)),
             auto_versioning: AtomicBool::new(true),
@@ -203,7 +200,17 @@ impl Repository {
         repo.note_digest_algorithm()?;
         repo.checkpoint().await?;
         repo.spawn_checkpointer();
-        repo.roll_back_abandoned_transactions().await?;
+        if repo.catalog.is_shared() {
+            // Other nodes' transactions may be open: they end by commit, rollback or expiry.
+            repo.expire_transactions().await?;
+            follow::spawn(
+                repo.catalog.clone(),
+                Arc::downgrade(&repo.watchers),
+                *repo.catalog.last_change().borrow(),
+            );
+        } else {
+            repo.roll_back_abandoned_transactions().await?;
+        }
         match repo.catalog.meta(index::REBUILD_STATE).await?.as_deref() {
             Some(index::COMPLETE) => {
                 for id in &touched {
@@ -457,9 +464,9 @@ impl Repository {
         }
         let object_id = group.clone().unwrap_or_else(|| id.clone());
         let _locks = self
-            .locks
-            .lock(&[object_id.as_str()], &[parent.as_str()])
-            .await;
+            .catalog
+            .lock_objects(&[object_id.as_str()], &[parent.as_str()])
+            .await?;
         self.check_owners(&[object_id.as_str()]).await?;
         match self.record(&id).await? {
             Some(r) if r.is_deleted() => return Err(Error::Gone(id)),
@@ -614,9 +621,12 @@ impl Repository {
         &self,
         id: &FedoraId,
         precondition: Option<Precondition>,
-    ) -> Result<(locks::LockSet, ResourceRecord)> {
+    ) -> Result<(arca_catalog::ObjectLockGuard, ResourceRecord)> {
         let probe = self.get(id).await?;
-        let guard = self.locks.lock(&[probe.ocfl_id.as_str()], &[]).await;
+        let guard = self
+            .catalog
+            .lock_objects(&[probe.ocfl_id.as_str()], &[])
+            .await?;
         self.check_owners(&[probe.ocfl_id.as_str()]).await?;
         let record = self.get(id).await?;
         if let Some(check) = precondition {
@@ -676,7 +686,7 @@ impl Repository {
         let mut object_ids: Vec<&str> = affected.iter().map(|r| r.ocfl_id.as_str()).collect();
         object_ids.sort_unstable();
         object_ids.dedup();
-        let _locks = self.locks.lock(&object_ids, &[]).await;
+        let _locks = self.catalog.lock_objects(&object_ids, &[]).await?;
         self.check_owners(&object_ids).await?;
         let record = self.get(id).await?;
         if let Some(check) = precondition {
@@ -743,7 +753,7 @@ impl Repository {
         let mut object_ids: Vec<&str> = affected.iter().map(|r| r.ocfl_id.as_str()).collect();
         object_ids.sort_unstable();
         object_ids.dedup();
-        let _locks = self.locks.lock(&object_ids, &[]).await;
+        let _locks = self.catalog.lock_objects(&object_ids, &[]).await?;
         self.check_owners(&object_ids).await?;
         if object_ids
             .iter()

@@ -202,7 +202,7 @@ impl Repository {
             return Ok(());
         }
         let object_ids: Vec<&str> = objects.iter().map(|o| o.ocfl_id.as_str()).collect();
-        let _locks = self.locks.lock(&object_ids, &[]).await;
+        let _locks = self.catalog.lock_objects(&object_ids, &[]).await?;
         let mut plans = Vec::with_capacity(objects.len());
         for object in &objects {
             // The object as storage has it now (nobody else may have changed it: the

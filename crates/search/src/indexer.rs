@@ -28,8 +28,41 @@ use crate::index::SearchIndex;
 use crate::mapping::Mapping;
 use crate::{Error, Result};
 
-/// The consumer name of the index in the catalog's `consumers` table.
+/// The consumer name of the index in the catalog's `consumers` table (with a catalog
+/// shared by several nodes, each node's index is its own consumer: see [`consumer_name`]).
 pub const CONSUMER: &str = "search";
+/// The file in the index directory naming this node's index among the consumers of a
+/// shared catalog.
+const NODE_ID_FILE: &str = "node-id";
+
+/// A name no other node or run makes: the time in nanoseconds and the process id.
+fn unique_id() -> String {
+    let nanos = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_nanos());
+    format!("{nanos:x}-{:x}", std::process::id())
+}
+
+/// The name under which the index's position is kept in the catalog, which holds back the
+/// change log's retention: [`CONSUMER`] on one node; `search:<id>` for each node's own
+/// index when several nodes share the catalog (`<id>` made once and kept in `dir`).
+fn consumer_name(shared: bool, dir: &std::path::Path) -> Result<String> {
+    if !shared {
+        return Ok(CONSUMER.to_string());
+    }
+    let path = dir.join(NODE_ID_FILE);
+    let id = match std::fs::read_to_string(&path) {
+        Ok(id) if !id.trim().is_empty() => id.trim().to_string(),
+        Ok(_) => return Err(Error::Io(path, std::io::Error::other("empty node id"))),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+            let id = unique_id();
+            std::fs::write(&path, &id).map_err(|e| Error::Io(path.clone(), e))?;
+            id
+        }
+        Err(e) => return Err(Error::Io(path, e)),
+    };
+    Ok(format!("{CONSUMER}:{id}"))
+}
 /// Catalog meta key naming the catalog generation the index was built from. A catalog
 /// rebuilt from storage has none (its change log is numbered anew), so the index is rebuilt.
 const EPOCH_KEY: &str = "search.epoch";
@@ -157,6 +190,8 @@ pub struct Indexer {
     ready_rx: Mutex<Option<mpsc::UnboundedReceiver<TextReady>>>,
     /// The position the index had when opened: `None` for a new index, to be built.
     start: Option<i64>,
+    /// Its name among the change log's consumers.
+    consumer: String,
 }
 
 impl Indexer {
@@ -164,6 +199,7 @@ impl Indexer {
     pub fn open(repo: Arc<Repository>, settings: IndexerSettings) -> Result<Arc<Self>> {
         settings.mapping.validate()?;
         let (index, position) = SearchIndex::open(&settings.dir.join("index"), &settings.mapping)?;
+        let consumer = consumer_name(repo.catalog().is_shared(), &settings.dir)?;
         let text_dir = settings.dir.join("text");
         let cache = TextCache::open(&text_dir).map_err(|e| Error::Io(text_dir, e))?;
         let (commands, receiver) = mpsc::unbounded_channel();
@@ -190,6 +226,7 @@ impl Indexer {
             ready_tx,
             ready_rx: Mutex::new(Some(ready_rx)),
             start: position,
+            consumer,
         }))
     }
 
@@ -352,7 +389,11 @@ impl Indexer {
                 .pending
                 .fetch_sub(std::mem::take(&mut texts_in), Ordering::Relaxed);
             self.counters.indexed.store(position, Ordering::Relaxed);
-            if let Err(e) = self.catalog.set_consumer_position(CONSUMER, safe).await {
+            if let Err(e) = self
+                .catalog
+                .set_consumer_position(&self.consumer, safe)
+                .await
+            {
                 tracing::warn!(error = %e, "cannot record the search index's position");
             }
             for r in replies.drain(..) {
@@ -486,14 +527,16 @@ impl Indexer {
             let _ = self.index.rollback();
             return Err(e);
         }
-        let epoch = format!(
-            "{:x}-{:x}",
-            std::time::SystemTime::now()
-                .duration_since(std::time::UNIX_EPOCH)
-                .map_or(0, |d| d.as_nanos()),
-            std::process::id()
-        );
-        self.catalog.set_meta(EPOCH_KEY, &epoch).await?;
+        // The catalog's generation: kept while the catalog lives (other nodes' indexes
+        // built from it stay valid), made anew for a catalog rebuilt from storage.
+        let epoch = match self.catalog.meta(EPOCH_KEY).await? {
+            Some(epoch) => epoch,
+            None => {
+                let epoch = unique_id();
+                self.catalog.set_meta(EPOCH_KEY, &epoch).await?;
+                epoch
+            }
+        };
         self.index.set_epoch(&epoch);
         self.commit(at).await?;
         let n = done.load(Ordering::Relaxed);
@@ -502,7 +545,7 @@ impl Indexer {
             p.done = n;
         }
         self.counters.indexed.store(at, Ordering::Relaxed);
-        if let Err(e) = self.catalog.set_consumer_position(CONSUMER, at).await {
+        if let Err(e) = self.catalog.set_consumer_position(&self.consumer, at).await {
             tracing::warn!(error = %e, "cannot record the search index's position");
         }
         let secs = started.elapsed().as_secs_f64();

@@ -1,0 +1,122 @@
+//! Per-object write locks and roles shared by every node: PostgreSQL session-level advisory
+//! locks, each lock request on a connection of its own taken from a pool kept for locks
+//! (so a writer waiting for a lock never holds a connection the catalog's queries need).
+//!
+//! The lease is the session: the locks go when the connection ends, whether the node let
+//! go of them, crashed (the kernel closes a killed process's socket) or vanished from the
+//! network (the server's TCP keepalives end the session within
+//! [`KEEPALIVE_IDLE_S`] + [`KEEPALIVE_INTERVAL_S`] × [`KEEPALIVE_COUNT`] seconds). A lock
+//! not granted within [`LOCK_TIMEOUT`] fails the request as unavailable (503) instead of
+//! queueing it forever behind a stuck writer.
+
+use std::time::Duration;
+
+use sqlx::pool::PoolConnection;
+use sqlx::postgres::{PgConnectOptions, PgPoolOptions};
+use sqlx::{PgPool, Postgres};
+
+use crate::{lock_key, lock_order, Leadership, ObjectLockGuard, Result};
+
+/// Connections kept for locks at most: the writes of one node that can hold or wait for
+/// locks at once; more wait for a connection (within the acquire timeout).
+const LOCK_CONNECTIONS: u32 = 64;
+
+/// How long a write waits for its locks before it is refused as unavailable.
+pub const LOCK_TIMEOUT: Duration = Duration::from_secs(30);
+
+/// Seconds of silence after which the server probes a lock holder's connection.
+pub const KEEPALIVE_IDLE_S: u32 = 5;
+/// Seconds between the server's probes.
+pub const KEEPALIVE_INTERVAL_S: u32 = 2;
+/// Unanswered probes after which the server ends the session (and its locks).
+pub const KEEPALIVE_COUNT: u32 = 3;
+
+/// The advisory-lock side of a [`PostgresCatalog`](crate::PostgresCatalog).
+pub(super) struct PgCoordination {
+    pool: PgPool,
+}
+
+impl PgCoordination {
+    /// A lock pool on the database of `options` (connections are made when first needed).
+    pub(super) fn new(options: &PgConnectOptions) -> Self {
+        let options = options.clone().application_name("arca-locks").options([
+            ("lock_timeout", format!("{}ms", LOCK_TIMEOUT.as_millis())),
+            ("tcp_keepalives_idle", KEEPALIVE_IDLE_S.to_string()),
+            ("tcp_keepalives_interval", KEEPALIVE_INTERVAL_S.to_string()),
+            ("tcp_keepalives_count", KEEPALIVE_COUNT.to_string()),
+        ]);
+        let pool = PgPoolOptions::new()
+            .max_connections(LOCK_CONNECTIONS)
+            .min_connections(0)
+            .acquire_timeout(super::ACQUIRE_TIMEOUT)
+            .connect_lazy_with(options);
+        Self { pool }
+    }
+
+    /// Takes the locks of `exclusive` and `shared` in the global order, on one connection.
+    pub(super) async fn lock_objects(
+        &self,
+        exclusive: &[&str],
+        shared: &[&str],
+    ) -> Result<ObjectLockGuard> {
+        let mut held = HeldSession {
+            conn: Some(self.pool.acquire().await?),
+        };
+        for (key, is_exclusive) in lock_order(exclusive, shared) {
+            let sql = if is_exclusive {
+                "SELECT pg_advisory_lock($1)"
+            } else {
+                "SELECT pg_advisory_lock_shared($1)"
+            };
+            let conn = held.conn.as_mut().expect("held until dropped");
+            sqlx::query(sql).bind(key).execute(&mut **conn).await?;
+        }
+        Ok(ObjectLockGuard::new(Box::new(held)))
+    }
+
+    /// Takes `role` with `pg_try_advisory_lock` on a connection kept while it is held.
+    pub(super) async fn try_lead(&self, role: &str) -> Result<Option<Leadership>> {
+        let mut held = HeldSession {
+            conn: Some(self.pool.acquire().await?),
+        };
+        let conn = held.conn.as_mut().expect("held until dropped");
+        let granted: bool = sqlx::query_scalar("SELECT pg_try_advisory_lock($1)")
+            .bind(lock_key(&format!("role:{role}")))
+            .fetch_one(&mut **conn)
+            .await?;
+        Ok(granted.then(|| Leadership::new(Box::new(held))))
+    }
+
+    /// Closes the lock connections.
+    pub(super) async fn close(&self) {
+        self.pool.close().await;
+    }
+}
+
+/// A connection holding advisory locks. Dropped, it lets go of them and goes back to the
+/// pool; where that cannot be done (no runtime, the statement failed) the connection is
+/// closed instead, which ends the session and with it its locks.
+struct HeldSession {
+    conn: Option<PoolConnection<Postgres>>,
+}
+
+impl Drop for HeldSession {
+    fn drop(&mut self) {
+        let Some(mut conn) = self.conn.take() else {
+            return;
+        };
+        match tokio::runtime::Handle::try_current() {
+            Ok(runtime) => {
+                runtime.spawn(async move {
+                    let released = sqlx::query("SELECT pg_advisory_unlock_all()")
+                        .execute(&mut *conn)
+                        .await;
+                    if released.is_err() {
+                        drop(conn.detach());
+                    }
+                });
+            }
+            Err(_) => drop(conn.detach()),
+        }
+    }
+}
