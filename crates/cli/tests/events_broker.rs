@@ -3,7 +3,9 @@
 //! of requests, exactly as its replayable log (`/rest/fcr:events`) tells them, across a
 //! broker outage (writes go on, delivery resumes) and a SIGKILL of arca (delivery resumes
 //! from the position the broker acknowledged). A STOMP subscriber on a queue checks what
-//! arrives: every sequence number, in order, at least once.
+//! arrives: every sequence number, in order, at least once. With two nodes sharing a
+//! PostgreSQL catalog, one delivers (each change once) and the other takes over when it is
+//! killed.
 
 mod common;
 
@@ -416,4 +418,85 @@ async fn a_clean_stop_records_the_position_so_a_restart_sends_no_event_twice() {
     );
     arca.stop();
     sub.take().unwrap().close().await;
+}
+
+/// Whether node `arca` delivers the events (holds the destination's role).
+async fn leads(http: &Http, arca: &Arca) -> bool {
+    let r = http.get(&arca.url("/fcr:events?limit=1"), &[]).await;
+    assert_eq!(r.status, 200, "{}", r.text());
+    let page: Value = serde_json::from_slice(&r.body).unwrap();
+    page["destinations"][0]["leading"]
+        .as_bool()
+        .expect("the destination's status says who leads")
+}
+
+/// Two `arca serve` nodes sharing a PostgreSQL catalog and one broker destination: the
+/// changes written on both reach the broker once each (one node delivers, the other
+/// stands by); when the delivering node is killed, the other takes over and every change,
+/// including those written after the kill, arrives.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn two_nodes_deliver_each_change_once_and_one_takes_over_from_a_killed_one() {
+    let Some(pg) = tokio::task::spawn_blocking(arca_testkit::postgres::Postgres::shared)
+        .await
+        .unwrap()
+    else {
+        return;
+    };
+    let Some(broker) = ActiveMq::start() else {
+        return;
+    };
+    let catalog = tokio::task::spawn_blocking(|| pg.create_database())
+        .await
+        .unwrap();
+    let url = broker.stomp_url();
+    let env = [
+        ("ARCA_EVENTS_STOMP_URL", url.as_str()),
+        ("ARCA_EVENTS_DESTINATION", DESTINATION),
+        ("ARCA_CATALOG_URL", catalog.as_str()),
+        ("ARCA_LOG", "info"),
+    ];
+    let (data_a, data_b) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+    let a = Arca::serve_with(data_a.path(), &env);
+    let b = Arca::serve_with(data_b.path(), &env);
+    let http = Http::new();
+    let target = StompTarget::parse(&url).unwrap();
+    let mut sub = Some(
+        Subscriber::connect(&target, DESTINATION, Duration::from_secs(10))
+            .await
+            .unwrap(),
+    );
+    let mut got = Received::default();
+    let start = a.last_event(&http).await;
+
+    script(&http, &a, "on-a").await;
+    script(&http, &b, "on-b").await;
+    let end = b.last_event(&http).await;
+    assert_eq!(end - start, 24, "both scripts' events are in the one log");
+    got.until(&mut sub, &target, end, Duration::from_secs(30))
+        .await;
+    for seq in start + 1..=end {
+        let times = got.order.iter().filter(|s| **s == seq).count();
+        assert_eq!(times, 1, "event {seq} arrived {times} times");
+    }
+    let (a_leads, b_leads) = (leads(&http, &a).await, leads(&http, &b).await);
+    assert!(
+        a_leads != b_leads,
+        "one node delivers: a {a_leads}, b {b_leads}"
+    );
+
+    // The delivering node dies; the other writes on and delivers what the dead one had not.
+    let (survivor, dead) = if a_leads { (b, a) } else { (a, b) };
+    dead.kill();
+    script(&http, &survivor, "after-kill").await;
+    let end = survivor.last_event(&http).await;
+    got.until(&mut sub, &target, end, Duration::from_secs(60))
+        .await;
+    for seq in start + 1..=end {
+        assert!(
+            got.by_seq.contains_key(&seq),
+            "event {seq} was lost when the delivering node died:\n{}",
+            survivor.log()
+        );
+    }
+    assert!(leads(&http, &survivor).await, "the survivor took over");
 }
