@@ -299,7 +299,9 @@ impl S3Storage {
         }
     }
 
-    /// Maps an `object_store` error to the store's, for `operation` on `key`.
+    /// Maps an `object_store` error to the store's, for `operation` on `key`. Some
+    /// failures (those of listings among them) reach us as generic errors whose message
+    /// carries the S3 error code; the code decides then.
     fn classify(
         &self,
         error: object_store::Error,
@@ -308,9 +310,10 @@ impl S3Storage {
     ) -> StoreError {
         use object_store::Error as E;
         let text = chain_text(&error);
+        let has_code = |code: &str| text.contains(&format!("<Code>{code}</Code>"));
         let key = key.to_string();
         match error {
-            E::NotFound { .. } if text.contains("NoSuchBucket") => StoreError::BucketNotFound {
+            _ if has_code("NoSuchBucket") => StoreError::BucketNotFound {
                 bucket: self.settings.bucket.clone(),
                 cause: error.into(),
             },
@@ -318,25 +321,22 @@ impl S3Storage {
             E::Precondition { .. } | E::AlreadyExists { .. } => {
                 StoreError::PreconditionFailed { key }
             }
-            E::Unauthenticated { .. } => StoreError::Credentials {
-                cause: error.into(),
-            },
-            E::PermissionDenied { .. }
-                if CREDENTIAL_ERROR_CODES
-                    .iter()
-                    .any(|code| text.contains(code)) =>
-            {
+            _ if CREDENTIAL_ERROR_CODES.iter().any(|code| has_code(code)) => {
                 StoreError::Credentials {
                     cause: error.into(),
                 }
             }
+            E::Unauthenticated { .. } => StoreError::Credentials {
+                cause: error.into(),
+            },
             E::PermissionDenied { .. } => StoreError::AccessDenied {
                 operation,
                 key,
                 cause: error.into(),
             },
-            _ if text.contains("NoSuchBucket") => StoreError::BucketNotFound {
-                bucket: self.settings.bucket.clone(),
+            _ if has_code("AccessDenied") => StoreError::AccessDenied {
+                operation,
+                key,
                 cause: error.into(),
             },
             _ if is_transient(&error, &text) => StoreError::Unavailable {
