@@ -43,6 +43,17 @@ fn wrong_credentials_are_named_at_open() {
         matches!(opened, Err(StoreError::Credentials { .. })),
         "{opened:?}"
     );
+    let store = S3Storage::open_with_credentials(
+        settings(minio.endpoint(), BUCKET, "x"),
+        root_credentials(),
+    )
+    .unwrap();
+    let shown = format!("{store:?}");
+    assert!(
+        !shown.contains(ROOT_PASSWORD),
+        "the secret stays out of Debug: {shown}"
+    );
+    assert!(shown.contains(BUCKET), "{shown}");
     let unknown_key = S3Credentials {
         access_key_id: "nobody".to_string(),
         ..root_credentials()

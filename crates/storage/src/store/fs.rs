@@ -37,8 +37,9 @@ const CREATE_ATTEMPTS: u32 = 5;
 ///
 /// The ETag of a file is `<size>-<mtime in ns>-<inode>` (hexadecimal), read with one
 /// `stat` and no read of the bytes. Files are never written in place, so a new version
-/// is a new inode; every write of this store also gives the new file a modification time
-/// later than the one it replaces (even within one tick of the clock), so the tag changes
+/// is a new inode, created while the old one still existed; `put`, `put_if` and `copy`
+/// also give the new file a modification time later than the one it replaces (even within
+/// one tick of the clock), so a reused inode cannot bring an old tag back. The tag changes
 /// with every replacement, including one by the same bytes (where S3's MD5 tag would not).
 ///
 /// Conditional writes ([`put_if`](ObjectStorage::put_if)) check and rename under a lock
@@ -271,8 +272,9 @@ impl FsStorage {
                 continue;
             }
             let path = entry.path();
+            // Symbolic links to files are listed as their targets; links to directories
+            // are not walked (no cycles).
             let is_dir = match entry.file_type() {
-                Ok(t) if t.is_symlink() => path.is_dir(),
                 Ok(t) => t.is_dir(),
                 Err(e) if is_absent(&e) => continue,
                 Err(e) => return Err(StoreError::io(prefix, e)),

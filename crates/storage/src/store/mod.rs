@@ -104,7 +104,10 @@ pub struct DirListing {
     pub files: Vec<FileInfo>,
 }
 
-/// A reader over stored bytes (a whole file or a range of one).
+/// A reader over stored bytes (a whole file or a range of one). A failure while reading is
+/// an [`io::Error`](std::io::Error); from an S3 store its inner error
+/// ([`get_ref`](std::io::Error::get_ref)) is the [`StoreError`], `Unavailable` when the
+/// service went away.
 pub type ByteReader = Box<dyn Read + Send>;
 
 /// Byte-level storage of the files of one OCFL storage root.

@@ -152,7 +152,6 @@ impl std::fmt::Debug for S3Credentials {
 /// a few times for at most 10 s, connections time out after 3 s, requests after 30 s: a
 /// stopped service gives [`StoreError::Unavailable`] within seconds, and the store works
 /// again as soon as the service is back.
-#[derive(Debug)]
 pub struct S3Storage {
     store: Arc<AmazonS3>,
     runtime: Arc<OwnedRuntime>,
@@ -299,57 +298,13 @@ impl S3Storage {
         }
     }
 
-    /// Maps an `object_store` error to the store's, for `operation` on `key`. Some
-    /// failures (those of listings among them) reach us as generic errors whose message
-    /// carries the S3 error code; the code decides then.
     fn classify(
         &self,
         error: object_store::Error,
         operation: &'static str,
         key: &str,
     ) -> StoreError {
-        use object_store::Error as E;
-        let text = chain_text(&error);
-        let has_code = |code: &str| text.contains(&format!("<Code>{code}</Code>"));
-        let key = key.to_string();
-        match error {
-            _ if has_code("NoSuchBucket") => StoreError::BucketNotFound {
-                bucket: self.settings.bucket.clone(),
-                cause: error.into(),
-            },
-            E::NotFound { .. } => StoreError::NotFound { key },
-            E::Precondition { .. } | E::AlreadyExists { .. } => {
-                StoreError::PreconditionFailed { key }
-            }
-            _ if CREDENTIAL_ERROR_CODES.iter().any(|code| has_code(code)) => {
-                StoreError::Credentials {
-                    cause: error.into(),
-                }
-            }
-            E::Unauthenticated { .. } => StoreError::Credentials {
-                cause: error.into(),
-            },
-            E::PermissionDenied { .. } => StoreError::AccessDenied {
-                operation,
-                key,
-                cause: error.into(),
-            },
-            _ if has_code("AccessDenied") => StoreError::AccessDenied {
-                operation,
-                key,
-                cause: error.into(),
-            },
-            _ if is_transient(&error, &text) => StoreError::Unavailable {
-                operation,
-                key,
-                cause: error.into(),
-            },
-            _ => StoreError::Service {
-                operation,
-                key,
-                cause: error.into(),
-            },
-        }
+        classify(error, operation, key, &self.settings.bucket)
     }
 
     fn head(&self, key: &str) -> StoreResult<Option<ObjectMeta>> {
@@ -457,6 +412,17 @@ impl S3Storage {
     }
 }
 
+impl std::fmt::Debug for S3Storage {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("S3Storage")
+            .field("endpoint", &self.settings.endpoint)
+            .field("bucket", &self.settings.bucket)
+            .field("prefix", &self.prefix)
+            .field("region", &self.settings.region)
+            .finish_non_exhaustive()
+    }
+}
+
 impl ObjectStorage for S3Storage {
     fn read(&self, key: &str) -> StoreResult<Contents> {
         let location = self.location(key)?;
@@ -503,6 +469,7 @@ impl ObjectStorage for S3Storage {
                 stream: result.into_stream(),
                 chunk: Bytes::new(),
                 key: key.to_string(),
+                bucket: self.settings.bucket.clone(),
             })),
             Err(e) if is_unsatisfiable_range(&e) => match self.head(key)? {
                 // The range starts at or past the end: nothing to read.
@@ -603,6 +570,55 @@ impl ObjectStorage for S3Storage {
     }
 }
 
+/// Maps an `object_store` error to the store's, for `operation` on `key` of `bucket`. Some
+/// failures (those of listings among them) reach us as generic errors whose message
+/// carries the S3 error code; the code decides then.
+fn classify(
+    error: object_store::Error,
+    operation: &'static str,
+    key: &str,
+    bucket: &str,
+) -> StoreError {
+    use object_store::Error as E;
+    let text = chain_text(&error);
+    let has_code = |code: &str| text.contains(&format!("<Code>{code}</Code>"));
+    let key = key.to_string();
+    match error {
+        _ if has_code("NoSuchBucket") => StoreError::BucketNotFound {
+            bucket: bucket.to_string(),
+            cause: error.into(),
+        },
+        E::NotFound { .. } => StoreError::NotFound { key },
+        E::Precondition { .. } | E::AlreadyExists { .. } => StoreError::PreconditionFailed { key },
+        _ if CREDENTIAL_ERROR_CODES.iter().any(|code| has_code(code)) => StoreError::Credentials {
+            cause: error.into(),
+        },
+        E::Unauthenticated { .. } => StoreError::Credentials {
+            cause: error.into(),
+        },
+        E::PermissionDenied { .. } => StoreError::AccessDenied {
+            operation,
+            key,
+            cause: error.into(),
+        },
+        _ if has_code("AccessDenied") => StoreError::AccessDenied {
+            operation,
+            key,
+            cause: error.into(),
+        },
+        _ if is_transient(&error, &text) => StoreError::Unavailable {
+            operation,
+            key,
+            cause: error.into(),
+        },
+        _ => StoreError::Service {
+            operation,
+            key,
+            cause: error.into(),
+        },
+    }
+}
+
 /// A tokio runtime that is shut down without waiting when dropped, so that a store may be
 /// dropped anywhere, inside async code too.
 #[derive(Debug)]
@@ -642,6 +658,7 @@ struct StreamReader {
     stream: BoxStream<'static, object_store::Result<Bytes>>,
     chunk: Bytes,
     key: String,
+    bucket: String,
 }
 
 impl Read for StreamReader {
@@ -651,15 +668,13 @@ impl Read for StreamReader {
                 None => return Ok(0),
                 Some(Ok(chunk)) => self.chunk = chunk,
                 Some(Err(e)) => {
-                    let kind = if is_transient(&e, &chain_text(&e)) {
+                    let error = classify(e, "get", &self.key, &self.bucket);
+                    let kind = if error.is_unavailable() {
                         io::ErrorKind::TimedOut
                     } else {
                         io::ErrorKind::Other
                     };
-                    return Err(io::Error::new(
-                        kind,
-                        format!("reading {} from S3: {e}", self.key),
-                    ));
+                    return Err(io::Error::new(kind, error));
                 }
             }
         }
