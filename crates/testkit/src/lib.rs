@@ -1,11 +1,13 @@
 //! Test support: [`TestServer`] runs a real arca server in-process on `127.0.0.1:0` over a
 //! temporary data directory; [`TestServer::request`] talks HTTP/1.1 to it (both with the
 //! default feature `server`); [`postgres::Postgres`] and [`activemq::ActiveMq`] run private
-//! PostgreSQL and ActiveMQ servers; [`shared`] locates the shared fixtures (`../shared`
+//! PostgreSQL and ActiveMQ servers, [`s3::Minio`] a private MinIO (an S3-compatible object
+//! store) for the S3 store's tests; [`shared`] locates the shared fixtures (`../shared`
 //! beside the checkout).
 
 pub mod activemq;
 pub mod postgres;
+pub mod s3;
 #[cfg(feature = "server")]
 mod server;
 

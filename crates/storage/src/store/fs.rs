@@ -1,0 +1,469 @@
+//! [`FsStorage`]: the store on a local directory.
+
+use std::fs::{self, File, OpenOptions};
+use std::io::{self, ErrorKind, Read, Seek, SeekFrom, Write};
+use std::ops::Range;
+use std::os::unix::fs::MetadataExt;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+use parking_lot::Mutex;
+
+use super::key::{check_key, check_prefix, join};
+use super::{
+    ByteReader, Contents, DirListing, ETag, FileInfo, ObjectStorage, Precondition, StoreError,
+    StoreResult,
+};
+use crate::fsutil;
+
+/// Temporary files end with this; listings skip them, so no key may end with it.
+const TEMP_SUFFIX: &str = ".arca-tmp";
+
+/// How many locks conditional writes are spread over (by a hash of the key).
+const LOCK_STRIPES: usize = 64;
+
+/// How often a write retries creating its directory or temporary file when a concurrent
+/// delete removed an emptied directory in between.
+const CREATE_ATTEMPTS: u32 = 5;
+
+/// The store on a local directory: key `a/b/c` is the file `<root>/a/b/c`.
+///
+/// Every write is atomic and durable when it returns: the bytes go to a temporary file in
+/// the target's directory (`.<name>.<pid>-<n>.arca-tmp`), which is synced and then renamed
+/// over the target, and the directory is synced (so are the directories a write creates).
+/// Directories are made as writes need them and removed when a delete or rename empties
+/// them, so the tree holds no empty directory (as OCFL wants).
+///
+/// The ETag of a file is `<size>-<mtime in ns>-<inode>` (hexadecimal), read with one
+/// `stat` and no read of the bytes. Files are never written in place, so a new version
+/// is a new inode, created while the old one still existed; `put`, `put_if` and `copy`
+/// also give the new file a modification time later than the one it replaces (even within
+/// one tick of the clock), so a reused inode cannot bring an old tag back. The tag changes
+/// with every replacement, including one by the same bytes (where S3's MD5 tag would not).
+///
+/// Conditional writes ([`put_if`](ObjectStorage::put_if)) check and rename under a lock
+/// of this store: they are atomic against each other within one process. The filesystem
+/// store is for a single node; several nodes share an [`S3Storage`](super::S3Storage).
+#[derive(Debug)]
+pub struct FsStorage {
+    root: PathBuf,
+    conditional_locks: [Mutex<()>; LOCK_STRIPES],
+    temp_counter: AtomicU64,
+}
+
+impl FsStorage {
+    /// The store on the directory `root`, created if missing.
+    ///
+    /// # Errors
+    /// [`StoreError::Io`] if it cannot be created, [`StoreError::Config`] if `root` is not
+    /// a directory.
+    pub fn open(root: &Path) -> StoreResult<Self> {
+        fs::create_dir_all(root).map_err(|e| StoreError::io(root.display().to_string(), e))?;
+        if !root.is_dir() {
+            return Err(StoreError::Config {
+                setting: "storage root",
+                problem: format!("{} is not a directory", root.display()),
+            });
+        }
+        Ok(Self {
+            root: root.to_path_buf(),
+            conditional_locks: std::array::from_fn(|_| Mutex::new(())),
+            temp_counter: AtomicU64::new(0),
+        })
+    }
+
+    /// The directory the keys are relative to.
+    pub fn root(&self) -> &Path {
+        &self.root
+    }
+
+    /// The local path of `key` (checked).
+    pub fn path_of(&self, key: &str) -> StoreResult<PathBuf> {
+        check_key(key)?;
+        Ok(self.root.join(key))
+    }
+
+    fn lock_for(&self, key: &str) -> &Mutex<()> {
+        let hash = crc32fast::hash(key.as_bytes()) as usize;
+        &self.conditional_locks[hash % LOCK_STRIPES]
+    }
+
+    /// A fresh temporary path beside `target`.
+    fn temp_path_for(&self, target: &Path) -> PathBuf {
+        let name = target
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_default();
+        let n = self.temp_counter.fetch_add(1, Ordering::Relaxed);
+        target.with_file_name(format!(".{name}.{}-{n}{TEMP_SUFFIX}", std::process::id()))
+    }
+
+    /// Makes the directories down to `dir` that are missing, syncing the parent of each
+    /// one made so that its entry is durable.
+    fn create_dirs(&self, dir: &Path) -> io::Result<()> {
+        if dir.is_dir() {
+            return Ok(());
+        }
+        let mut missing = Vec::new();
+        let mut current = dir;
+        while current != self.root && !current.is_dir() {
+            missing.push(current);
+            match current.parent() {
+                Some(parent) => current = parent,
+                None => break,
+            }
+        }
+        for made in missing.into_iter().rev() {
+            match fs::create_dir(made) {
+                Ok(()) => {}
+                Err(e) if e.kind() == ErrorKind::AlreadyExists => {}
+                Err(e) => return Err(e),
+            }
+            if let Some(parent) = made.parent() {
+                fsutil::sync_dir(parent)?;
+            }
+        }
+        Ok(())
+    }
+
+    /// Creates a new temporary file beside `target`, making its directory if needed (and
+    /// again if a concurrent delete removed it meanwhile).
+    fn create_temp(&self, target: &Path) -> io::Result<(File, PathBuf)> {
+        let dir = target.parent().unwrap_or(&self.root);
+        let mut attempt = 1;
+        loop {
+            self.create_dirs(dir)?;
+            let temp = self.temp_path_for(target);
+            match OpenOptions::new().write(true).create_new(true).open(&temp) {
+                Ok(file) => return Ok((file, temp)),
+                Err(e) if e.kind() == ErrorKind::NotFound && attempt < CREATE_ATTEMPTS => {
+                    attempt += 1;
+                }
+                Err(e) => return Err(e),
+            }
+        }
+    }
+
+    /// Writes a new version of the file at `key`: `fill` writes the bytes into a temporary
+    /// file, `check` decides from the current file's metadata (`None`: no file) whether
+    /// the write may happen; the temporary file is then synced and renamed over the
+    /// target, and the directory synced. With `precondition`, the check and the rename
+    /// happen under the key's lock.
+    fn write_version(
+        &self,
+        key: &str,
+        fill: impl FnOnce(&mut File) -> io::Result<()>,
+        precondition: Option<&Precondition>,
+    ) -> StoreResult<ETag> {
+        let target = self.path_of(key)?;
+        let (mut file, temp) = self
+            .create_temp(&target)
+            .map_err(|e| StoreError::io(key, e))?;
+        let result = (|| {
+            fill(&mut file).map_err(|e| StoreError::io(key, e))?;
+            let _guard = precondition.map(|_| self.lock_for(key).lock());
+            let current = file_metadata(&target).map_err(|e| StoreError::io(key, e))?;
+            if let Some(precondition) = precondition {
+                let holds = match (precondition, &current) {
+                    (Precondition::Absent, current) => current.is_none(),
+                    (Precondition::Matches(expected), Some(current)) => {
+                        etag_of(current) == *expected
+                    }
+                    (Precondition::Matches(_), None) => false,
+                };
+                if !holds {
+                    return Err(StoreError::PreconditionFailed {
+                        key: key.to_string(),
+                    });
+                }
+            }
+            file.set_modified(later_than(current.as_ref()))
+                .and_then(|()| file.sync_all())
+                .and_then(|()| fs::rename(&temp, &target))
+                .map_err(|e| StoreError::io(key, e))?;
+            file.metadata().map_err(|e| StoreError::io(key, e))
+        })();
+        match result {
+            Ok(metadata) => {
+                let dir = target.parent().unwrap_or(&self.root);
+                fsutil::sync_dir(dir).map_err(|e| StoreError::io(key, e))?;
+                Ok(etag_of(&metadata))
+            }
+            Err(e) => {
+                let _ = fs::remove_file(&temp);
+                Err(e)
+            }
+        }
+    }
+
+    /// Opens the file at `key` for reading with its metadata; `NotFound` unless it is a
+    /// file.
+    fn open_file(&self, key: &str) -> StoreResult<(File, fs::Metadata)> {
+        let path = self.path_of(key)?;
+        let not_found = || StoreError::NotFound {
+            key: key.to_string(),
+        };
+        let file = match File::open(&path) {
+            Ok(file) => file,
+            Err(e) if is_absent(&e) => return Err(not_found()),
+            Err(e) => return Err(StoreError::io(key, e)),
+        };
+        let metadata = file.metadata().map_err(|e| StoreError::io(key, e))?;
+        if !metadata.is_file() {
+            return Err(not_found());
+        }
+        Ok((file, metadata))
+    }
+
+    /// Removes the empty directories from `dir` upwards (the root stays), and syncs the
+    /// directory that lost the last one removed.
+    fn remove_empty_dirs(&self, dir: &Path) {
+        let mut current = dir;
+        while current != self.root && current.starts_with(&self.root) {
+            if fs::remove_dir(current).is_err() {
+                break;
+            }
+            match current.parent() {
+                Some(parent) => current = parent,
+                None => break,
+            }
+        }
+        if current != dir {
+            let _ = fsutil::sync_dir(current);
+        }
+    }
+
+    fn file_info(&self, key: String, path: &Path) -> StoreResult<Option<FileInfo>> {
+        match fs::metadata(path) {
+            Ok(metadata) if metadata.is_file() => Ok(Some(FileInfo {
+                etag: etag_of(&metadata),
+                size: metadata.len(),
+                key,
+            })),
+            Ok(_) => Ok(None),
+            Err(e) if is_absent(&e) => Ok(None),
+            Err(e) => Err(StoreError::io(key, e)),
+        }
+    }
+
+    /// The entries of the directory of `prefix` as `(name, path, is_dir)`, skipping
+    /// temporary files; empty if there is no such directory.
+    fn dir_entries(&self, prefix: &str) -> StoreResult<Vec<(String, PathBuf, bool)>> {
+        let dir = self.root.join(prefix);
+        let entries = match fs::read_dir(&dir) {
+            Ok(entries) => entries,
+            Err(e) if is_absent(&e) => return Ok(Vec::new()),
+            Err(e) => return Err(StoreError::io(prefix, e)),
+        };
+        let mut out = Vec::new();
+        for entry in entries {
+            let entry = entry.map_err(|e| StoreError::io(prefix, e))?;
+            let Ok(name) = entry.file_name().into_string() else {
+                return Err(StoreError::io(
+                    prefix,
+                    io::Error::new(
+                        ErrorKind::InvalidData,
+                        format!("a file name that is not UTF-8: {:?}", entry.file_name()),
+                    ),
+                ));
+            };
+            if name.starts_with('.') && name.ends_with(TEMP_SUFFIX) {
+                continue;
+            }
+            let path = entry.path();
+            // Symbolic links to files are listed as their targets; links to directories
+            // are not walked (no cycles).
+            let is_dir = match entry.file_type() {
+                Ok(t) => t.is_dir(),
+                Err(e) if is_absent(&e) => continue,
+                Err(e) => return Err(StoreError::io(prefix, e)),
+            };
+            out.push((name, path, is_dir));
+        }
+        Ok(out)
+    }
+}
+
+impl ObjectStorage for FsStorage {
+    fn read(&self, key: &str) -> StoreResult<Contents> {
+        let (mut file, metadata) = self.open_file(key)?;
+        let mut bytes = Vec::with_capacity(metadata.len() as usize);
+        file.read_to_end(&mut bytes)
+            .map_err(|e| StoreError::io(key, e))?;
+        Ok(Contents {
+            bytes,
+            etag: etag_of(&metadata),
+        })
+    }
+
+    fn read_range(&self, key: &str, range: Range<u64>) -> StoreResult<ByteReader> {
+        let (mut file, metadata) = self.open_file(key)?;
+        let start = range.start.min(metadata.len());
+        let end = range.end.clamp(start, metadata.len());
+        file.seek(SeekFrom::Start(start))
+            .map_err(|e| StoreError::io(key, e))?;
+        Ok(Box::new(file.take(end - start)))
+    }
+
+    fn metadata(&self, key: &str) -> StoreResult<Option<FileInfo>> {
+        let path = self.path_of(key)?;
+        self.file_info(key.to_string(), &path)
+    }
+
+    fn put(&self, key: &str, bytes: &[u8]) -> StoreResult<ETag> {
+        self.write_version(key, |file| file.write_all(bytes), None)
+    }
+
+    fn put_if(&self, key: &str, bytes: &[u8], precondition: Precondition) -> StoreResult<ETag> {
+        self.write_version(key, |file| file.write_all(bytes), Some(&precondition))
+    }
+
+    fn move_file(&self, source: &Path, key: &str) -> StoreResult<ETag> {
+        let target = self.path_of(key)?;
+        let source_error = |e| StoreError::io(source.display().to_string(), e);
+        let file = File::open(source).map_err(source_error)?;
+        // An upload is usually synced already; then this costs next to nothing.
+        file.sync_all().map_err(source_error)?;
+        let dir = target.parent().unwrap_or(&self.root);
+        self.create_dirs(dir).map_err(|e| StoreError::io(key, e))?;
+        match fs::rename(source, &target) {
+            Ok(()) => {
+                fsutil::sync_dir(dir).map_err(|e| StoreError::io(key, e))?;
+                let metadata = file.metadata().map_err(|e| StoreError::io(key, e))?;
+                Ok(etag_of(&metadata))
+            }
+            Err(e) if e.kind() == ErrorKind::CrossesDevices => {
+                let mut source_file = file;
+                let etag = self.write_version(
+                    key,
+                    |temp| io::copy(&mut source_file, temp).map(drop),
+                    None,
+                )?;
+                fs::remove_file(source).map_err(source_error)?;
+                Ok(etag)
+            }
+            Err(e) => Err(StoreError::io(key, e)),
+        }
+    }
+
+    fn copy(&self, from: &str, to: &str) -> StoreResult<()> {
+        let (mut source, _) = self.open_file(from)?;
+        self.write_version(to, |temp| io::copy(&mut source, temp).map(drop), None)?;
+        Ok(())
+    }
+
+    fn rename(&self, from: &str, to: &str) -> StoreResult<()> {
+        let (source, target) = (self.path_of(from)?, self.path_of(to)?);
+        if self.file_info(from.to_string(), &source)?.is_none() {
+            return Err(StoreError::NotFound {
+                key: from.to_string(),
+            });
+        }
+        let target_dir = target.parent().unwrap_or(&self.root);
+        self.create_dirs(target_dir)
+            .map_err(|e| StoreError::io(to, e))?;
+        match fs::rename(&source, &target) {
+            Ok(()) => {}
+            Err(e) if is_absent(&e) => {
+                return Err(StoreError::NotFound {
+                    key: from.to_string(),
+                })
+            }
+            Err(e) => return Err(StoreError::io(from, e)),
+        }
+        fsutil::sync_dir(target_dir).map_err(|e| StoreError::io(to, e))?;
+        let source_dir = source.parent().unwrap_or(&self.root);
+        if source_dir != target_dir {
+            fsutil::sync_dir(source_dir).map_err(|e| StoreError::io(from, e))?;
+            self.remove_empty_dirs(source_dir);
+        }
+        Ok(())
+    }
+
+    fn delete(&self, key: &str) -> StoreResult<()> {
+        let path = self.path_of(key)?;
+        match fs::remove_file(&path) {
+            Ok(()) => {}
+            // A directory is not a file: there is no file at this key.
+            Err(e) if is_absent(&e) || e.kind() == ErrorKind::IsADirectory => return Ok(()),
+            Err(e) => return Err(StoreError::io(key, e)),
+        }
+        let dir = path.parent().unwrap_or(&self.root);
+        fsutil::sync_dir(dir).map_err(|e| StoreError::io(key, e))?;
+        self.remove_empty_dirs(dir);
+        Ok(())
+    }
+
+    fn list(&self, prefix: &str) -> StoreResult<Vec<FileInfo>> {
+        check_prefix(prefix)?;
+        let mut files = Vec::new();
+        let mut pending = vec![prefix.to_string()];
+        while let Some(dir) = pending.pop() {
+            for (name, path, is_dir) in self.dir_entries(&dir)? {
+                let key = join(&dir, &name);
+                if is_dir {
+                    pending.push(key);
+                } else if let Some(info) = self.file_info(key, &path)? {
+                    files.push(info);
+                }
+            }
+        }
+        files.sort_by(|a, b| a.key.cmp(&b.key));
+        Ok(files)
+    }
+
+    fn list_dir(&self, prefix: &str) -> StoreResult<DirListing> {
+        check_prefix(prefix)?;
+        let mut listing = DirListing::default();
+        for (name, path, is_dir) in self.dir_entries(prefix)? {
+            let key = join(prefix, &name);
+            if is_dir {
+                listing.dirs.push(key);
+            } else if let Some(info) = self.file_info(key, &path)? {
+                listing.files.push(info);
+            }
+        }
+        listing.dirs.sort();
+        listing.files.sort_by(|a, b| a.key.cmp(&b.key));
+        Ok(listing)
+    }
+}
+
+/// The tag of a file version: size, modification time in nanoseconds and inode.
+fn etag_of(metadata: &fs::Metadata) -> ETag {
+    let mtime_ns = i128::from(metadata.mtime()) * 1_000_000_000 + i128::from(metadata.mtime_nsec());
+    ETag(format!(
+        "{:x}-{:x}-{:x}",
+        metadata.size(),
+        mtime_ns,
+        metadata.ino()
+    ))
+}
+
+/// A modification time for a new version: now, but at least a nanosecond after the
+/// version it replaces.
+fn later_than(current: Option<&fs::Metadata>) -> SystemTime {
+    let now = SystemTime::now();
+    let Some(current) = current else {
+        return now;
+    };
+    let replaced = current.modified().unwrap_or(UNIX_EPOCH);
+    now.max(replaced + Duration::from_nanos(1))
+}
+
+/// The metadata of the file at `path`, `None` if there is no file.
+fn file_metadata(path: &Path) -> io::Result<Option<fs::Metadata>> {
+    match fs::metadata(path) {
+        Ok(metadata) if metadata.is_file() => Ok(Some(metadata)),
+        Ok(_) => Ok(None),
+        Err(e) if is_absent(&e) => Ok(None),
+        Err(e) => Err(e),
+    }
+}
+
+/// Whether an error says the path does not exist (or crosses a file where a directory
+/// was expected, which also means no file is there).
+fn is_absent(error: &io::Error) -> bool {
+    matches!(error.kind(), ErrorKind::NotFound | ErrorKind::NotADirectory)
+}
