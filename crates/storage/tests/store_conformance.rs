@@ -29,6 +29,18 @@ impl Backend {
         }
     }
 
+    /// The filesystem store in deferred mode (the journaled write path's): the same
+    /// answers, without syncs.
+    fn fs_deferred() -> Backend {
+        let dir = tempfile::tempdir().expect("a temporary directory");
+        let store =
+            FsStorage::open_deferred(&dir.path().join("root")).expect("the filesystem store");
+        Backend {
+            store: Arc::new(store),
+            _dir: Some(dir),
+        }
+    }
+
     /// An S3 store under the prefix `conformance/<case>` of the shared MinIO's bucket.
     fn s3(case: &str) -> Option<Backend> {
         let minio = Minio::shared()?;
@@ -54,7 +66,8 @@ impl Backend {
     }
 }
 
-/// One `#[test]` per case and backend: `fs::<case>` and `s3::<case>`.
+/// One `#[test]` per case and backend: `fs::<case>`, `fs_deferred::<case>` and
+/// `s3::<case>`.
 macro_rules! on_every_store {
     ($($case:ident),* $(,)?) => {
         mod fs {
@@ -62,6 +75,15 @@ macro_rules! on_every_store {
                 #[test]
                 fn $case() {
                     let backend = super::Backend::fs();
+                    super::$case(&backend.store);
+                }
+            )*
+        }
+        mod fs_deferred {
+            $(
+                #[test]
+                fn $case() {
+                    let backend = super::Backend::fs_deferred();
                     super::$case(&backend.store);
                 }
             )*
@@ -99,6 +121,9 @@ on_every_store!(
     small_file_moves_in,
     invalid_keys_are_refused,
     calls_from_spawn_blocking_threads,
+    delete_prefix_removes_a_directory,
+    put_copy_stores_the_same_bytes,
+    local_paths_hold_the_bytes,
 );
 
 type Store = Arc<dyn ObjectStorage>;
@@ -672,4 +697,98 @@ fn calls_from_spawn_blocking_threads(store: &Store) {
         }
     });
     assert_eq!(store.list("blocking").unwrap().len(), 4);
+}
+
+fn delete_prefix_removes_a_directory(store: &Store) {
+    store.put("d/obj/v1/content/a", b"a").unwrap();
+    store.put("d/obj/v1/inventory.json", b"{}").unwrap();
+    store.put("d/obj/inventory.json", b"{}").unwrap();
+    store.put("d/objects/x", b"x").unwrap();
+    store.delete_prefix("d/obj/v1").unwrap();
+    assert_eq!(
+        keys(&store.list("d").unwrap()),
+        ["d/obj/inventory.json", "d/objects/x"],
+        "only what is below d/obj/v1/ goes"
+    );
+    store.delete_prefix("d/obj").unwrap();
+    assert_eq!(keys(&store.list("d").unwrap()), ["d/objects/x"]);
+    assert_eq!(
+        store.list_dir("d").unwrap().dirs,
+        ["d/objects"],
+        "no directory is left of the removed prefix"
+    );
+    store
+        .delete_prefix("d/obj")
+        .expect("removing what is gone succeeds");
+    store
+        .delete_prefix("d/objects/x/y")
+        .expect("a prefix below a file holds nothing");
+    assert!(matches!(
+        store.delete_prefix(""),
+        Err(StoreError::InvalidKey { .. })
+    ));
+    assert_eq!(keys(&store.list("d").unwrap()), ["d/objects/x"]);
+}
+
+fn put_copy_stores_the_same_bytes(store: &Store) {
+    let (version, root) = ("k/v1/inventory.json", "k/inventory.json");
+    store.put(version, b"inventory one").unwrap();
+    let first = store
+        .put_copy(root, b"inventory one", version, Some(Precondition::Absent))
+        .unwrap();
+    let read = store.read(root).unwrap();
+    assert_eq!(read.bytes, b"inventory one");
+    assert_eq!(read.etag, first);
+    assert!(matches!(
+        store.put_copy(root, b"inventory one", version, Some(Precondition::Absent)),
+        Err(StoreError::PreconditionFailed { .. })
+    ));
+
+    store.put("k/v2/inventory.json", b"inventory two").unwrap();
+    let stale = ETag::new("\"not-the-tag\"");
+    assert!(matches!(
+        store.put_copy(
+            root,
+            b"inventory two",
+            "k/v2/inventory.json",
+            Some(Precondition::Matches(stale))
+        ),
+        Err(StoreError::PreconditionFailed { .. })
+    ));
+    assert_eq!(store.read(root).unwrap().bytes, b"inventory one");
+    let second = store
+        .put_copy(
+            root,
+            b"inventory two",
+            "k/v2/inventory.json",
+            Some(Precondition::Matches(first)),
+        )
+        .unwrap();
+    assert_eq!(store.read(root).unwrap().etag, second);
+    assert_eq!(store.read(root).unwrap().bytes, b"inventory two");
+    assert_eq!(
+        store.read(version).unwrap().bytes,
+        b"inventory one",
+        "the earlier version's file is untouched"
+    );
+
+    // A copy never changes with the file it was made from.
+    store
+        .put_copy("k/copy", b"inventory one", version, None)
+        .unwrap();
+    store.put(version, b"replaced").unwrap();
+    assert_eq!(store.read("k/copy").unwrap().bytes, b"inventory one");
+    store.delete(version).unwrap();
+    assert_eq!(store.read("k/copy").unwrap().bytes, b"inventory one");
+}
+
+fn local_paths_hold_the_bytes(store: &Store) {
+    store.put("l/a/file", b"local").unwrap();
+    match store.local_path("l/a/file") {
+        Some(path) => assert_eq!(std::fs::read(path).unwrap(), b"local"),
+        None => assert!(
+            format!("{store:?}").starts_with("S3Storage"),
+            "only a remote store has no local files"
+        ),
+    }
 }

@@ -45,11 +45,23 @@ const CREATE_ATTEMPTS: u32 = 5;
 /// Conditional writes ([`put_if`](ObjectStorage::put_if)) check and rename under a lock
 /// of this store: they are atomic against each other within one process. The filesystem
 /// store is for a single node; several nodes share an [`S3Storage`](super::S3Storage).
+///
+/// **Deferred mode** ([`open_deferred`](Self::open_deferred)) is for a caller that makes
+/// writes durable itself, as arca's journal does (a redo record per change, then one
+/// `syncfs` for everything at a checkpoint): nothing is synced; a file at a key that holds
+/// nothing is written where it goes (no temporary file: a concurrent reader could see a
+/// part of it, so readers must wait until the caller's change is written, as arca's
+/// readers wait for a publication); a replacement still goes through a temporary file and
+/// a rename, so readers of an existing key always see a whole version; and
+/// [`copy`](ObjectStorage::copy) and [`put_copy`](ObjectStorage::put_copy) make hard links
+/// (no file is ever written in place, so two names of one file cannot drift apart).
 #[derive(Debug)]
 pub struct FsStorage {
     root: PathBuf,
     conditional_locks: [Mutex<()>; LOCK_STRIPES],
     temp_counter: AtomicU64,
+    /// Whether every write is synced before it returns (not in deferred mode).
+    sync: bool,
 }
 
 impl FsStorage {
@@ -59,6 +71,19 @@ impl FsStorage {
     /// [`StoreError::Io`] if it cannot be created, [`StoreError::Config`] if `root` is not
     /// a directory.
     pub fn open(root: &Path) -> StoreResult<Self> {
+        Self::open_with(root, true)
+    }
+
+    /// The store on the directory `root` in deferred mode (see the type's documentation):
+    /// the caller makes its writes durable.
+    ///
+    /// # Errors
+    /// As [`open`](Self::open).
+    pub fn open_deferred(root: &Path) -> StoreResult<Self> {
+        Self::open_with(root, false)
+    }
+
+    fn open_with(root: &Path, sync: bool) -> StoreResult<Self> {
         fs::create_dir_all(root).map_err(|e| StoreError::io(root.display().to_string(), e))?;
         if !root.is_dir() {
             return Err(StoreError::Config {
@@ -70,7 +95,22 @@ impl FsStorage {
             root: root.to_path_buf(),
             conditional_locks: std::array::from_fn(|_| Mutex::new(())),
             temp_counter: AtomicU64::new(0),
+            sync,
         })
+    }
+
+    /// Whether writes are synced before they return (`false` in deferred mode).
+    pub fn syncs(&self) -> bool {
+        self.sync
+    }
+
+    /// Syncs the directory `dir` unless in deferred mode.
+    fn sync_dir(&self, dir: &Path) -> io::Result<()> {
+        if self.sync {
+            fsutil::sync_dir(dir)
+        } else {
+            Ok(())
+        }
     }
 
     /// The directory the keys are relative to.
@@ -121,7 +161,7 @@ impl FsStorage {
                 Err(e) => return Err(e),
             }
             if let Some(parent) = made.parent() {
-                fsutil::sync_dir(parent)?;
+                self.sync_dir(parent)?;
             }
         }
         Ok(())
@@ -178,16 +218,20 @@ impl FsStorage {
                     });
                 }
             }
-            file.set_modified(later_than(current.as_ref()))
-                .and_then(|()| file.sync_all())
-                .and_then(|()| fs::rename(&temp, &target))
-                .map_err(|e| StoreError::io(key, e))?;
+            if self.sync || current.is_some() {
+                file.set_modified(later_than(current.as_ref()))
+                    .map_err(|e| StoreError::io(key, e))?;
+            }
+            if self.sync {
+                file.sync_all().map_err(|e| StoreError::io(key, e))?;
+            }
+            fs::rename(&temp, &target).map_err(|e| StoreError::io(key, e))?;
             file.metadata().map_err(|e| StoreError::io(key, e))
         })();
         match result {
             Ok(metadata) => {
                 let dir = target.parent().unwrap_or(&self.root);
-                fsutil::sync_dir(dir).map_err(|e| StoreError::io(key, e))?;
+                self.sync_dir(dir).map_err(|e| StoreError::io(key, e))?;
                 Ok(etag_of(&metadata))
             }
             Err(e) => {
@@ -195,6 +239,132 @@ impl FsStorage {
                 Err(e)
             }
         }
+    }
+
+    /// Deferred mode: writes `bytes` straight into a new file at `key` if it holds nothing
+    /// (`Ok(None)` if it holds a file).
+    fn create_in_place(&self, key: &str, bytes: &[u8]) -> StoreResult<Option<ETag>> {
+        let target = self.path_of(key)?;
+        let dir = target.parent().unwrap_or(&self.root);
+        let mut attempt = 1;
+        let mut file = loop {
+            match OpenOptions::new()
+                .write(true)
+                .create_new(true)
+                .open(&target)
+            {
+                Ok(file) => break file,
+                Err(e) if e.kind() == ErrorKind::AlreadyExists => return Ok(None),
+                Err(e) if e.kind() == ErrorKind::NotFound && attempt < CREATE_ATTEMPTS => {
+                    attempt += 1;
+                    self.create_dirs(dir).map_err(|e| StoreError::io(key, e))?;
+                }
+                Err(e) => return Err(StoreError::io(key, e)),
+            }
+        };
+        let written = file.write_all(bytes).and_then(|()| file.metadata());
+        match written {
+            Ok(metadata) => Ok(Some(etag_of(&metadata))),
+            Err(e) => {
+                let _ = fs::remove_file(&target);
+                Err(StoreError::io(key, e))
+            }
+        }
+    }
+
+    /// Deferred mode: `put` and `put_if`.
+    fn put_deferred(
+        &self,
+        key: &str,
+        bytes: &[u8],
+        precondition: Option<&Precondition>,
+    ) -> StoreResult<ETag> {
+        if !matches!(precondition, Some(Precondition::Matches(_))) {
+            let _guard = precondition.map(|_| self.lock_for(key).lock());
+            if let Some(etag) = self.create_in_place(key, bytes)? {
+                return Ok(etag);
+            }
+            if precondition.is_some() {
+                return Err(StoreError::PreconditionFailed {
+                    key: key.to_string(),
+                });
+            }
+        }
+        self.write_version(key, |file| file.write_all(bytes), precondition)
+    }
+
+    /// Deferred mode: the file at `key` becomes a hard link to the file at `from` (if
+    /// `precondition` holds, checked under the key's lock), atomically replacing what is
+    /// there. Falls back to writing `bytes` (when given) or copying where there are no
+    /// hard links.
+    fn link(
+        &self,
+        from: &str,
+        key: &str,
+        bytes: Option<&[u8]>,
+        precondition: Option<&Precondition>,
+    ) -> StoreResult<ETag> {
+        let (source, target) = (self.path_of(from)?, self.path_of(key)?);
+        let dir = target.parent().unwrap_or(&self.root);
+        let _guard = precondition.map(|_| self.lock_for(key).lock());
+        let current = file_metadata(&target).map_err(|e| StoreError::io(key, e))?;
+        if let Some(precondition) = precondition {
+            let holds = match (precondition, &current) {
+                (Precondition::Absent, current) => current.is_none(),
+                (Precondition::Matches(expected), Some(current)) => etag_of(current) == *expected,
+                (Precondition::Matches(_), None) => false,
+            };
+            if !holds {
+                return Err(StoreError::PreconditionFailed {
+                    key: key.to_string(),
+                });
+            }
+        }
+        let name = if current.is_some() {
+            self.temp_path_for(&target)
+        } else {
+            target.clone()
+        };
+        let mut attempt = 1;
+        loop {
+            match fs::hard_link(&source, &name) {
+                Ok(()) => break,
+                Err(e) if e.kind() == ErrorKind::NotFound && attempt < CREATE_ATTEMPTS => {
+                    if !source.is_file() {
+                        return Err(StoreError::NotFound {
+                            key: from.to_string(),
+                        });
+                    }
+                    attempt += 1;
+                    self.create_dirs(dir).map_err(|e| StoreError::io(key, e))?;
+                }
+                Err(e) if e.kind() == ErrorKind::AlreadyExists && name == target => {
+                    // Made meanwhile by a writer that does not take the lock: replace it.
+                    return self.link(from, key, bytes, None);
+                }
+                Err(_) => {
+                    // No hard links here (or another file system): write the bytes.
+                    drop(_guard);
+                    return match bytes {
+                        Some(bytes) => {
+                            self.write_version(key, |f| f.write_all(bytes), precondition)
+                        }
+                        None => {
+                            let (mut source, _) = self.open_file(from)?;
+                            self.write_version(key, |f| io::copy(&mut source, f).map(drop), None)
+                        }
+                    };
+                }
+            }
+        }
+        if name != target {
+            if let Err(e) = fs::rename(&name, &target) {
+                let _ = fs::remove_file(&name);
+                return Err(StoreError::io(key, e));
+            }
+        }
+        let metadata = fs::metadata(&target).map_err(|e| StoreError::io(key, e))?;
+        Ok(etag_of(&metadata))
     }
 
     /// Opens the file at `key` for reading with its metadata; `NotFound` unless it is a
@@ -230,7 +400,7 @@ impl FsStorage {
             }
         }
         if current != dir {
-            let _ = fsutil::sync_dir(current);
+            let _ = self.sync_dir(current);
         }
     }
 
@@ -312,16 +482,59 @@ impl ObjectStorage for FsStorage {
     }
 
     fn put(&self, key: &str, bytes: &[u8]) -> StoreResult<ETag> {
+        if !self.sync {
+            return self.put_deferred(key, bytes, None);
+        }
         self.write_version(key, |file| file.write_all(bytes), None)
     }
 
     fn put_if(&self, key: &str, bytes: &[u8], precondition: Precondition) -> StoreResult<ETag> {
+        if !self.sync {
+            return self.put_deferred(key, bytes, Some(&precondition));
+        }
         self.write_version(key, |file| file.write_all(bytes), Some(&precondition))
+    }
+
+    fn put_copy(
+        &self,
+        key: &str,
+        bytes: &[u8],
+        same_as: &str,
+        precondition: Option<Precondition>,
+    ) -> StoreResult<ETag> {
+        if !self.sync {
+            return self.link(same_as, key, Some(bytes), precondition.as_ref());
+        }
+        match precondition {
+            None => self.put(key, bytes),
+            Some(precondition) => self.put_if(key, bytes, precondition),
+        }
+    }
+
+    fn local_path(&self, key: &str) -> Option<PathBuf> {
+        self.path_of(key).ok()
     }
 
     fn move_file(&self, source: &Path, key: &str) -> StoreResult<ETag> {
         let target = self.path_of(key)?;
         let source_error = |e| StoreError::io(source.display().to_string(), e);
+        if !self.sync {
+            let dir = target.parent().unwrap_or(&self.root);
+            let mut renamed = fs::rename(source, &target);
+            if matches!(&renamed, Err(e) if e.kind() == ErrorKind::NotFound) && source.exists() {
+                self.create_dirs(dir).map_err(|e| StoreError::io(key, e))?;
+                renamed = fs::rename(source, &target);
+            }
+            match renamed {
+                Ok(()) => {
+                    let metadata = fs::metadata(&target).map_err(|e| StoreError::io(key, e))?;
+                    return Ok(etag_of(&metadata));
+                }
+                Err(e) if e.kind() == ErrorKind::CrossesDevices => {}
+                Err(e) if e.kind() == ErrorKind::NotFound => return Err(source_error(e)),
+                Err(e) => return Err(StoreError::io(key, e)),
+            }
+        }
         let file = File::open(source).map_err(source_error)?;
         // An upload is usually synced already; then this costs next to nothing.
         file.sync_all().map_err(source_error)?;
@@ -329,7 +542,7 @@ impl ObjectStorage for FsStorage {
         self.create_dirs(dir).map_err(|e| StoreError::io(key, e))?;
         match fs::rename(source, &target) {
             Ok(()) => {
-                fsutil::sync_dir(dir).map_err(|e| StoreError::io(key, e))?;
+                self.sync_dir(dir).map_err(|e| StoreError::io(key, e))?;
                 let metadata = file.metadata().map_err(|e| StoreError::io(key, e))?;
                 Ok(etag_of(&metadata))
             }
@@ -348,6 +561,9 @@ impl ObjectStorage for FsStorage {
     }
 
     fn copy(&self, from: &str, to: &str) -> StoreResult<()> {
+        if !self.sync {
+            return self.link(from, to, None, None).map(drop);
+        }
         let (mut source, _) = self.open_file(from)?;
         self.write_version(to, |temp| io::copy(&mut source, temp).map(drop), None)?;
         Ok(())
@@ -372,10 +588,12 @@ impl ObjectStorage for FsStorage {
             }
             Err(e) => return Err(StoreError::io(from, e)),
         }
-        fsutil::sync_dir(target_dir).map_err(|e| StoreError::io(to, e))?;
+        self.sync_dir(target_dir)
+            .map_err(|e| StoreError::io(to, e))?;
         let source_dir = source.parent().unwrap_or(&self.root);
         if source_dir != target_dir {
-            fsutil::sync_dir(source_dir).map_err(|e| StoreError::io(from, e))?;
+            self.sync_dir(source_dir)
+                .map_err(|e| StoreError::io(from, e))?;
             self.remove_empty_dirs(source_dir);
         }
         Ok(())
@@ -390,8 +608,32 @@ impl ObjectStorage for FsStorage {
             Err(e) => return Err(StoreError::io(key, e)),
         }
         let dir = path.parent().unwrap_or(&self.root);
-        fsutil::sync_dir(dir).map_err(|e| StoreError::io(key, e))?;
+        self.sync_dir(dir).map_err(|e| StoreError::io(key, e))?;
         self.remove_empty_dirs(dir);
+        Ok(())
+    }
+
+    fn delete_prefix(&self, prefix: &str) -> StoreResult<()> {
+        check_prefix(prefix)?;
+        if prefix.is_empty() {
+            return Err(StoreError::InvalidKey {
+                key: String::new(),
+                reason: "the whole store is never deleted by prefix",
+            });
+        }
+        let dir = self.root.join(prefix);
+        match fs::symlink_metadata(&dir) {
+            Ok(m) if m.is_dir() => {
+                fs::remove_dir_all(&dir).map_err(|e| StoreError::io(prefix, e))?;
+            }
+            Ok(_) => return Ok(()),
+            Err(e) if is_absent(&e) => return Ok(()),
+            Err(e) => return Err(StoreError::io(prefix, e)),
+        }
+        let parent = dir.parent().unwrap_or(&self.root);
+        self.sync_dir(parent)
+            .map_err(|e| StoreError::io(prefix, e))?;
+        self.remove_empty_dirs(parent);
         Ok(())
     }
 

@@ -32,7 +32,7 @@ mod s3;
 
 use std::io::Read;
 use std::ops::Range;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 pub use error::{ServiceError, StoreError, StoreResult};
 pub use fs::FsStorage;
@@ -113,7 +113,9 @@ pub type ByteReader = Box<dyn Read + Send>;
 /// Byte-level storage of the files of one OCFL storage root.
 ///
 /// Every write is durable when it returns: a filesystem store has synced the file and its
-/// directory, an S3 store has had every request acknowledged. Errors are [`StoreError`]s;
+/// directory, an S3 store has had every request acknowledged. (The one exception is a
+/// filesystem store opened in deferred mode, [`FsStorage::open_deferred`], whose writes
+/// the caller makes durable itself.) Errors are [`StoreError`]s;
 /// each method says which variants mean what. Any method may also fail with
 /// [`StoreError::InvalidKey`] for a malformed key, [`StoreError::Io`] (filesystem) and,
 /// for an S3 store, [`StoreError::Unavailable`] (the service could not be reached or
@@ -177,6 +179,42 @@ pub trait ObjectStorage: Send + Sync + std::fmt::Debug {
 
     /// Removes the file at `key`. Removing a key that holds nothing succeeds (idempotent).
     fn delete(&self, key: &str) -> StoreResult<()>;
+
+    /// Removes every file below the directory `prefix` (a key is below `ab` if it starts
+    /// with `ab/`; the empty prefix is refused as [`StoreError::InvalidKey`]: a whole root
+    /// is never removed this way). Removing a prefix that holds nothing succeeds. Not
+    /// atomic: after a failure some of the files may be gone.
+    fn delete_prefix(&self, prefix: &str) -> StoreResult<()>;
+
+    /// Stores at `key` the bytes `bytes`, which are also, byte for byte, the content of the
+    /// file at `same_as` (written before); with `precondition`, only if it holds, as
+    /// [`put_if`](Self::put_if). A store may keep one copy of the bytes for both keys: the
+    /// filesystem store in deferred mode makes a hard link ([`FsStorage::open_deferred`]).
+    /// The default writes the bytes.
+    ///
+    /// # Errors
+    /// As [`put`](Self::put) and [`put_if`](Self::put_if).
+    fn put_copy(
+        &self,
+        key: &str,
+        bytes: &[u8],
+        same_as: &str,
+        precondition: Option<Precondition>,
+    ) -> StoreResult<ETag> {
+        let _ = same_as;
+        match precondition {
+            None => self.put(key, bytes),
+            Some(precondition) => self.put_if(key, bytes, precondition),
+        }
+    }
+
+    /// The local file that holds `key`, for a store on the local filesystem (whether or not
+    /// the file exists); `None` for a remote store. Readers may then use the file directly
+    /// (a child process reading a path, an asynchronous file), writers never.
+    fn local_path(&self, key: &str) -> Option<PathBuf> {
+        let _ = key;
+        None
+    }
 
     /// Every file below `prefix` (`""`: the whole store), at any depth, in byte order of
     /// the key. `prefix` is a directory: `ab` lists `ab/…`, never `abc`. Collected in

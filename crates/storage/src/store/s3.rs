@@ -534,6 +534,32 @@ impl ObjectStorage for S3Storage {
         }
     }
 
+    fn delete_prefix(&self, prefix: &str) -> StoreResult<()> {
+        if prefix.is_empty() {
+            return Err(StoreError::InvalidKey {
+                key: String::new(),
+                reason: "the whole store is never deleted by prefix",
+            });
+        }
+        let location = self.dir_location(prefix)?;
+        let store = Arc::clone(&self.store);
+        let deleted = self.runtime.block_on(async move {
+            let locations = store
+                .list(location.as_ref())
+                .map(|meta| meta.map(|m| m.location))
+                .boxed();
+            let mut results = store.delete_stream(locations);
+            while let Some(result) = results.next().await {
+                match result {
+                    Ok(_) | Err(object_store::Error::NotFound { .. }) => {}
+                    Err(e) => return Err(e),
+                }
+            }
+            Ok(())
+        });
+        deleted.map_err(|e| self.classify(e, "delete", prefix))
+    }
+
     fn list(&self, prefix: &str) -> StoreResult<Vec<FileInfo>> {
         let location = self.dir_location(prefix)?;
         let store = Arc::clone(&self.store);
