@@ -57,6 +57,13 @@ pub trait Coordination: Send + Sync {
     /// catalog's lock timeout.
     async fn lock_objects(&self, exclusive: &[&str], shared: &[&str]) -> Result<ObjectLockGuard>;
 
+    /// The write locks of the OCFL objects `exclusive` if every one of them is free now,
+    /// on every node sharing the catalog; `None` (holding nothing) if one is held.
+    ///
+    /// # Errors
+    /// The catalog could not be reached.
+    async fn try_lock_objects(&self, exclusive: &[&str]) -> Result<Option<ObjectLockGuard>>;
+
     /// Takes the role `role` (e.g. delivering events to one destination) if no node holds
     /// it; `None` if one does. The role is held until the returned value is dropped or the
     /// node dies.
@@ -163,6 +170,23 @@ impl Coordination for LocalCoordination {
             }
         }
         Ok(ObjectLockGuard::new(Box::new(held)))
+    }
+
+    async fn try_lock_objects(&self, exclusive: &[&str]) -> Result<Option<ObjectLockGuard>> {
+        let mut stripes: Vec<usize> = exclusive.iter().map(|k| Self::stripe(k)).collect();
+        stripes.sort_unstable();
+        stripes.dedup();
+        let mut held = LocalLocks {
+            _exclusive: Vec::new(),
+            _shared: Vec::new(),
+        };
+        for stripe in stripes {
+            match self.stripes[stripe].clone().try_write_owned() {
+                Ok(guard) => held._exclusive.push(guard),
+                Err(_) => return Ok(None),
+            }
+        }
+        Ok(Some(ObjectLockGuard::new(Box::new(held))))
     }
 
     async fn try_lead(&self, role: &str) -> Result<Option<Leadership>> {

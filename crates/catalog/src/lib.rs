@@ -222,6 +222,27 @@ pub struct MementoRow {
     pub content_file: Option<String>,
 }
 
+/// A change of one OCFL object in a store without a journal (S3) that is under way: the
+/// write path records it (durably, [`CatalogOp::BeginWrite`]) before the first file of the
+/// change is written, and forgets it ([`CatalogOp::FinishWrite`]) in the catalog
+/// transaction that records the change. A row that stays behind is a change whose node
+/// stopped in the middle: any node may finish or undo it in storage from `record` (see the
+/// kernel's recovery), once it holds the object's lock.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PendingWrite {
+    /// The operation (unique; one operation may change several objects).
+    pub op: String,
+    /// The OCFL object.
+    pub object: String,
+    /// When it started, milliseconds since the epoch.
+    pub started: i64,
+    /// Whether the operation decided to commit (an operation on several objects decides
+    /// before it writes the first commit point, so that all or none take effect).
+    pub decided: bool,
+    /// How to finish or undo the change in storage (the OCFL layer's, opaque here).
+    pub record: Vec<u8>,
+}
+
 /// A write to the catalog; a list of them is applied atomically by [`Catalog::apply`].
 #[derive(Debug, Clone)]
 #[allow(clippy::large_enum_variant)] // short-lived; boxing would only add allocations
@@ -265,6 +286,18 @@ pub enum CatalogOp {
     ForgetMementos(FedoraId),
     /// Append to the change log.
     Log(Change),
+    /// Records a change of an object that is under way (see [`PendingWrite`]).
+    BeginWrite(PendingWrite),
+    /// Marks every object of operation `op` decided.
+    DecideWrite(String),
+    /// Forgets operation `op` (only its row for `object` when given): it is recorded, or
+    /// was undone.
+    FinishWrite {
+        /// The operation.
+        op: String,
+        /// Only this object's row.
+        object: Option<String>,
+    },
 }
 
 /// The catalog as the kernel sees it, with the state of open transactions
@@ -371,6 +404,11 @@ pub trait Catalog: TransactionStore + Coordination {
     ) -> Result<Option<MementoRow>>;
     /// Number of resources (live and tombstones).
     async fn count(&self) -> Result<u64>;
+    /// The changes under way of OCFL object `object` (see [`PendingWrite`]).
+    async fn pending_writes_of(&self, object: &str) -> Result<Vec<PendingWrite>>;
+    /// Changes under way that started before `started_before` (milliseconds since the
+    /// epoch), oldest first, at most `limit`.
+    async fn pending_writes(&self, started_before: i64, limit: usize) -> Result<Vec<PendingWrite>>;
     /// A value from the catalog's own key/value table.
     async fn meta(&self, key: &str) -> Result<Option<String>>;
     /// Sets a value in the catalog's own key/value table.

@@ -42,7 +42,7 @@ use sqlx::{PgConnection, PgPool, Row};
 use crate::columns::{alive_at, join_types, parse_id, split_types};
 use crate::{
     Catalog, CatalogOp, Change, ChangeEntry, ChangeKind, Coordination, Error, Leadership,
-    MembershipRow, MementoRow, ObjectLockGuard, ResourceRecord, Result,
+    MembershipRow, MementoRow, ObjectLockGuard, PendingWrite, ResourceRecord, Result,
 };
 
 /// The key of the transaction-scoped advisory lock that orders change-log appends (any
@@ -61,7 +61,8 @@ const SCHEMA_LOCK: i64 = 0x61_7263_6173_6368;
 /// catalog from its index to the next version; statements are separated by `;`. The version reached is recorded in
 /// `schema_version`. Text keys are `COLLATE "C"` so that ordering and the id ranges of
 /// [`descendant_range`] compare bytes, as SQLite does, whatever the database's locale.
-const MIGRATIONS: &[&str] = &[r#"
+const MIGRATIONS: &[&str] = &[
+    r#"
 CREATE TABLE resources (
     id TEXT COLLATE "C" PRIMARY KEY,
     parent TEXT COLLATE "C",
@@ -165,7 +166,20 @@ CREATE TABLE tx_ops (
     types TEXT
 );
 CREATE INDEX tx_ops_by_tx ON tx_ops(tx, seq);
-"#];
+"#,
+    r#"
+CREATE TABLE pending_writes (
+    op TEXT COLLATE "C" NOT NULL,
+    object TEXT COLLATE "C" NOT NULL,
+    started BIGINT NOT NULL,
+    decided BOOLEAN NOT NULL,
+    record BYTEA NOT NULL,
+    PRIMARY KEY (op, object)
+);
+CREATE INDEX pending_writes_by_object ON pending_writes(object);
+CREATE INDEX pending_writes_by_start ON pending_writes(started);
+"#,
+];
 
 /// The schema version this code reads and writes (the number of [`MIGRATIONS`]).
 pub const SCHEMA_VERSION: i64 = MIGRATIONS.len() as i64;
@@ -222,7 +236,7 @@ pub struct PostgresCatalog {
 struct Inner {
     pool: PgPool,
     /// Writes waiting for the group commit.
-    pending: Mutex<Vec<PendingWrite>>,
+    pending: Mutex<Vec<QueuedWrite>>,
     /// Whether a task is committing the pending writes.
     committing: AtomicBool,
     /// The last change-log sequence number this node committed or saw.
@@ -231,7 +245,7 @@ struct Inner {
 
 type Reply = tokio::sync::oneshot::Sender<Result<i64>>;
 type BoxFuture<'a, T> = std::pin::Pin<Box<dyn std::future::Future<Output = T> + Send + 'a>>;
-type PendingWrite = (Vec<CatalogOp>, Reply);
+type QueuedWrite = (Vec<CatalogOp>, Reply);
 
 impl PostgresCatalog {
     /// Connects to the database at `url` (`postgres://user:password@host:port/database`),
@@ -468,11 +482,11 @@ impl Inner {
     ///
     /// Boxed: the future holds borrows of a pooled connection, and a spawned task can only
     /// take it as a `Send` future of a named lifetime.
-    fn commit_batch(&self, batch: Vec<PendingWrite>) -> BoxFuture<'_, ()> {
+    fn commit_batch(&self, batch: Vec<QueuedWrite>) -> BoxFuture<'_, ()> {
         Box::pin(self.commit_batch_inner(batch))
     }
 
-    async fn commit_batch_inner(&self, batch: Vec<PendingWrite>) {
+    async fn commit_batch_inner(&self, batch: Vec<QueuedWrite>) {
         let (writes, replies): (Vec<Vec<CatalogOp>>, Vec<Reply>) = batch.into_iter().unzip();
         let committed = commit_writes(&self.pool, writes).await;
         let outcomes = match committed {
@@ -772,9 +786,51 @@ async fn apply_ops_inner(conn: &mut PgConnection, ops: Vec<CatalogOp>) -> Result
                 .await?;
                 last = Some(seq);
             }
+            CatalogOp::BeginWrite(w) => {
+                sqlx::query(
+                    "INSERT INTO pending_writes (op, object, started, decided, record)
+                     VALUES ($1, $2, $3, $4, $5)
+                     ON CONFLICT (op, object) DO UPDATE SET started = EXCLUDED.started,
+                         decided = EXCLUDED.decided, record = EXCLUDED.record",
+                )
+                .bind(&w.op)
+                .bind(&w.object)
+                .bind(w.started)
+                .bind(w.decided)
+                .bind(&w.record)
+                .execute(&mut *conn)
+                .await?;
+            }
+            CatalogOp::DecideWrite(op) => {
+                sqlx::query("UPDATE pending_writes SET decided = TRUE WHERE op = $1")
+                    .bind(op)
+                    .execute(&mut *conn)
+                    .await?;
+            }
+            CatalogOp::FinishWrite { op, object } => {
+                sqlx::query(
+                    "DELETE FROM pending_writes WHERE op = $1 AND ($2::TEXT IS NULL OR object = $2)",
+                )
+                .bind(op)
+                .bind(object)
+                .execute(&mut *conn)
+                .await?;
+            }
         }
     }
     Ok(last)
+}
+
+/// A `pending_writes` row selected as `op, object, started, decided, record`.
+fn pending_write(row: (String, String, i64, bool, Vec<u8>)) -> PendingWrite {
+    let (op, object, started, decided, record) = row;
+    PendingWrite {
+        op,
+        object,
+        started,
+        decided,
+        record,
+    }
 }
 
 /// A row selected as [`COLUMNS`] as a record.
@@ -809,6 +865,10 @@ fn descendant_range(id: &FedoraId) -> (String, String) {
 impl Coordination for PostgresCatalog {
     async fn lock_objects(&self, exclusive: &[&str], shared: &[&str]) -> Result<ObjectLockGuard> {
         self.coordination.lock_objects(exclusive, shared).await
+    }
+
+    async fn try_lock_objects(&self, exclusive: &[&str]) -> Result<Option<ObjectLockGuard>> {
+        self.coordination.try_lock_objects(exclusive).await
     }
 
     async fn try_lead(&self, role: &str) -> Result<Option<Leadership>> {
@@ -969,6 +1029,29 @@ impl Catalog for PostgresCatalog {
                 })
             })
             .collect()
+    }
+
+    async fn pending_writes_of(&self, object: &str) -> Result<Vec<PendingWrite>> {
+        let rows: Vec<(String, String, i64, bool, Vec<u8>)> = sqlx::query_as(
+            "SELECT op, object, started, decided, record FROM pending_writes
+             WHERE object = $1 ORDER BY started, op",
+        )
+        .bind(object)
+        .fetch_all(self.pool())
+        .await?;
+        Ok(rows.into_iter().map(pending_write).collect())
+    }
+
+    async fn pending_writes(&self, started_before: i64, limit: usize) -> Result<Vec<PendingWrite>> {
+        let rows: Vec<(String, String, i64, bool, Vec<u8>)> = sqlx::query_as(
+            "SELECT op, object, started, decided, record FROM pending_writes
+             WHERE started < $1 ORDER BY started, op, object LIMIT $2",
+        )
+        .bind(started_before)
+        .bind(limit as i64)
+        .fetch_all(self.pool())
+        .await?;
+        Ok(rows.into_iter().map(pending_write).collect())
     }
 
     async fn consumer_position(&self, name: &str) -> Result<Option<i64>> {

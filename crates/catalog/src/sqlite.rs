@@ -11,7 +11,8 @@ use rusqlite::{params, Connection, OpenFlags, OptionalExtension, Row};
 use crate::columns::{alive_at, join_types, parse_id, split_types};
 use crate::{
     Catalog, CatalogOp, Change, ChangeEntry, ChangeKind, Coordination, Error, Leadership,
-    LocalCoordination, MembershipRow, MementoRow, ObjectLockGuard, ResourceRecord, Result,
+    LocalCoordination, MembershipRow, MementoRow, ObjectLockGuard, PendingWrite, ResourceRecord,
+    Result,
 };
 
 /// The catalog's tables. `resources` is an ordinary rowid table, unlike the small-row
@@ -123,6 +124,16 @@ CREATE TABLE IF NOT EXISTS tx_ops (
     types TEXT
 );
 CREATE INDEX IF NOT EXISTS tx_ops_by_tx ON tx_ops(tx, seq);
+CREATE TABLE IF NOT EXISTS pending_writes (
+    op TEXT NOT NULL,
+    object TEXT NOT NULL,
+    started INTEGER NOT NULL,
+    decided INTEGER NOT NULL,
+    record BLOB NOT NULL,
+    PRIMARY KEY (op, object)
+) WITHOUT ROWID;
+CREATE INDEX IF NOT EXISTS pending_writes_by_object ON pending_writes(object);
+CREATE INDEX IF NOT EXISTS pending_writes_by_start ON pending_writes(started);
 "#;
 
 /// Version of the schema above (`PRAGMA user_version`). A catalog written by an older
@@ -157,7 +168,7 @@ pub struct SqliteCatalog {
     readers: Mutex<Vec<Connection>>,
     /// Writes waiting for the writer; whoever holds the writer commits them all in one
     /// transaction (group commit: many requests, one WAL append).
-    pending: Mutex<Vec<PendingWrite>>,
+    pending: Mutex<Vec<QueuedWrite>>,
     /// Whether any transaction may own an object (false only when none can): spares
     /// ordinary writes a lookup while no transaction is open.
     tx_claims: AtomicBool,
@@ -231,6 +242,17 @@ impl Drop for WriterGuard<'_> {
     }
 }
 
+/// A `pending_writes` row selected as `op, object, started, decided, record`.
+fn pending_write_from_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<PendingWrite> {
+    Ok(PendingWrite {
+        op: r.get(0)?,
+        object: r.get(1)?,
+        started: r.get(2)?,
+        decided: r.get(3)?,
+        record: r.get(4)?,
+    })
+}
+
 /// Moves the last-change watch forward to `seq` (never back), waking its receivers.
 fn advance(last_change: &tokio::sync::watch::Sender<i64>, seq: i64) {
     last_change.send_if_modified(|v| {
@@ -256,7 +278,7 @@ fn checkpoint_wal(conn: &Connection, wal: &Path) -> rusqlite::Result<()> {
 }
 
 type Reply = tokio::sync::oneshot::Sender<Result<i64>>;
-type PendingWrite = (Vec<CatalogOp>, Reply);
+type QueuedWrite = (Vec<CatalogOp>, Reply);
 
 impl SqliteCatalog {
     /// Children of `parent` in id order after `after`, at most `limit`: live ones only
@@ -288,6 +310,18 @@ impl SqliteCatalog {
 
     /// Opens (creating if needed) the catalog database at `path`.
     pub fn open(path: &Path) -> Result<Self> {
+        Self::open_with(path, false)
+    }
+
+    /// Opens the catalog with every commit synced to disk before it returns (`PRAGMA
+    /// synchronous=FULL`): for a root in a store without a journal, where no checkpoint
+    /// makes the catalog durable with the root, and a change under way must be recorded
+    /// durably before its first file is written.
+    pub fn open_durable(path: &Path) -> Result<Self> {
+        Self::open_with(path, true)
+    }
+
+    fn open_with(path: &Path, durable: bool) -> Result<Self> {
         let writer = Connection::open(path)?;
         // No automatic checkpoints: they would fsync while the writer lock is held. A
         // background connection checkpoints passively instead (never blocking writers).
@@ -297,6 +331,9 @@ impl SqliteCatalog {
             "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL; PRAGMA foreign_keys=OFF;
              PRAGMA wal_autocheckpoint=0; PRAGMA cache_size=-16384; PRAGMA temp_store=MEMORY;",
         )?;
+        if durable {
+            writer.execute_batch("PRAGMA synchronous=FULL;")?;
+        }
         let version: i64 = writer.query_row("PRAGMA user_version", [], |r| r.get(0))?;
         if version == 6 {
             // Staged uploads' digests name their algorithm since objects may use sha256.
@@ -422,7 +459,7 @@ impl SqliteCatalog {
 
     fn commit_batch(
         conn: &mut Connection,
-        batch: Vec<PendingWrite>,
+        batch: Vec<QueuedWrite>,
         last_change: &tokio::sync::watch::Sender<i64>,
     ) {
         let mut outcomes: Vec<(Result<Option<i64>>, Reply)> = Vec::with_capacity(batch.len());
@@ -645,6 +682,29 @@ impl SqliteCatalog {
                     ])?;
                     last = Some(tx.last_insert_rowid());
                 }
+                CatalogOp::BeginWrite(w) => {
+                    tx.prepare_cached(
+                        "INSERT OR REPLACE INTO pending_writes (op, object, started, decided, record)
+                         VALUES (?1, ?2, ?3, ?4, ?5)",
+                    )?
+                    .execute(params![w.op, w.object, w.started, w.decided, w.record])?;
+                }
+                CatalogOp::DecideWrite(op) => {
+                    tx.prepare_cached("UPDATE pending_writes SET decided = 1 WHERE op = ?1")?
+                        .execute(params![op])?;
+                }
+                CatalogOp::FinishWrite { op, object } => match object {
+                    Some(object) => {
+                        tx.prepare_cached(
+                            "DELETE FROM pending_writes WHERE op = ?1 AND object = ?2",
+                        )?
+                        .execute(params![op, object])?;
+                    }
+                    None => {
+                        tx.prepare_cached("DELETE FROM pending_writes WHERE op = ?1")?
+                            .execute(params![op])?;
+                    }
+                },
             }
         }
         Ok(last)
@@ -727,6 +787,10 @@ fn descendant_range(id: &FedoraId) -> (String, String) {
 impl Coordination for SqliteCatalog {
     async fn lock_objects(&self, exclusive: &[&str], shared: &[&str]) -> Result<ObjectLockGuard> {
         self.coordination.lock_objects(exclusive, shared).await
+    }
+
+    async fn try_lock_objects(&self, exclusive: &[&str]) -> Result<Option<ObjectLockGuard>> {
+        self.coordination.try_lock_objects(exclusive).await
     }
 
     async fn try_lead(&self, role: &str) -> Result<Option<Leadership>> {
@@ -899,6 +963,31 @@ impl Catalog for SqliteCatalog {
                 });
             }
             Ok(out)
+        })
+    }
+
+    async fn pending_writes_of(&self, object: &str) -> Result<Vec<PendingWrite>> {
+        self.with_reader(|c| {
+            let mut stmt = c.prepare_cached(
+                "SELECT op, object, started, decided, record FROM pending_writes
+                 WHERE object = ?1 ORDER BY started, op",
+            )?;
+            let rows = stmt.query_map(params![object], pending_write_from_row)?;
+            Ok(rows.collect::<rusqlite::Result<Vec<_>>>()?)
+        })
+    }
+
+    async fn pending_writes(&self, started_before: i64, limit: usize) -> Result<Vec<PendingWrite>> {
+        self.with_reader(|c| {
+            let mut stmt = c.prepare_cached(
+                "SELECT op, object, started, decided, record FROM pending_writes
+                 WHERE started < ?1 ORDER BY started, op, object LIMIT ?2",
+            )?;
+            let rows = stmt.query_map(
+                params![started_before, limit as i64],
+                pending_write_from_row,
+            )?;
+            Ok(rows.collect::<rusqlite::Result<Vec<_>>>()?)
         })
     }
 

@@ -4,7 +4,7 @@
 #[macro_use]
 mod common;
 
-use arca_catalog::{CatalogOp, Change, ChangeKind, MementoRow};
+use arca_catalog::{CatalogOp, Change, ChangeKind, MementoRow, PendingWrite};
 use arca_model::FedoraId;
 use common::{record, Store};
 
@@ -15,6 +15,8 @@ on_every_catalog!(
     concurrent_writes_are_group_committed_with_unique_sequence_numbers,
     the_change_log_is_regenerated_from_mementos_and_tombstones,
     consumer_positions_survive_a_clear,
+    pending_writes_are_kept_until_finished,
+    free_object_locks_are_taken_without_waiting,
 );
 
 async fn stores_and_pages_children(store: Store) {
@@ -294,4 +296,122 @@ async fn consumer_positions_survive_a_clear(store: Store) {
             ("search".to_string(), 3)
         ]
     );
+}
+
+/// A change under way is kept, readable by object and by age, until it is finished (in the
+/// same transaction as the rows it records) or forgotten; deciding marks every object of
+/// its operation; a reopened catalog still has it (a node that died left it).
+async fn pending_writes_are_kept_until_finished(store: Store) {
+    let cat = store.open().await;
+    let write = |op: &str, object: &str, started: i64| PendingWrite {
+        op: op.into(),
+        object: object.into(),
+        started,
+        decided: false,
+        record: format!("record of {op} {object}").into_bytes(),
+    };
+    cat.apply(vec![
+        CatalogOp::BeginWrite(write("op1", "info:fedora/a", 1_000)),
+        CatalogOp::BeginWrite(write("op1", "info:fedora/b", 1_000)),
+        CatalogOp::BeginWrite(write("op2", "info:fedora/a", 2_000)),
+    ])
+    .await
+    .unwrap();
+    let of_a = cat.pending_writes_of("info:fedora/a").await.unwrap();
+    assert_eq!(
+        of_a,
+        vec![
+            write("op1", "info:fedora/a", 1_000),
+            write("op2", "info:fedora/a", 2_000)
+        ]
+    );
+    assert_eq!(
+        cat.pending_writes(1_500, 10).await.unwrap().len(),
+        2,
+        "older than 1.5 s: op1's two"
+    );
+    assert_eq!(
+        cat.pending_writes(3_000, 1).await.unwrap(),
+        vec![write("op1", "info:fedora/a", 1_000)]
+    );
+
+    cat.apply(vec![CatalogOp::DecideWrite("op1".into())])
+        .await
+        .unwrap();
+    let decided: Vec<bool> = cat
+        .pending_writes(3_000, 10)
+        .await
+        .unwrap()
+        .iter()
+        .map(|w| w.decided)
+        .collect();
+    assert_eq!(decided, [true, true, false]);
+
+    // Finished with the rows it recorded: all or nothing.
+    cat.apply(vec![
+        CatalogOp::Put(record("", None, false)),
+        CatalogOp::FinishWrite {
+            op: "op1".into(),
+            object: Some("info:fedora/a".into()),
+        },
+    ])
+    .await
+    .unwrap();
+    assert_eq!(
+        cat.pending_writes_of("info:fedora/b").await.unwrap().len(),
+        1
+    );
+    assert_eq!(
+        cat.pending_writes_of("info:fedora/a").await.unwrap(),
+        vec![write("op2", "info:fedora/a", 2_000)]
+    );
+    drop(cat);
+    let cat = store.open().await;
+    assert_eq!(
+        cat.pending_writes(i64::MAX, 10).await.unwrap().len(),
+        2,
+        "kept across a restart"
+    );
+    cat.apply(vec![
+        CatalogOp::FinishWrite {
+            op: "op1".into(),
+            object: None,
+        },
+        CatalogOp::FinishWrite {
+            op: "op2".into(),
+            object: None,
+        },
+    ])
+    .await
+    .unwrap();
+    assert!(cat.pending_writes(i64::MAX, 10).await.unwrap().is_empty());
+}
+
+/// `try_lock_objects` takes free locks at once and gives up, holding nothing, when one of
+/// them is held.
+async fn free_object_locks_are_taken_without_waiting(store: Store) {
+    let cat = store.open().await;
+    let held = cat.lock_objects(&["info:fedora/x"], &[]).await.unwrap();
+    assert!(cat
+        .try_lock_objects(&["info:fedora/y", "info:fedora/x"])
+        .await
+        .unwrap()
+        .is_none());
+    let y = cat.try_lock_objects(&["info:fedora/y"]).await.unwrap();
+    assert!(y.is_some(), "y was left free by the refused request");
+    drop(held);
+    drop(y);
+    // Dropped locks are let go of asynchronously on a shared catalog.
+    let mut both = None;
+    for _ in 0..100 {
+        both = cat
+            .try_lock_objects(&["info:fedora/x", "info:fedora/y"])
+            .await
+            .unwrap();
+        if both.is_some() {
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+    }
+    assert!(both.is_some());
 }

@@ -74,6 +74,28 @@ impl PgCoordination {
         Ok(ObjectLockGuard::new(Box::new(held)))
     }
 
+    /// Takes the write locks of `exclusive` with `pg_try_advisory_lock`, all or none.
+    pub(super) async fn try_lock_objects(
+        &self,
+        exclusive: &[&str],
+    ) -> Result<Option<ObjectLockGuard>> {
+        let mut held = HeldSession {
+            conn: Some(self.pool.acquire().await?),
+        };
+        for (key, _) in lock_order(exclusive, &[]) {
+            let conn = held.conn.as_mut().expect("held until dropped");
+            let granted: bool = sqlx::query_scalar("SELECT pg_try_advisory_lock($1)")
+                .bind(key)
+                .fetch_one(&mut **conn)
+                .await?;
+            if !granted {
+                // Dropping the session lets go of the locks taken so far.
+                return Ok(None);
+            }
+        }
+        Ok(Some(ObjectLockGuard::new(Box::new(held))))
+    }
+
     /// Takes `role` with `pg_try_advisory_lock` on a connection kept while it is held.
     pub(super) async fn try_lead(&self, role: &str) -> Result<Option<Leadership>> {
         let mut held = HeldSession {
