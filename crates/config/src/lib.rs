@@ -77,6 +77,88 @@ pub struct Config {
     pub fedora3: Fedora3,
     /// Where the catalog lives (`[catalog]` table, `ARCA_CATALOG_<KEY>`).
     pub catalog: CatalogSettings,
+    /// Where the OCFL storage root lives (`[storage]` table, `ARCA_S3_<KEY>`).
+    pub storage: StorageSettings,
+}
+
+/// Where the OCFL storage root lives: `ocfl-root/` in the data directory by default, or a
+/// bucket of an S3-compatible store (`[storage.s3]`, scale-out).
+#[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct StorageSettings {
+    /// The root in an S3-compatible store. Credentials come from the standard
+    /// `AWS_ACCESS_KEY_ID` and `AWS_SECRET_ACCESS_KEY` environment variables, never from
+    /// this file.
+    pub s3: Option<S3Settings>,
+}
+
+/// An OCFL storage root in a bucket of an S3-compatible store, laid out as Fedora 6 (its
+/// ocfl-java S3 storage) lays one out: key `<prefix>/<path in the root>`.
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct S3Settings {
+    /// The service's URL, e.g. `http://127.0.0.1:9000` for MinIO (`ARCA_S3_ENDPOINT`);
+    /// unset for Amazon S3. `http://` endpoints are allowed.
+    pub endpoint: Option<String>,
+    /// The bucket (`ARCA_S3_BUCKET`); it must exist.
+    pub bucket: String,
+    /// The key prefix of the root in the bucket (`ARCA_S3_PREFIX`); empty: the bucket's
+    /// top level, as Fedora's `fcrepo.ocfl.s3.prefix` defaults to.
+    #[serde(default)]
+    pub prefix: String,
+    /// The region (`ARCA_S3_REGION`; default `us-east-1`).
+    #[serde(default = "default_region")]
+    pub region: String,
+}
+
+fn default_region() -> String {
+    "us-east-1".to_string()
+}
+
+impl StorageSettings {
+    /// `ARCA_S3_BUCKET` puts the root in S3 (with `ARCA_S3_ENDPOINT`, `ARCA_S3_PREFIX` and
+    /// `ARCA_S3_REGION`); the other variables change a `[storage.s3]` table of the file.
+    fn apply_env(&mut self, get: &impl Fn(&str) -> Option<String>) {
+        if let Some(bucket) = get("ARCA_S3_BUCKET").filter(|b| !b.trim().is_empty()) {
+            let s3 = self.s3.get_or_insert_with(|| S3Settings {
+                endpoint: None,
+                bucket: String::new(),
+                prefix: String::new(),
+                region: default_region(),
+            });
+            s3.bucket = bucket.trim().to_string();
+        }
+        if let Some(s3) = &mut self.s3 {
+            if let Some(v) = get("ARCA_S3_ENDPOINT") {
+                s3.endpoint = (!v.trim().is_empty()).then(|| v.trim().to_string());
+            }
+            if let Some(v) = get("ARCA_S3_PREFIX") {
+                s3.prefix = v.trim().to_string();
+            }
+            if let Some(v) = get("ARCA_S3_REGION") {
+                s3.region = v.trim().to_string();
+            }
+        }
+    }
+
+    fn validate(&self) -> Result<(), Error> {
+        let Some(s3) = &self.s3 else {
+            return Ok(());
+        };
+        if s3.bucket.trim().is_empty() {
+            return Err(Error::Invalid(
+                "storage.s3.bucket must name a bucket".into(),
+            ));
+        }
+        if let Some(endpoint) = &s3.endpoint {
+            if !(endpoint.starts_with("http://") || endpoint.starts_with("https://")) {
+                return Err(Error::Invalid(format!(
+                    "storage.s3.endpoint must be an http:// or https:// URL (got {endpoint:?})"
+                )));
+            }
+        }
+        Ok(())
+    }
 }
 
 /// Where the catalog lives: SQLite in the data directory by default, or a PostgreSQL
@@ -595,6 +677,7 @@ impl Default for Config {
             search: Search::default(),
             fedora3: Fedora3::default(),
             catalog: CatalogSettings::default(),
+            storage: StorageSettings::default(),
         }
     }
 }
@@ -659,6 +742,7 @@ impl Config {
         self.events.apply_env(&get)?;
         self.search.apply_env(&get)?;
         self.catalog.apply_env(&get);
+        self.storage.apply_env(&get);
         if let Some(v) = get("ARCA_FEDORA3_FACADE") {
             self.fedora3.facade = Facade::parse(&v).ok_or_else(|| {
                 Error::Invalid(format!(
@@ -706,6 +790,7 @@ impl Config {
         self.events.validate()?;
         self.search.validate()?;
         self.catalog.validate()?;
+        self.storage.validate()?;
         if self.fedora3.facade == Facade::On && self.base_path == "/fedora" {
             return Err(Error::Invalid(
                 "the Fedora 3 facade is served under /fedora: give the Fedora API another base_path or set fedora3.facade = \"off\"".into(),
@@ -753,6 +838,49 @@ impl Config {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn an_s3_root_from_the_file_or_the_environment() {
+        assert_eq!(Config::default().storage.s3, None);
+        let c: Config = toml::from_str(
+            "[storage.s3]\nendpoint = \"http://127.0.0.1:9000\"\nbucket = \"repo\"\nprefix = \"ocfl\"",
+        )
+        .unwrap();
+        let s3 = c.storage.s3.clone().unwrap();
+        assert_eq!(
+            (
+                s3.endpoint.as_deref(),
+                s3.bucket.as_str(),
+                s3.prefix.as_str(),
+                s3.region.as_str()
+            ),
+            (Some("http://127.0.0.1:9000"), "repo", "ocfl", "us-east-1")
+        );
+        let mut c = Config::default();
+        c.apply_env(|k| match k {
+            "ARCA_S3_BUCKET" => Some("b".into()),
+            "ARCA_S3_REGION" => Some("eu-west-1".into()),
+            _ => None,
+        })
+        .unwrap();
+        c.validate().unwrap();
+        let s3 = c.storage.s3.unwrap();
+        assert_eq!(
+            (s3.bucket.as_str(), s3.region.as_str(), s3.endpoint),
+            ("b", "eu-west-1", None)
+        );
+        let mut bad: Config =
+            toml::from_str("[storage.s3]\nendpoint = \"127.0.0.1:9000\"\nbucket = \"b\"").unwrap();
+        assert!(bad
+            .validate()
+            .unwrap_err()
+            .to_string()
+            .contains("storage.s3.endpoint"));
+        assert!(
+            toml::from_str::<Config>("[storage.s3]\nbucket = \"b\"\nsecret = \"x\"").is_err(),
+            "no secrets in the file"
+        );
+    }
 
     #[test]
     fn file_then_env() {

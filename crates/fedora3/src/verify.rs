@@ -97,10 +97,12 @@ fn compare(
     compare_inventories(&expected.inventory, &imported.inventory, &mut v.differences);
     for (digest, paths) in &imported.inventory.manifest {
         for path in paths {
-            let file = imported.dir.join(path);
-            match arca_repository::digest_file(&file, &[options.algorithm])
-                .map(|(_, d)| d.into_iter().next().map(|d| d.hex).unwrap_or_default())
-            {
+            let key = imported.key(path);
+            let digested = ocfl
+                .read_range(&key, 0..u64::MAX)
+                .map_err(std::io::Error::other)
+                .and_then(|mut r| arca_repository::digest_reader(&mut r, &[options.algorithm]));
+            match digested.map(|(_, d)| d.into_iter().next().map(|d| d.hex).unwrap_or_default()) {
                 Ok(actual) if actual.eq_ignore_ascii_case(digest) => {}
                 Ok(actual) => v.differences.push(format!(
                     "{path}: stored bytes have digest {actual}, the inventory says {digest}"

@@ -14,7 +14,6 @@
 //! Nothing here knows HTTP: the facade in `arca-http` renders these views.
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
-use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 
@@ -620,28 +619,33 @@ impl<'a> Views<'a> {
                 format!("{} has no content file", ds.binary.id),
             )
         };
-        let path = self
-            .repo
-            .content_path(&ds.binary)
-            .await?
-            .ok_or_else(missing)?;
-        // Small files come from the page cache: a hop to the blocking pool costs more.
+        let content = self.repo.content(&ds.binary).await?.ok_or_else(missing)?;
+        let failed = |e: std::io::Error| {
+            ViewError::Stored(
+                ds.binary.ocfl_id.clone(),
+                format!("{}: {e}", content.describe()),
+            )
+        };
+        // Small local files come from the page cache: a hop to the blocking pool costs more.
         let small = ds
             .binary
             .headers
             .content_size
             .is_some_and(|n| n <= 64 << 10);
-        let read = if small {
-            std::fs::read(&path)
-        } else {
-            tokio::fs::read(&path).await
-        };
-        read.map_err(|e| {
-            ViewError::Stored(
-                ds.binary.ocfl_id.clone(),
-                format!("{}: {e}", path.display()),
-            )
-        })
+        match content.local_path() {
+            Some(path) if small => std::fs::read(path).map_err(failed),
+            _ => {
+                let reading = content.clone();
+                tokio::task::spawn_blocking(move || {
+                    let mut bytes = Vec::new();
+                    std::io::Read::read_to_end(&mut reading.open(0..u64::MAX)?, &mut bytes)?;
+                    Ok(bytes)
+                })
+                .await
+                .map_err(|e| failed(std::io::Error::other(e)))?
+                .map_err(failed)
+            }
+        }
     }
 
     /// The object's RELS-EXT statements as Fedora 3 lists them: read from its RELS-EXT
@@ -745,10 +749,9 @@ impl<'a> Views<'a> {
     /// The object's OCFL object, once every acknowledged change of it is in the root.
     async fn stored(&self, ocfl_id: &str) -> Result<StoredObject> {
         self.repo.settle(ocfl_id).await?;
-        let root = self.repo.ocfl().path().to_path_buf();
-        let dir = self.repo.ocfl().object_dir(ocfl_id);
+        let ocfl = self.repo.ocfl().clone();
         let id = ocfl_id.to_string();
-        tokio::task::spawn_blocking(move || StoredObject::open(&root, dir, id))
+        tokio::task::spawn_blocking(move || StoredObject::open(ocfl, id))
             .await
             .map_err(|e| ViewError::Stored(ocfl_id.to_string(), e.to_string()))?
     }
@@ -911,26 +914,25 @@ fn profile_from(
     (profile, rels_int)
 }
 
-/// An object's OCFL inventory and directory: the files of its versions.
+/// An object's OCFL inventory and where it is stored: the files of its versions.
 struct StoredObject {
     ocfl_id: String,
-    /// The object directory relative to the storage root.
-    relative: PathBuf,
-    dir: PathBuf,
+    ocfl: std::sync::Arc<OcflRoot>,
+    state: arca_ocfl::ObjectState,
     inventory: Inventory,
 }
 
 impl StoredObject {
-    fn open(root: &Path, dir: PathBuf, ocfl_id: String) -> Result<Self> {
-        let state = OcflRoot::read_object_at(&dir)
+    fn open(ocfl: std::sync::Arc<OcflRoot>, ocfl_id: String) -> Result<Self> {
+        let state = ocfl
+            .read_object(&ocfl_id)
             .map_err(|e| ViewError::Stored(ocfl_id.clone(), e.to_string()))?
             .ok_or_else(|| ViewError::Stored(ocfl_id.clone(), "not in the root".into()))?;
-        let relative = dir.strip_prefix(root).unwrap_or(&dir).to_path_buf();
         Ok(Self {
             ocfl_id,
-            relative,
-            dir: state.dir,
-            inventory: state.inventory,
+            ocfl,
+            inventory: state.inventory.clone(),
+            state,
         })
     }
 
@@ -953,7 +955,9 @@ impl StoredObject {
     }
 
     fn read(&self, version: VersionNum, logical: &str) -> Option<Vec<u8>> {
-        std::fs::read(self.dir.join(self.content(version, logical)?)).ok()
+        self.ocfl
+            .read_file(&self.state.key(self.content(version, logical)?))
+            .ok()
     }
 
     fn header(&self, version: VersionNum, logical: &str) -> Option<ResourceHeaders> {
@@ -1033,9 +1037,7 @@ impl StoredObject {
         let id = Views::datastream_id(pid, dsid)
             .ok_or_else(|| self.invalid(&format!("{dsid} is not a datastream id")))?;
         let logical = headers.content_path.clone().unwrap_or(dsid.to_string());
-        let content_file = self
-            .content(version, &logical)
-            .map(|p| self.relative.join(p).to_string_lossy().into_owned());
+        let content_file = self.content(version, &logical).map(|p| self.state.key(p));
         Ok(Some(ResourceRecord {
             parent: id.path_parent(),
             id,

@@ -159,6 +159,14 @@ impl ApiError {
                 StatusCode::SERVICE_UNAVAILABLE,
                 format!("the catalog is unavailable for the moment; nothing was changed, try again: {e}"),
             ),
+            e if e.is_unavailable() => Self::new(
+                StatusCode::SERVICE_UNAVAILABLE,
+                format!("the storage is unavailable for the moment; try again: {e}"),
+            ),
+            e if e.is_write_conflict() => Self::new(
+                StatusCode::CONFLICT,
+                "another change of the same object was stored first; nothing of this one was stored, send it again",
+            ),
             e if e.is_storage_full() => Self::new(
                 StatusCode::INSUFFICIENT_STORAGE,
                 format!("the repository's storage is full; nothing was stored: {e}"),

@@ -6,7 +6,7 @@ use std::sync::Arc;
 use arca_catalog::ResourceRecord;
 use arca_model::{DigestAlgorithm, DigestValue, FedoraId, InteractionModel};
 use arca_rdf::{vocab, IdMapper, Prefer, RdfFormat, ReturnPref};
-use arca_repository::{Error, NewContent, Precondition, Repository};
+use arca_repository::{Error, NewContent, Precondition, Repository, StoredContent};
 use axum::body::Body;
 use axum::extract::Request;
 use axum::response::Response;
@@ -417,9 +417,9 @@ pub(crate) async fn serve_binary(
         return crate::external::read(ctx, record, head, h, out).await;
     }
     let wanted = headers::want_digest(h).map_err(ApiError::bad_request)?;
-    let path = ctx
+    let content = ctx
         .repo
-        .content_path(record)
+        .content(record)
         .await
         .map_err(|e| ctx.err(e))?
         .ok_or_else(|| {
@@ -431,7 +431,7 @@ pub(crate) async fn serve_binary(
     let len = record.headers.content_size.unwrap_or(0).max(0) as u64;
     let oh = out.headers_mut();
     if let Some(algs) = wanted {
-        let digest = digest_header(record, &path, &algs)
+        let digest = digest_header(record, &content, &algs)
             .await
             .map_err(|e| ctx.err(e))?;
         set(oh, header::HeaderName::from_static("digest"), &digest);
@@ -457,10 +457,58 @@ pub(crate) async fn serve_binary(
     if head {
         return Ok(out);
     }
-    *out.body_mut() = file_body(&path, start, count)
+    *out.body_mut() = content_body(&content, start, count)
         .await
         .map_err(|e| ctx.err(Error::Io(e)))?;
     Ok(out)
+}
+
+/// The answer body of `count` stored bytes from `start`: read from the file when it is
+/// local (see [`file_body`]), else streamed from the store in 256 KiB chunks, read on the
+/// blocking pool a few chunks ahead of the client.
+pub(crate) async fn content_body(
+    content: &StoredContent,
+    start: u64,
+    count: u64,
+) -> std::io::Result<Body> {
+    if let Some(path) = content.local_path() {
+        return file_body(path, start, count).await;
+    }
+    const CHUNK: usize = 256 << 10;
+    let (tx, rx) = tokio::sync::mpsc::channel::<std::io::Result<bytes::Bytes>>(4);
+    let content = content.clone();
+    let mut reader = tokio::task::spawn_blocking(move || content.open(start..start + count))
+        .await
+        .map_err(std::io::Error::other)??;
+    tokio::task::spawn_blocking(move || {
+        use std::io::Read;
+        loop {
+            let mut buf = vec![0u8; CHUNK];
+            let mut filled = 0;
+            while filled < CHUNK {
+                match reader.read(&mut buf[filled..]) {
+                    Ok(0) => break,
+                    Ok(n) => filled += n,
+                    Err(e) => {
+                        let _ = tx.blocking_send(Err(e));
+                        return;
+                    }
+                }
+            }
+            if filled == 0 {
+                return;
+            }
+            buf.truncate(filled);
+            if tx.blocking_send(Ok(bytes::Bytes::from(buf))).is_err() {
+                // The client went away.
+                return;
+            }
+        }
+    });
+    let stream = futures_util::stream::unfold(rx, |mut rx| async move {
+        rx.recv().await.map(|chunk| (chunk, rx))
+    });
+    Ok(Body::from_stream(stream))
 }
 
 /// A 200 answer with the headers every read of `record` carries whatever its content and
@@ -546,7 +594,7 @@ pub(crate) async fn file_body(
 /// when present; others are computed from the content.
 async fn digest_header(
     record: &ResourceRecord,
-    path: &std::path::Path,
+    content: &StoredContent,
     algs: &[DigestAlgorithm],
 ) -> Result<String, Error> {
     let stored = record.headers.digest_values();
@@ -557,12 +605,13 @@ async fn digest_header(
         .collect();
     let mut computed = Vec::new();
     if !missing.is_empty() {
-        let path = path.to_path_buf();
-        computed =
-            tokio::task::spawn_blocking(move || arca_repository::digest_file(&path, &missing))
-                .await
-                .map_err(std::io::Error::other)??
-                .1;
+        let content = content.clone();
+        computed = tokio::task::spawn_blocking(move || {
+            arca_repository::digest_reader(&mut content.open(0..u64::MAX)?, &missing)
+        })
+        .await
+        .map_err(std::io::Error::other)??
+        .1;
     }
     let parts: Vec<String> = algs
         .iter()

@@ -1,10 +1,13 @@
-//! Whole objects written outside the root and then moved in with one rename: how bulk
-//! imports (Fedora 3 migration) add an object with its entire history, all or nothing.
+//! Whole objects written outside the root and then moved in (one rename on a local root):
+//! how bulk imports (Fedora 3 migration) add an object with its entire history, all or
+//! nothing.
 
 use std::collections::BTreeMap;
 use std::fs;
 use std::io::ErrorKind;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
+
+use arca_storage::{Precondition, StoreError};
 
 use crate::error::IoContext;
 use crate::inventory::sidecar_for;
@@ -83,7 +86,7 @@ impl OcflRoot {
             let num = version.map_or(VersionNum::first(), VersionNum::next);
             inventory.head = num;
             let prefix = format!("{num}/{}", inventory.content_dir());
-            apply_changes(inventory, &mut state, v.changes, &prefix, &dir, &mut files)?;
+            apply_changes(inventory, &mut state, v.changes, &prefix, &mut files)?;
             inventory
                 .versions
                 .insert(num, new_version_entry(v.info, &state));
@@ -97,7 +100,7 @@ impl OcflRoot {
         }
         fs::create_dir_all(&dir).at(&dir)?;
         for file in &files {
-            self.write_file(&dir, file, false)?;
+            write_local(&dir, file)?;
         }
         // The root inventory and sidecar are the last version's: hard links, as the write
         // path makes them (two inodes fewer per object), or copies.
@@ -112,39 +115,143 @@ impl OcflRoot {
         Ok(built)
     }
 
-    /// Moves a built object to its place in the root with one rename; fails, changing
-    /// nothing, if anything is at that place already. Returns the object's directory.
-    pub fn install_built(&self, built: &mut BuiltObject) -> Result<PathBuf> {
-        let target = self.object_dir(&built.object_id);
-        if target.exists() {
+    /// Moves a built object to its place in the root; fails, changing nothing, if an
+    /// object is at that place already. On a local root it is one rename; otherwise every
+    /// file is moved in, the root inventory last (created only if absent: the commit
+    /// point), and a failure before it removes what was moved. Returns the object's root
+    /// as a key prefix.
+    pub fn install_built(&self, built: &mut BuiltObject) -> Result<String> {
+        let prefix = self.object_key(&built.object_id);
+        let store = self.store().as_ref();
+        if store.metadata(&format!("{prefix}/{INVENTORY}"))?.is_some() {
             return Err(Error::AlreadyExists(built.object_id.clone()));
         }
-        let parent = target.parent().expect("object directories have parents");
-        fs::create_dir_all(parent).at(parent)?;
-        match fs::rename(&built.dir, &target) {
+        match store.move_dir(&built.dir, &prefix) {
+            Ok(true) => {
+                built.installed = true;
+                return Ok(prefix);
+            }
+            Ok(false) => {}
+            Err(StoreError::PreconditionFailed { .. }) => {
+                return Err(Error::AlreadyExists(built.object_id.clone()))
+            }
+            Err(e) => return Err(e.into()),
+        }
+        let algorithm = built.inventory.content_digest()?;
+        let root_files = [INVENTORY.to_string(), sidecar(algorithm)];
+        let mut files = Vec::new();
+        collect_files(&built.dir, &built.dir, &mut files)?;
+        files.retain(|(rel, _)| !root_files.contains(rel));
+        let head = built.inventory.head;
+        let moved = (|| -> Result<()> {
+            for (rel, path) in &files {
+                store.move_file(path, &format!("{prefix}/{rel}"))?;
+            }
+            for name in &root_files {
+                let path = built.dir.join(name);
+                let bytes = fs::read(&path).at(&path)?;
+                let precondition = (name == INVENTORY).then_some(Precondition::Absent);
+                store.put_copy(
+                    &format!("{prefix}/{name}"),
+                    &bytes,
+                    &format!("{prefix}/{head}/{name}"),
+                    precondition,
+                )?;
+            }
+            Ok(())
+        })();
+        match moved {
             Ok(()) => {
                 built.installed = true;
-                Ok(target)
+                Ok(prefix)
             }
-            Err(e) if e.kind() == ErrorKind::DirectoryNotEmpty => {
+            Err(Error::Store(StoreError::PreconditionFailed { .. })) => {
                 Err(Error::AlreadyExists(built.object_id.clone()))
             }
-            Err(e) => Err(e).at(&target),
+            Err(e) => {
+                if store.metadata(&format!("{prefix}/{INVENTORY}"))?.is_none() {
+                    let _ = store.delete_prefix(&prefix);
+                }
+                Err(e)
+            }
         }
+    }
+
+    /// The record of `built`'s installation about to start in a store without a journal,
+    /// for [`OcflRoot::recover`]: its root inventory is the commit point; before it, the
+    /// whole object is what an undo removes.
+    pub fn pending_install_record(&self, built: &BuiltObject) -> Result<Vec<u8>> {
+        let algorithm = built.inventory.content_digest()?;
+        let mut commit = Vec::new();
+        for name in [INVENTORY.to_string(), sidecar(algorithm)] {
+            let path = built.dir.join(&name);
+            commit.push(RecordFile::inline(&name, fs::read(&path).at(&path)?));
+        }
+        Ok(crate::record::Pending {
+            object_id: built.object_id.clone(),
+            commit,
+            undo: vec![self.object_key(&built.object_id)],
+            purge: false,
+            creates: None,
+        }
+        .encode())
     }
 
     /// Takes an installed object out of the root again (its installation could not be
     /// recorded), removing its files and the directories left empty above it.
     pub fn uninstall(&self, object_id: &str) -> Result<()> {
-        let target = self.object_dir(object_id);
-        match fs::remove_dir_all(&target) {
-            Ok(()) => {}
-            Err(e) if e.kind() == ErrorKind::NotFound => return Ok(()),
-            Err(e) => return Err(e).at(&target),
-        }
-        self.remove_empty_ancestors(&target);
-        Ok(())
+        self.purge(object_id).map(drop)
     }
+}
+
+/// Writes one file of a built object into its local directory `dir`.
+fn write_local(dir: &Path, file: &RecordFile) -> Result<()> {
+    let (rel, target) = match file {
+        RecordFile::Inline { rel, .. } | RecordFile::External { rel, .. } => (rel, dir.join(rel)),
+        RecordFile::Move { .. } | RecordFile::Remove { .. } | RecordFile::Stored { .. } => {
+            unreachable!("a built object only has new local files")
+        }
+    };
+    let parent = target.parent().expect("files have parents");
+    fs::create_dir_all(parent).at(parent)?;
+    match file {
+        RecordFile::Inline { bytes, .. } => {
+            arca_storage::fsutil::write_new(&target, bytes).at(&target)
+        }
+        RecordFile::External { locations, .. } => {
+            let source = locations.last().expect("an upload location");
+            fs::rename(source, &target)
+                .or_else(|e| {
+                    if e.kind() == ErrorKind::CrossesDevices {
+                        fs::copy(source, &target).and_then(|_| fs::remove_file(source))
+                    } else {
+                        Err(e)
+                    }
+                })
+                .at(Path::new(rel))
+        }
+        _ => unreachable!(),
+    }
+}
+
+/// Every file below `dir` as (path relative to `root`, `/`-separated; local path).
+fn collect_files(root: &Path, dir: &Path, out: &mut Vec<(String, PathBuf)>) -> Result<()> {
+    for entry in fs::read_dir(dir).at(dir)? {
+        let entry = entry.at(dir)?;
+        let path = entry.path();
+        if entry.file_type().at(&path)?.is_dir() {
+            collect_files(root, &path, out)?;
+        } else {
+            let rel = path
+                .strip_prefix(root)
+                .expect("below the root")
+                .to_string_lossy()
+                .replace(std::path::MAIN_SEPARATOR, "/");
+            out.push((rel, path));
+        }
+    }
+    out.sort();
+    Ok(())
 }
 
 #[cfg(test)]
@@ -188,20 +295,24 @@ mod tests {
             },
         ];
         let mut built = root.build_object("info:fedora/x", versions).unwrap();
-        let dir = root.install_built(&mut built).unwrap();
+        let prefix = root.install_built(&mut built).unwrap();
         let object = root.read_object("info:fedora/x").unwrap().unwrap();
-        assert_eq!(object.dir, dir);
+        assert_eq!(object.prefix, prefix);
         assert_eq!(object.inventory.versions.len(), 3);
         // "one" is stored once (v1) although v3 has it again.
         assert_eq!(object.inventory.manifest.len(), 3);
-        assert_eq!(fs::read(object.head_file("a").unwrap()).unwrap(), b"one");
-        assert!(
-            dir.join("v2/inventory.json").exists() && dir.join("v3/content").metadata().is_err()
-        );
+        let read = |key: &str| root.read_file(key).unwrap();
+        assert_eq!(read(&object.head_key("a").unwrap()), b"one");
+        let store = root.store();
+        assert!(store
+            .metadata(&object.key("v2/inventory.json"))
+            .unwrap()
+            .is_some());
+        assert!(store.list(&object.key("v3/content")).unwrap().is_empty());
         // The root inventory is the last version's, byte for byte.
         assert_eq!(
-            fs::read(dir.join("inventory.json")).unwrap(),
-            fs::read(dir.join("v3/inventory.json")).unwrap()
+            read(&object.key("inventory.json")),
+            read(&object.key("v3/inventory.json"))
         );
         // A second object with the same id does not replace the first.
         let mut again = root
@@ -220,7 +331,7 @@ mod tests {
         ));
         drop(again);
         assert!(!staged_dir.exists());
-        assert_eq!(fs::read(object.head_file("a").unwrap()).unwrap(), b"one");
+        assert_eq!(read(&object.head_key("a").unwrap()), b"one");
         root.uninstall("info:fedora/x").unwrap();
         assert!(root.read_object("info:fedora/x").unwrap().is_none());
     }

@@ -1,6 +1,8 @@
 use std::io;
 use std::path::PathBuf;
 
+use arca_storage::StoreError;
+
 /// Errors of the OCFL layer.
 #[derive(Debug, thiserror::Error)]
 pub enum Error {
@@ -12,6 +14,23 @@ pub enum Error {
         /// The underlying error.
         #[source]
         source: io::Error,
+    },
+    /// The store holding the root failed (see [`StoreError`] for which failures are
+    /// transient: [`StoreError::Unavailable`]).
+    #[error(transparent)]
+    Store(#[from] StoreError),
+    /// A change reached its commit point (the object's inventory names the new version)
+    /// but files after it were not all written or removed: the version stands, and
+    /// [`OcflRoot::redo`](crate::OcflRoot::redo) completes it.
+    #[error(
+        "OCFL object {object}: the new version is committed, but finishing it failed: {source}"
+    )]
+    Unfinished {
+        /// The object.
+        object: String,
+        /// What failed.
+        #[source]
+        source: Box<Error>,
     },
     /// An inventory or root file is not valid JSON of the expected shape.
     #[error("invalid JSON in {path}: {source}")]
@@ -44,6 +63,22 @@ pub enum Error {
         /// The algorithm of the digest given.
         found: arca_model::DigestAlgorithm,
     },
+}
+
+impl Error {
+    /// Whether the failure is the store's being unreachable or overloaded for now
+    /// (`StoreError::Unavailable`): the same request may succeed later.
+    pub fn is_unavailable(&self) -> bool {
+        match self {
+            Error::Store(e) => e.is_unavailable(),
+            Error::Unfinished { source, .. } => source.is_unavailable(),
+            Error::Io { source, .. } => source
+                .get_ref()
+                .and_then(|inner| inner.downcast_ref::<StoreError>())
+                .is_some_and(StoreError::is_unavailable),
+            _ => false,
+        }
+    }
 }
 
 /// Result type of the OCFL layer.

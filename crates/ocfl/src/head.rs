@@ -13,13 +13,10 @@
 //!   writes `vN`'s and the root inventory, and removes the extension directory.
 
 use std::collections::{BTreeMap, HashSet};
-use std::fs;
-use std::io::ErrorKind;
-use std::path::Path;
 
 use arca_model::{DigestAlgorithm, DigestValue};
+use arca_storage::{ObjectStorage, StoreError};
 
-use crate::error::IoContext;
 use crate::inventory::sidecar_for;
 use crate::record::RecordFile;
 use crate::root::{
@@ -39,21 +36,15 @@ pub const AUTO_V1_USER_NAME: &str = "ocfl-java";
 /// Its address.
 pub const AUTO_V1_USER_ADDRESS: &str = "https://github.com/OCFL/ocfl-java";
 
-/// The revision numbers of the markers in an object's `revisions/` directory, ascending.
-pub(crate) fn revision_markers(object_dir: &Path) -> Result<Vec<u32>> {
-    let dir = object_dir.join(REVISIONS);
-    let entries = match fs::read_dir(&dir) {
-        Ok(e) => e,
-        Err(e) if e.kind() == ErrorKind::NotFound => return Ok(Vec::new()),
-        Err(e) => return Err(e).at(&dir),
-    };
-    let mut out = Vec::new();
-    for entry in entries {
-        let name = entry.at(&dir)?.file_name();
-        if let Some(n) = name.to_str().and_then(parse_revision) {
-            out.push(n);
-        }
-    }
+/// The revision numbers of the markers in the `revisions/` directory of the object whose
+/// root is `prefix`, ascending.
+pub(crate) fn revision_markers(store: &dyn ObjectStorage, prefix: &str) -> Result<Vec<u32>> {
+    let listing = store.list_dir(&format!("{prefix}/{REVISIONS}"))?;
+    let mut out: Vec<u32> = listing
+        .files
+        .iter()
+        .filter_map(|f| f.key.rsplit('/').next().and_then(parse_revision))
+        .collect();
     out.sort_unstable();
     Ok(out)
 }
@@ -114,20 +105,26 @@ fn prune_head_content(inventory: &mut Inventory, state: &BTreeMap<String, String
 /// (the extension's version conflict): its copy of the root sidecar must name the same
 /// digest as the root sidecar.
 pub(crate) fn check_root_unchanged(
-    object_dir: &Path,
+    store: &dyn ObjectStorage,
+    prefix: &str,
     object_id: &str,
     algorithm: DigestAlgorithm,
 ) -> Result<()> {
-    let copy_path = object_dir.join(root_sidecar_copy(algorithm));
-    let copy = match fs::read_to_string(&copy_path) {
-        Ok(c) => c,
+    let copy = match store.read(&format!("{prefix}/{}", root_sidecar_copy(algorithm))) {
+        Ok(c) => c.bytes,
         // Nothing to compare with (not written by ocfl-java or arca).
-        Err(e) if e.kind() == ErrorKind::NotFound => return Ok(()),
-        Err(e) => return Err(e).at(&copy_path),
+        Err(StoreError::NotFound { .. }) => return Ok(()),
+        Err(e) => return Err(e.into()),
     };
-    let root_path = object_dir.join(sidecar(algorithm));
-    let root = fs::read_to_string(&root_path).at(&root_path)?;
-    let digest = |s: &str| s.split_whitespace().next().map(str::to_ascii_lowercase);
+    let root = store
+        .read(&format!("{prefix}/{}", sidecar(algorithm)))?
+        .bytes;
+    let digest = |s: &[u8]| {
+        String::from_utf8_lossy(s)
+            .split_whitespace()
+            .next()
+            .map(str::to_ascii_lowercase)
+    };
     if digest(&copy) != digest(&root) {
         return Err(Error::Invalid(format!(
             "object {object_id}: the root inventory changed after its mutable HEAD was created \
@@ -147,7 +144,7 @@ impl OcflRoot {
         changes: Vec<Change>,
         info: VersionInfo,
     ) -> Result<Staged> {
-        let object_dir = self.object_dir(object_id);
+        let object_prefix = self.object_key(object_id);
         let mut files = Vec::new();
         let is_new_object = current.is_none();
         let algorithm = match current {
@@ -179,9 +176,9 @@ impl OcflRoot {
                 (inventory, Some(sidecar))
             }
             Some(c) if !c.mutable_head => {
-                // The copy must be byte for byte the root sidecar as it is on disk.
-                let path = object_dir.join(sidecar(algorithm));
-                (c.inventory.clone(), Some(fs::read(&path).at(&path)?))
+                // The copy must be byte for byte the root sidecar as it is stored.
+                let key = c.key(&sidecar(algorithm));
+                (c.inventory.clone(), Some(self.store().read(&key)?.bytes))
             }
             Some(c) => (c.inventory.clone(), None),
         };
@@ -207,7 +204,6 @@ impl OcflRoot {
             &mut state,
             changes,
             &content_prefix,
-            &object_dir,
             &mut files,
         )?;
         inventory
@@ -231,9 +227,8 @@ impl OcflRoot {
             files.push(RecordFile::Remove { rel });
         }
         Ok(Staged::new(
-            &self.staging,
             object_id,
-            object_dir,
+            object_prefix,
             StagedKind::Revision {
                 revision,
                 is_new_object,
@@ -241,6 +236,7 @@ impl OcflRoot {
             },
             files,
             inventory,
+            current,
         ))
     }
 
@@ -254,7 +250,7 @@ impl OcflRoot {
         changes: Vec<Change>,
         info: VersionInfo,
     ) -> Result<Staged> {
-        let object_dir = self.object_dir(object_id);
+        let object_prefix = self.object_key(object_id);
         let version = current.inventory.head;
         let revision = next_revision(current);
         let mut inventory = current.inventory.clone();
@@ -266,7 +262,6 @@ impl OcflRoot {
             &mut state,
             changes,
             &content_prefix,
-            &object_dir,
             &mut new_files,
         )?;
         inventory
@@ -300,9 +295,8 @@ impl OcflRoot {
             rel: MUTABLE_HEAD_EXT.to_string(),
         });
         Ok(Staged::new(
-            &self.staging,
             object_id,
-            object_dir,
+            object_prefix,
             StagedKind::Version {
                 version,
                 is_new_object: false,
@@ -310,6 +304,7 @@ impl OcflRoot {
             },
             files,
             inventory,
+            Some(current),
         ))
     }
 }

@@ -1,6 +1,6 @@
 //! A crash at every file boundary of every kind of mutable-HEAD change, followed by replay,
-//! ends exactly where the uninterrupted publish ends; undo after a full publish gives back
-//! the previous object.
+//! ends exactly where the uninterrupted publish ends; a failure at any file before the
+//! commit point, undone, gives back the previous object.
 
 use std::collections::BTreeMap;
 use std::fs;
@@ -8,6 +8,7 @@ use std::path::{Path, PathBuf};
 
 use arca_model::{DigestAlgorithm, DigestValue, MultiHasher};
 
+use crate::record::RecordFile;
 use crate::{versions_record, Change, Content, HeadMode, OcflRoot, Staged, VersionInfo};
 
 fn info(n: usize) -> VersionInfo {
@@ -93,6 +94,14 @@ fn copy_dir(from: &Path, to: &Path) {
     }
 }
 
+/// A copied object is a new version of each file (a new tag): the staged change then
+/// replaces the copies' versions, as if it had been planned from them.
+fn refresh_tags(root: &OcflRoot, staged: &mut Staged) {
+    let current = root.read_object(&staged.object_id).unwrap();
+    staged.root_etag = current.as_ref().and_then(|c| c.root_etag.clone());
+    staged.head_etag = current.and_then(|c| c.head_etag);
+}
+
 fn reset(live: &Path, snapshot: &Path) {
     fs::remove_dir_all(live).unwrap();
     copy_dir(snapshot, live);
@@ -116,7 +125,7 @@ fn crash_at_any_file(algorithm: DigestAlgorithm) {
         .with_digest_algorithm(algorithm)
         .unwrap();
     let id = "info:fedora/crash";
-    let object_dir = root.object_dir(id);
+    let object_dir = root.object_dir(id).unwrap();
     let before = tmp.path().join("before");
     let after = tmp.path().join("after");
     let mut records = Vec::new();
@@ -144,7 +153,7 @@ fn crash_at_any_file(algorithm: DigestAlgorithm) {
         };
         copy_dir(&live, &before);
         let current = root.read_object(id).unwrap();
-        let staged: Staged = match step {
+        let mut staged: Staged = match step {
             0..=2 | 4 => root
                 .stage(id, current.as_ref(), changes, info(step), HeadMode::Mutable)
                 .unwrap(),
@@ -188,17 +197,33 @@ fn crash_at_any_file(algorithm: DigestAlgorithm) {
             "step {step}: {sidecars:?}"
         );
 
-        // Undone after a full publish (another object of the same operation failed).
-        root.undo(&staged);
-        assert_eq!(
-            tree(&object_dir),
-            tree(&before.join(object_dir.strip_prefix(&live).unwrap())),
-            "undo of step {step}"
-        );
+        // A failure after any number of files before the commit point, undone, leaves the
+        // object as it was.
+        let commit = staged
+            .files
+            .iter()
+            .position(
+                |f| matches!(f, RecordFile::Inline { rel, .. } if rel == staged.commit_point()),
+            )
+            .expect("a commit point");
+        for k in 0..=commit {
+            reset(&live, &before);
+            refresh_tags(&root, &mut staged);
+            for f in &staged.files[..k] {
+                root.publish_file(&staged, f).unwrap();
+            }
+            root.undo(&staged).unwrap();
+            assert_eq!(
+                tree(&object_dir),
+                tree(&before.join(object_dir.strip_prefix(&live).unwrap())),
+                "step {step}: undo after {k} files"
+            );
+        }
 
         // A crash after any number of files, then replay of the whole journal.
         for k in 0..=staged.files.len() {
             reset(&live, &before);
+            refresh_tags(&root, &mut staged);
             for f in &staged.files[..k] {
                 root.publish_file(&staged, f).unwrap();
             }
@@ -214,6 +239,32 @@ fn crash_at_any_file(algorithm: DigestAlgorithm) {
             );
             root.replay_all(&records).unwrap();
             assert_eq!(tree(&object_dir), expected, "step {step}: second replay");
+        }
+        // Without a journal (a remote store): a node stops after any number of files, and
+        // another recovers the change from its pending record — finished if its commit
+        // point was written, undone otherwise.
+        let pending = crate::pending_record(&staged);
+        for k in 0..=staged.files.len() {
+            reset(&live, &before);
+            refresh_tags(&root, &mut staged);
+            for f in &staged.files[..k] {
+                root.publish_file(&staged, f).unwrap();
+            }
+            let recovered = root.recover(&pending, false).unwrap();
+            let want = if k > commit {
+                (crate::Recovered::Finished, expected.clone())
+            } else {
+                let before_tree = tree(&before.join(object_dir.strip_prefix(&live).unwrap()));
+                (crate::Recovered::Undone, before_tree)
+            };
+            assert_eq!(
+                (recovered, tree(&object_dir)),
+                want,
+                "step {step}: recovery after {k} of {} files",
+                staged.files.len()
+            );
+            root.recover(&pending, false).unwrap();
+            assert_eq!(tree(&object_dir), want.1, "step {step}: second recovery");
         }
         reset(&live, &after);
     }
@@ -239,7 +290,7 @@ fn refuses_conflicting_revisions() {
         .unwrap();
     root.publish(&s).unwrap();
     let current = root.read_object(id).unwrap().unwrap();
-    let dir = current.dir.clone();
+    let dir = root.local_path(&current.prefix).unwrap();
     let s = root
         .stage(
             id,
@@ -280,7 +331,7 @@ fn failed_publish_restores_the_mutable_head() {
         )
         .unwrap();
     root.publish(&s).unwrap();
-    let dir = root.object_dir(id);
+    let dir = root.object_dir(id).unwrap();
     let vanished = || Change {
         logical_path: "gone".into(),
         content: Some(Content::File {

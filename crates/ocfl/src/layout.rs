@@ -68,20 +68,27 @@ impl HashedNTuple {
 
     /// The object's path relative to the storage root.
     pub fn object_path(&self, object_id: &str) -> PathBuf {
+        PathBuf::from(self.object_key(object_id))
+    }
+
+    /// The object's root as a store key prefix (its path relative to the storage root,
+    /// `/`-separated).
+    pub fn object_key(&self, object_id: &str) -> String {
         let hex = hex::encode(Sha256::digest(object_id.as_bytes()));
-        let mut path = PathBuf::new();
+        let mut key = String::with_capacity(hex.len() * 2);
         let mut used = 0;
         for i in 0..self.number_of_tuples {
             let start = i * self.tuple_size;
-            path.push(&hex[start..start + self.tuple_size]);
+            key.push_str(&hex[start..start + self.tuple_size]);
+            key.push('/');
             used = start + self.tuple_size;
         }
         if self.short_object_root {
-            path.push(&hex[used..]);
+            key.push_str(&hex[used..]);
         } else {
-            path.push(&hex);
+            key.push_str(&hex);
         }
-        path
+        key
     }
 }
 

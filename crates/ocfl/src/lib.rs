@@ -25,11 +25,17 @@ mod mapper;
 mod record;
 mod root;
 
+pub use arca_storage::{ByteReader, ObjectStorage};
 pub use build::{BuiltObject, NewVersion};
 pub use error::{Error, Result};
 pub use head::{AUTO_V1_MESSAGE, AUTO_V1_USER_ADDRESS, AUTO_V1_USER_NAME};
 pub use history::PathChange;
 pub use inventory::{Inventory, User, Version, VersionNum, INVENTORY_TYPE_1_1};
 pub use mapper::encode_logical_path;
-pub use record::{cancel_record, purge_record, versions_record};
-pub use root::{Change, Content, HeadMode, ObjectState, OcflRoot, Staged, VersionInfo};
+pub use record::{
+    cancel_record, pending_purge_record, pending_record, purge_record, versions_record, Recovered,
+};
+pub use root::{
+    check_sidecar_in, read_object_in, Change, Content, HeadMode, ObjectState, OcflRoot, Staged,
+    VersionInfo,
+};

@@ -3,15 +3,12 @@
 //! writing the same files again.
 
 use std::collections::{HashMap, HashSet};
-use std::fs;
-use std::io::{ErrorKind, Read};
+use std::io::Read;
 use std::path::{Path, PathBuf};
 
 use arca_model::{DigestAlgorithm, DigestValue, MultiHasher};
-use arca_storage::fsutil;
+use arca_storage::{ObjectStorage, StoreError};
 
-use crate::error::IoContext;
-use crate::root::is_replaced_in_place;
 use crate::{Error, OcflRoot, Result, Staged};
 
 const KIND_VERSIONS: u8 = 1;
@@ -28,6 +25,10 @@ const FILE_REMOVE: u8 = 4;
 const FILE_EXTERNAL_DIGEST: u8 = 5;
 /// A move with the moved file's digest in another algorithm.
 const FILE_MOVE_DIGEST: u8 = 6;
+/// Content copied from elsewhere in the store, with its digest (algorithm named).
+const FILE_STORED: u8 = 7;
+/// A change under way in a store without a journal (see [`pending_record`]).
+const KIND_PENDING: u8 = 4;
 
 /// One file of a recorded version, relative to its object directory.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -39,12 +40,13 @@ pub(crate) enum RecordFile {
         /// The bytes.
         bytes: Vec<u8>,
     },
-    /// A large file, durable on its own before the record was written, found at one of
-    /// `locations` (the places it passes through on its way into the object).
+    /// A large file, durable on its own before the record was written, moved in from a
+    /// local upload file (the last of `locations`).
     External {
         /// Path below the object directory.
         rel: String,
-        /// Where it may be after a crash, most advanced first.
+        /// Local files where it may be after a crash, the upload last. (Records written
+        /// before the root went through the store name the target's own path first.)
         locations: Vec<PathBuf>,
         /// Its digest, in its object's algorithm.
         digest: DigestValue,
@@ -57,6 +59,16 @@ pub(crate) enum RecordFile {
         /// Path below the object directory where it was.
         from: String,
         /// Its digest, in its object's algorithm, to recognize it after a crash.
+        digest: DigestValue,
+    },
+    /// Content already in the store, outside the object (a transaction's staged upload,
+    /// which another node may have received), copied to `rel`.
+    Stored {
+        /// Path below the object directory.
+        rel: String,
+        /// Its key in the store (relative to the storage root).
+        from: String,
+        /// Its digest, in its object's algorithm.
         digest: DigestValue,
     },
     /// A file or directory (with everything in it) that leaves the object; directories left
@@ -121,6 +133,48 @@ impl Writer {
         }
         self.str(&digest.hex);
     }
+    fn files(&mut self, files: &[RecordFile]) {
+        self.u32(files.len() as u32);
+        for f in files {
+            match f {
+                RecordFile::Inline { rel, bytes } => {
+                    self.u8(FILE_INLINE);
+                    self.str(rel);
+                    self.bytes(bytes);
+                }
+                RecordFile::External {
+                    rel,
+                    locations,
+                    digest,
+                } => {
+                    self.kind_with_digest(FILE_EXTERNAL, FILE_EXTERNAL_DIGEST, digest);
+                    self.str(rel);
+                    self.digest(digest);
+                    self.u32(locations.len() as u32);
+                    for l in locations {
+                        self.str(&l.to_string_lossy());
+                    }
+                }
+                RecordFile::Move { rel, from, digest } => {
+                    self.kind_with_digest(FILE_MOVE, FILE_MOVE_DIGEST, digest);
+                    self.str(rel);
+                    self.str(from);
+                    self.digest(digest);
+                }
+                RecordFile::Stored { rel, from, digest } => {
+                    self.u8(FILE_STORED);
+                    self.str(rel);
+                    self.str(from);
+                    self.str(digest.algorithm.ocfl_name());
+                    self.str(&digest.hex);
+                }
+                RecordFile::Remove { rel } => {
+                    self.u8(FILE_REMOVE);
+                    self.str(rel);
+                }
+            }
+        }
+    }
 }
 
 struct Reader<'a>(&'a [u8]);
@@ -168,6 +222,51 @@ impl<'a> Reader<'a> {
             hex: self.string()?,
         })
     }
+    fn files(&mut self) -> Result<Vec<RecordFile>> {
+        let n = self.u32()?;
+        let mut files = Vec::new();
+        for _ in 0..n {
+            files.push(match self.u8()? {
+                FILE_INLINE => RecordFile::Inline {
+                    rel: self.string()?,
+                    bytes: self.bytes()?.to_vec(),
+                },
+                kind @ (FILE_EXTERNAL | FILE_EXTERNAL_DIGEST) => {
+                    let rel = self.string()?;
+                    let digest = self.digest(kind == FILE_EXTERNAL)?;
+                    let nl = self.u32()?;
+                    let mut locations = Vec::new();
+                    for _ in 0..nl {
+                        locations.push(PathBuf::from(self.string()?));
+                    }
+                    RecordFile::External {
+                        rel,
+                        locations,
+                        digest,
+                    }
+                }
+                kind @ (FILE_MOVE | FILE_MOVE_DIGEST) => RecordFile::Move {
+                    rel: self.string()?,
+                    from: self.string()?,
+                    digest: self.digest(kind == FILE_MOVE)?,
+                },
+                FILE_STORED => RecordFile::Stored {
+                    rel: self.string()?,
+                    from: self.string()?,
+                    digest: self.digest(false)?,
+                },
+                FILE_REMOVE => RecordFile::Remove {
+                    rel: self.string()?,
+                },
+                other => {
+                    return Err(Error::Invalid(format!(
+                        "unknown file kind {other} in journal record"
+                    )))
+                }
+            });
+        }
+        Ok(files)
+    }
 }
 
 impl Record {
@@ -180,39 +279,7 @@ impl Record {
                 w.u32(objects.len() as u32);
                 for (id, files) in objects {
                     w.str(id);
-                    w.u32(files.len() as u32);
-                    for f in files {
-                        match f {
-                            RecordFile::Inline { rel, bytes } => {
-                                w.u8(FILE_INLINE);
-                                w.str(rel);
-                                w.bytes(bytes);
-                            }
-                            RecordFile::External {
-                                rel,
-                                locations,
-                                digest,
-                            } => {
-                                w.kind_with_digest(FILE_EXTERNAL, FILE_EXTERNAL_DIGEST, digest);
-                                w.str(rel);
-                                w.digest(digest);
-                                w.u32(locations.len() as u32);
-                                for l in locations {
-                                    w.str(&l.to_string_lossy());
-                                }
-                            }
-                            RecordFile::Move { rel, from, digest } => {
-                                w.kind_with_digest(FILE_MOVE, FILE_MOVE_DIGEST, digest);
-                                w.str(rel);
-                                w.str(from);
-                                w.digest(digest);
-                            }
-                            RecordFile::Remove { rel } => {
-                                w.u8(FILE_REMOVE);
-                                w.str(rel);
-                            }
-                        }
-                    }
+                    w.files(files);
                 }
             }
             Record::Purge(ids) => {
@@ -239,41 +306,7 @@ impl Record {
                 let mut objects = Vec::new();
                 for _ in 0..n {
                     let id = r.string()?;
-                    let nf = r.u32()?;
-                    let mut files = Vec::new();
-                    for _ in 0..nf {
-                        files.push(match r.u8()? {
-                            FILE_INLINE => RecordFile::Inline {
-                                rel: r.string()?,
-                                bytes: r.bytes()?.to_vec(),
-                            },
-                            kind @ (FILE_EXTERNAL | FILE_EXTERNAL_DIGEST) => {
-                                let rel = r.string()?;
-                                let digest = r.digest(kind == FILE_EXTERNAL)?;
-                                let nl = r.u32()?;
-                                let mut locations = Vec::new();
-                                for _ in 0..nl {
-                                    locations.push(PathBuf::from(r.string()?));
-                                }
-                                RecordFile::External {
-                                    rel,
-                                    locations,
-                                    digest,
-                                }
-                            }
-                            kind @ (FILE_MOVE | FILE_MOVE_DIGEST) => RecordFile::Move {
-                                rel: r.string()?,
-                                from: r.string()?,
-                                digest: r.digest(kind == FILE_MOVE)?,
-                            },
-                            FILE_REMOVE => RecordFile::Remove { rel: r.string()? },
-                            other => {
-                                return Err(Error::Invalid(format!(
-                                    "unknown file kind {other} in journal record"
-                                )))
-                            }
-                        });
-                    }
+                    let files = r.files()?;
                     objects.push((id, files));
                 }
                 Ok(Record::Versions { op, objects })
@@ -317,39 +350,158 @@ pub fn purge_record(object_ids: &[&str]) -> Vec<u8> {
     Record::Purge(object_ids.iter().map(|s| s.to_string()).collect()).encode()
 }
 
-/// Removes everything below `dir` (and `dir` itself once empty) except the files `keep`.
-fn remove_all_but(dir: &Path, keep: &[PathBuf]) -> Result<()> {
-    for entry in fs::read_dir(dir).at(dir)? {
-        let path = entry.at(dir)?.path();
-        if keep.contains(&path) {
-            continue;
+/// What [`OcflRoot::recover`] did with a change left under way.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Recovered {
+    /// The change had taken effect: it is complete now.
+    Finished,
+    /// It had not: what it wrote is gone, the object is as before.
+    Undone,
+}
+
+/// How a change of one object under way in a store without a journal is finished or
+/// undone by another node (see [`OcflRoot::recover`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Pending {
+    pub(crate) object_id: String,
+    /// The commit point and every file after it (empty for a purge).
+    pub(crate) commit: Vec<RecordFile>,
+    /// Keys (files, or directories with everything below) whose removal undoes what the
+    /// change writes before its commit point.
+    pub(crate) undo: Vec<String>,
+    /// The change takes the whole object out of the root.
+    pub(crate) purge: bool,
+    /// For a change that creates the object: the root inventory it writes (a new object
+    /// with a mutable HEAD gets its empty `v1` before the head's commit point), so that
+    /// undoing it still removes the object it made itself.
+    pub(crate) creates: Option<Vec<u8>>,
+}
+
+impl Pending {
+    pub(crate) fn encode(&self) -> Vec<u8> {
+        let mut w = Writer(Vec::new());
+        w.u8(KIND_PENDING);
+        w.str(&self.object_id);
+        w.u8(u8::from(self.purge));
+        w.files(&self.commit);
+        w.u32(self.undo.len() as u32);
+        for key in &self.undo {
+            w.str(key);
         }
-        if fs::symlink_metadata(&path).at(&path)?.is_dir() {
-            remove_all_but(&path, keep)?;
-        } else {
-            fs::remove_file(&path).at(&path)?;
+        match &self.creates {
+            Some(bytes) => {
+                w.u8(1);
+                w.bytes(bytes);
+            }
+            None => w.u8(0),
+        }
+        w.0
+    }
+
+    fn decode(bytes: &[u8]) -> Result<Self> {
+        let mut r = Reader(bytes);
+        if r.u8()? != KIND_PENDING {
+            return Err(Error::Invalid("not a record of a change under way".into()));
+        }
+        let object_id = r.string()?;
+        let purge = r.u8()? != 0;
+        let commit = r.files()?;
+        let n = r.u32()?;
+        let mut undo = Vec::new();
+        for _ in 0..n {
+            undo.push(r.string()?);
+        }
+        let creates = match r.u8()? {
+            0 => None,
+            _ => Some(r.bytes()?.to_vec()),
+        };
+        Ok(Self {
+            object_id,
+            commit,
+            undo,
+            purge,
+            creates,
+        })
+    }
+}
+
+/// The record of a staged change about to be written into a store without a journal,
+/// for [`OcflRoot::recover`]: its commit point and what follows, and how to undo what
+/// comes before.
+pub fn pending_record(staged: &Staged) -> Vec<u8> {
+    let commit_point = staged.commit_point();
+    let start = staged
+        .files
+        .iter()
+        .position(|f| matches!(f, RecordFile::Inline { rel, .. } if rel == commit_point))
+        .unwrap_or(staged.files.len());
+    let creates = staged.creates_object().then(|| {
+        staged.files.iter().find_map(|f| match f {
+            RecordFile::Inline { rel, bytes } if rel == crate::root::INVENTORY => {
+                Some(bytes.clone())
+            }
+            _ => None,
+        })
+    });
+    Pending {
+        object_id: staged.object_id.clone(),
+        commit: staged.files[start..].to_vec(),
+        undo: staged.undo_keys(),
+        purge: false,
+        creates: creates.flatten(),
+    }
+    .encode()
+}
+
+/// The record of a purge of object `object_id` about to start in a store without a
+/// journal: [`OcflRoot::recover`] finishes it.
+pub fn pending_purge_record(object_id: &str) -> Vec<u8> {
+    Pending {
+        object_id: object_id.to_string(),
+        commit: Vec::new(),
+        undo: Vec::new(),
+        purge: true,
+        creates: None,
+    }
+    .encode()
+}
+
+/// Removes every file below the directory `prefix` except the keys `keep`.
+fn remove_all_but(store: &dyn ObjectStorage, prefix: &str, keep: &[String]) -> Result<()> {
+    for file in store.list(prefix)? {
+        if !keep.contains(&file.key) {
+            store.delete(&file.key)?;
         }
     }
-    let _ = fs::remove_dir(dir);
     Ok(())
 }
 
-/// Whether the file at `path` exists and has `digest` (compared ignoring case).
-fn holds(path: &Path, digest: &DigestValue) -> bool {
-    let read = || -> std::io::Result<bool> {
-        let mut f = fs::File::open(path)?;
-        let mut h = MultiHasher::new(&[digest.algorithm]);
-        let mut buf = vec![0u8; 1 << 20];
-        loop {
-            let n = f.read(&mut buf)?;
-            if n == 0 {
-                break;
-            }
-            h.update(&buf[..n]);
+/// Whether the file at `key` exists and has `digest` (compared ignoring case).
+fn holds(store: &dyn ObjectStorage, key: &str, digest: &DigestValue) -> Result<bool> {
+    match store.read_range(key, 0..u64::MAX) {
+        Ok(mut reader) => Ok(digest_matches(&mut reader, digest)),
+        Err(StoreError::NotFound { .. }) => Ok(false),
+        Err(e) => Err(e.into()),
+    }
+}
+
+/// Whether the local file at `path` exists and has `digest`.
+fn holds_local(path: &Path, digest: &DigestValue) -> bool {
+    std::fs::File::open(path).is_ok_and(|mut f| digest_matches(&mut f, digest))
+}
+
+/// Whether what `reader` reads has `digest` (`false` if reading fails).
+fn digest_matches(reader: &mut dyn Read, digest: &DigestValue) -> bool {
+    let mut h = MultiHasher::new(&[digest.algorithm]);
+    let mut buf = vec![0u8; 1 << 20];
+    loop {
+        match reader.read(&mut buf) {
+            Ok(0) => break,
+            Ok(n) => h.update(&buf[..n]),
+            Err(_) => return false,
         }
-        Ok(h.finish()[0].hex.eq_ignore_ascii_case(&digest.hex))
-    };
-    read().unwrap_or(false)
+    }
+    h.finish()[0].hex.eq_ignore_ascii_case(&digest.hex)
 }
 
 /// What the replayed records do to files after writing them, so that replaying an older
@@ -399,6 +551,11 @@ impl<'a> Fates<'a> {
                                         digest,
                                     ));
                                 }
+                                RecordFile::Stored { rel, digest, .. } => fates
+                                    .owned
+                                    .entry(id.as_str())
+                                    .or_default()
+                                    .push((index, rel.as_str(), digest)),
                                 RecordFile::Remove { rel } => fates
                                     .removed
                                     .entry(id.as_str())
@@ -432,25 +589,33 @@ struct Later<'a> {
 impl Later<'_> {
     /// The files at or below `rel` that a later record put there with content only it can
     /// reproduce, and that hold that content now: replaying this older record must leave
-    /// them alone (a mutable HEAD started after a commit reuses `r1/…` paths).
-    fn protected(&self, dir: &Path, rel: &str) -> Vec<PathBuf> {
+    /// them alone (a mutable HEAD started after a commit reuses `r1/…` paths). As keys.
+    fn protected(&self, store: &dyn ObjectStorage, prefix: &str, rel: &str) -> Result<Vec<String>> {
         let Some(owned) = self.fates.owned.get(self.object) else {
-            return Vec::new();
+            return Ok(Vec::new());
         };
-        owned
-            .iter()
-            .filter(|(i, path, _)| {
-                *i > self.record
-                    && (*path == rel || path.strip_prefix(rel).is_some_and(|r| r.starts_with('/')))
-            })
-            .filter(|(_, path, digest)| holds(&dir.join(path), digest))
-            .map(|(_, path, _)| dir.join(path))
-            .collect()
+        let mut out = Vec::new();
+        for (i, path, digest) in owned {
+            let below = *path == rel || path.strip_prefix(rel).is_some_and(|r| r.starts_with('/'));
+            if *i > self.record && below {
+                let key = format!("{prefix}/{path}");
+                if holds(store, &key, digest)? {
+                    out.push(key);
+                }
+            }
+        }
+        Ok(out)
     }
 
     /// Whether a later record purges the object, removes `rel`, or moves it to a place
     /// that holds content with this digest.
-    fn accounts_for(&self, dir: &Path, rel: &str, digest: &DigestValue) -> bool {
+    fn accounts_for(
+        &self,
+        store: &dyn ObjectStorage,
+        prefix: &str,
+        rel: &str,
+        digest: &DigestValue,
+    ) -> Result<bool> {
         let after = |i: &usize| *i > self.record;
         if self
             .fates
@@ -458,7 +623,7 @@ impl Later<'_> {
             .get(self.object)
             .is_some_and(|p| p.iter().any(after))
         {
-            return true;
+            return Ok(true);
         }
         let removed = self.fates.removed.get(self.object).is_some_and(|r| {
             r.iter().any(|(i, path)| {
@@ -470,12 +635,16 @@ impl Later<'_> {
             })
         });
         if removed {
-            return true;
+            return Ok(true);
         }
-        self.fates.moved.get(&(self.object, rel)).is_some_and(|m| {
-            m.iter()
-                .any(|(i, to)| after(i) && holds(&dir.join(to), digest))
-        })
+        if let Some(moves) = self.fates.moved.get(&(self.object, rel)) {
+            for (i, to) in moves {
+                if after(i) && holds(store, &format!("{prefix}/{to}"), digest)? {
+                    return Ok(true);
+                }
+            }
+        }
+        Ok(false)
     }
 }
 
@@ -503,9 +672,7 @@ impl OcflRoot {
                 Record::Cancel(_) => {}
                 Record::Purge(ids) => {
                     for id in ids {
-                        if let Some(trash) = self.purge(id)? {
-                            self.finish_purge(trash);
-                        }
+                        self.purge(id)?;
                         touched.push(id.clone());
                     }
                 }
@@ -514,14 +681,14 @@ impl OcflRoot {
                         continue;
                     }
                     for (id, files) in objects {
-                        let dir = self.object_dir(id);
+                        let prefix = self.object_key(id);
                         for f in files {
                             let later = Later {
                                 fates: &fates,
                                 record: index,
                                 object: id,
                             };
-                            self.replay_file(&dir, f.clone(), later)?;
+                            self.replay_file(&prefix, f, later)?;
                         }
                         touched.push(id.clone());
                     }
@@ -531,7 +698,92 @@ impl OcflRoot {
         Ok(touched)
     }
 
-    /// Completes a staged change after a failed
+    /// Finishes or undoes a change of one object that a node left under way in a store
+    /// without a journal, from its [`pending_record`] (see `PendingWrite` in the
+    /// catalog). Call it holding the object's lock (so that the change's writer is gone).
+    /// The change took effect if `decided` (an operation on several objects decided before
+    /// its first commit point) or if its commit point holds what the change put there: then
+    /// the commit point and every file after it are written again unless already there,
+    /// and what the change removes goes ([`Recovered::Finished`]). Otherwise what it wrote
+    /// before its commit point is removed ([`Recovered::Undone`]): the object is as it was.
+    /// A purge is always finished. Idempotent.
+    pub fn recover(&self, record: &[u8], decided: bool) -> Result<Recovered> {
+        let pending = Pending::decode(record)?;
+        if pending.purge {
+            self.purge(&pending.object_id)?;
+            return Ok(Recovered::Finished);
+        }
+        let store = self.store().as_ref();
+        let prefix = self.object_key(&pending.object_id);
+        let committed = decided
+            || match pending.commit.first() {
+                Some(RecordFile::Inline { rel, bytes }) => {
+                    match store.read(&format!("{prefix}/{rel}")) {
+                        Ok(current) => current.bytes == *bytes,
+                        Err(StoreError::NotFound { .. }) => false,
+                        Err(e) => return Err(e.into()),
+                    }
+                }
+                _ => false,
+            };
+        if !committed {
+            // Never remove what the object's current state holds (another change that
+            // stands): only what nothing refers to is the stopped change's.
+            let current = self.read_object_at(&prefix)?;
+            let root = match store.read(&format!("{prefix}/{}", crate::root::INVENTORY)) {
+                Ok(root) => Some(root.bytes),
+                Err(StoreError::NotFound { .. }) => None,
+                Err(e) => return Err(e.into()),
+            };
+            let made_here = root.is_some() && pending.creates == root;
+            let root_versions: Vec<String> = match &root {
+                Some(bytes) => crate::Inventory::from_slice(bytes)
+                    .map(|inv| inv.versions.keys().map(|v| v.to_string()).collect())
+                    .unwrap_or_default(),
+                None => Vec::new(),
+            };
+            for key in &pending.undo {
+                let referred = match &current {
+                    None => false,
+                    // The object this change began to create itself goes whole.
+                    Some(_) if made_here => false,
+                    Some(_) if *key == prefix => true,
+                    Some(state) => {
+                        let rel = key.strip_prefix(&format!("{prefix}/")).unwrap_or(key);
+                        let below = |p: &str| {
+                            p == rel || p.strip_prefix(rel).is_some_and(|r| r.starts_with('/'))
+                        };
+                        // A committed version, or content the current state holds.
+                        root_versions.iter().any(|v| v == rel)
+                            || state
+                                .inventory
+                                .manifest
+                                .values()
+                                .flatten()
+                                .any(|p| below(p))
+                    }
+                };
+                if !referred {
+                    store.delete(key)?;
+                    store.delete_prefix(key)?;
+                }
+            }
+            return Ok(Recovered::Undone);
+        }
+        let cancelled = HashSet::new();
+        let fates = Fates::of(&[], &cancelled);
+        let later = Later {
+            fates: &fates,
+            record: 0,
+            object: &pending.object_id,
+        };
+        for f in &pending.commit {
+            self.replay_file(&prefix, f, later)?;
+        }
+        Ok(Recovered::Finished)
+    }
+
+    /// Completes a staged change after a failed [`publish`](Self::publish) or
     /// [`publish_acknowledged`](Self::publish_acknowledged): every file is written again
     /// unless it is already there, exactly as journal replay does. Idempotent.
     pub fn redo(&self, staged: &Staged) -> Result<()> {
@@ -543,89 +795,107 @@ impl OcflRoot {
             object: &staged.object_id,
         };
         for f in &staged.files {
-            self.replay_file(&staged.object_dir, f.clone(), later)?;
+            self.replay_file(&staged.object_prefix, f, later)?;
         }
         Ok(())
     }
 
-    /// Writes one recorded file again unless it is already there, or unless what later
-    /// records do to it (`later`) explains where its content went.
-    fn replay_file(&self, dir: &Path, file: RecordFile, later: Later<'_>) -> Result<()> {
+    /// Writes one recorded file of the object whose root is `prefix` again unless it is
+    /// already there, or unless what later records do to it (`later`) explains where its
+    /// content went.
+    fn replay_file(&self, prefix: &str, file: &RecordFile, later: Later<'_>) -> Result<()> {
+        let store = self.store().as_ref();
         match file {
-            RecordFile::Inline { ref rel, ref bytes } => {
-                let target = dir.join(rel);
-                if fs::read(&target).ok().as_deref() == Some(&bytes[..])
-                    || !later.protected(dir, rel).is_empty()
+            RecordFile::Inline { rel, bytes } => {
+                let key = format!("{prefix}/{rel}");
+                let current = match store.read(&key) {
+                    Ok(c) => Some(c.bytes),
+                    Err(StoreError::NotFound { .. }) => None,
+                    Err(e) => return Err(e.into()),
+                };
+                if current.as_deref() == Some(&bytes[..])
+                    || !later.protected(store, prefix, rel)?.is_empty()
                 {
                     return Ok(());
                 }
-                // A partial file from the crash goes; inventories are replaced atomically.
-                if !is_replaced_in_place(rel) {
-                    let _ = fs::remove_file(&target);
-                }
-                self.write_file(dir, &file, true)
+                // A partial file from the crash is replaced whole.
+                store.put(&key, bytes)?;
+                Ok(())
             }
             RecordFile::External {
                 rel,
                 locations,
                 digest,
             } => {
-                let target = dir.join(&rel);
-                if holds(&target, &digest) || !later.protected(dir, &rel).is_empty() {
+                let key = format!("{prefix}/{rel}");
+                if holds(store, &key, digest)? || !later.protected(store, prefix, rel)?.is_empty() {
                     return Ok(());
                 }
-                for candidate in &locations {
-                    if holds(candidate, &digest) {
-                        let parent = target.parent().expect("files have parents");
-                        fs::create_dir_all(parent).at(parent)?;
-                        fs::rename(candidate, &target).at(candidate)?;
+                let target = store.local_path(&key);
+                for candidate in locations {
+                    if Some(candidate) != target.as_ref() && holds_local(candidate, digest) {
+                        store.move_file(candidate, &key)?;
                         return Ok(());
                     }
                 }
-                if later.accounts_for(dir, &rel, &digest) {
+                if later.accounts_for(store, prefix, rel, digest)? {
                     return Ok(());
                 }
                 Err(Error::Invalid(format!(
-                    "journal replay: content of {} ({} {}) is nowhere to be found",
-                    target.display(),
+                    "journal replay: content of {key} ({} {}) is nowhere to be found",
                     digest.algorithm.ocfl_name(),
                     digest.hex
                 )))
             }
             RecordFile::Move { rel, from, digest } => {
-                let target = dir.join(&rel);
-                if holds(&target, &digest) || !later.protected(dir, &rel).is_empty() {
+                let key = format!("{prefix}/{rel}");
+                if holds(store, &key, digest)? || !later.protected(store, prefix, rel)?.is_empty() {
                     return Ok(());
                 }
-                let source = dir.join(&from);
-                if holds(&source, &digest) {
-                    let parent = target.parent().expect("files have parents");
-                    fs::create_dir_all(parent).at(parent)?;
-                    return fs::rename(&source, &target).at(&source);
+                let source = format!("{prefix}/{from}");
+                if holds(store, &source, digest)? {
+                    store.copy(&source, &key)?;
+                    return Ok(());
                 }
-                if later.accounts_for(dir, &rel, &digest) {
+                if later.accounts_for(store, prefix, rel, digest)? {
                     return Ok(());
                 }
                 Err(Error::Invalid(format!(
-                    "journal replay: {} ({} {}) is neither there nor at {}",
-                    target.display(),
+                    "journal replay: {key} ({} {}) is neither there nor at {source}",
                     digest.algorithm.ocfl_name(),
                     digest.hex,
-                    source.display()
+                )))
+            }
+            RecordFile::Stored { rel, from, digest } => {
+                let key = format!("{prefix}/{rel}");
+                if holds(store, &key, digest)? || !later.protected(store, prefix, rel)?.is_empty() {
+                    return Ok(());
+                }
+                if holds(store, from, digest)? {
+                    store.copy(from, &key)?;
+                    return Ok(());
+                }
+                if later.accounts_for(store, prefix, rel, digest)? {
+                    return Ok(());
+                }
+                Err(Error::Invalid(format!(
+                    "replay: {key} ({} {}) is neither there nor at {from}",
+                    digest.algorithm.ocfl_name(),
+                    digest.hex,
                 )))
             }
             RecordFile::Remove { rel } => {
-                let target = dir.join(&rel);
-                let keep = later.protected(dir, &rel);
-                match fs::symlink_metadata(&target) {
-                    Ok(_) if keep.contains(&target) => return Ok(()),
-                    Ok(m) if m.is_dir() && !keep.is_empty() => remove_all_but(&target, &keep)?,
-                    Ok(m) if m.is_dir() => fs::remove_dir_all(&target).at(&target)?,
-                    Ok(_) => fs::remove_file(&target).at(&target)?,
-                    Err(e) if e.kind() == ErrorKind::NotFound => {}
-                    Err(e) => return Err(e).at(&target),
+                let key = format!("{prefix}/{rel}");
+                let keep = later.protected(store, prefix, rel)?;
+                if keep.contains(&key) {
+                    return Ok(());
                 }
-                fsutil::remove_empty_parents(&target, dir);
+                if keep.is_empty() {
+                    store.delete(&key)?;
+                    store.delete_prefix(&key)?;
+                } else {
+                    remove_all_but(store, &key, &keep)?;
+                }
                 Ok(())
             }
         }

@@ -1,11 +1,11 @@
 use std::collections::BTreeMap;
 use std::fs;
-use std::io::ErrorKind;
 use std::path::{Path, PathBuf};
-use std::sync::Mutex;
+use std::sync::Arc;
 
 use arca_model::{DigestAlgorithm, DigestValue, MultiHasher};
-use arca_storage::fsutil;
+use arca_storage::store::{ByteReader, Contents, ETag, ObjectStorage, Precondition};
+use arca_storage::{FsStorage, StoreError};
 
 use crate::error::IoContext;
 use crate::inventory::{group_state, is_sidecar_of, sidecar_for, sidecar_name};
@@ -15,6 +15,7 @@ use crate::record::RecordFile;
 use crate::{Error, Inventory, Result, User, Version, VersionNum, INVENTORY_TYPE_1_1};
 
 const ROOT_NAMASTE: &str = "0=ocfl_1.1";
+const OCFL_LAYOUT_JSON_NAME: &str = "ocfl_layout.json";
 const ROOT_NAMASTE_1_0: &str = "0=ocfl_1.0";
 pub(crate) const OBJECT_NAMASTE: &str = "0=ocfl_object_1.1";
 /// The object declaration Fedora 6.1.0 (ocfl-java 1.x) writes.
@@ -46,16 +47,6 @@ pub(crate) fn head_sidecar(algorithm: DigestAlgorithm) -> String {
 /// The copy of the root sidecar that the mutable HEAD keeps (`root-inventory.json.sha512`).
 pub(crate) fn root_sidecar_copy(algorithm: DigestAlgorithm) -> String {
     sidecar_name(ROOT_INVENTORY_COPY, algorithm)
-}
-
-/// Whether a file of an object is replaced by a new one at the same name (atomically, by
-/// a rename) when it changes: the root inventory and sidecar and the mutable HEAD's.
-pub(crate) fn is_replaced_in_place(rel: &str) -> bool {
-    rel == INVENTORY
-        || rel == HEAD_INVENTORY
-        || is_sidecar_of(rel, INVENTORY)
-        || is_sidecar_of(rel, HEAD_INVENTORY)
-        || is_sidecar_of(rel, ROOT_INVENTORY_COPY)
 }
 
 /// How a staged change lands in the object.
@@ -97,6 +88,15 @@ pub enum Content {
         /// Its digest.
         digest: DigestValue,
     },
+    /// Bytes already in the store outside the object (a transaction's staged upload), by
+    /// key, with its digest in the object's algorithm. They are copied (by the store,
+    /// without passing through this node); the caller removes the original.
+    Stored {
+        /// The key.
+        key: String,
+        /// Its digest.
+        digest: DigestValue,
+    },
 }
 
 /// One change of a version: put content at a logical path, or remove the path.
@@ -112,19 +112,18 @@ pub struct Change {
 #[derive(Debug)]
 pub struct Staged {
     pub(crate) object_id: String,
-    pub(crate) object_dir: PathBuf,
+    /// The object's root in the store (a key prefix).
+    pub(crate) object_prefix: String,
     pub(crate) kind: StagedKind,
     /// Every file of the change, in the order publish writes them, for the redo journal.
     pub(crate) files: Vec<RecordFile>,
     /// The inventory readers see once published (the mutable HEAD's for a revision).
     pub inventory: Inventory,
-    /// Where publish puts what it removes or replaces, so that undo can put it back:
-    /// `(original path, saved path)`, in publish order. The directory goes when the
-    /// `Staged` is dropped (or with `clear_staging` after a crash).
-    saved: Mutex<Vec<(PathBuf, PathBuf)>>,
-    /// The staging directory, where the trash is made when publish first needs it.
-    staging: PathBuf,
-    trash: std::sync::OnceLock<PathBuf>,
+    /// The version of the object's root inventory the change was planned from: the
+    /// commit point replaces exactly that one (`None`: not read, written unconditionally).
+    pub(crate) root_etag: Option<ETag>,
+    /// Likewise for the mutable HEAD's inventory.
+    pub(crate) head_etag: Option<ETag>,
 }
 
 /// What a staged change writes.
@@ -150,28 +149,27 @@ pub(crate) enum StagedKind {
 
 impl Staged {
     pub(crate) fn new(
-        staging: &Path,
         object_id: &str,
-        object_dir: PathBuf,
+        object_prefix: String,
         kind: StagedKind,
         files: Vec<RecordFile>,
         inventory: Inventory,
+        current: Option<&ObjectState>,
     ) -> Self {
         Self {
             object_id: object_id.to_string(),
-            object_dir,
+            object_prefix,
             kind,
             files,
             inventory,
-            saved: Mutex::new(Vec::new()),
-            staging: staging.to_path_buf(),
-            trash: std::sync::OnceLock::new(),
+            root_etag: current.and_then(|c| c.root_etag.clone()),
+            head_etag: current.and_then(|c| c.head_etag.clone()),
         }
     }
 
-    /// The object's directory in the root.
-    pub fn object_dir(&self) -> &Path {
-        &self.object_dir
+    /// The object's root in the store (a key prefix, `/`-separated).
+    pub fn object_prefix(&self) -> &str {
+        &self.object_prefix
     }
 
     /// The immutable version this creates, `None` when it only changes the mutable HEAD
@@ -182,6 +180,11 @@ impl Staged {
             StagedKind::Version { version, .. } => Some(version),
             StagedKind::Revision { .. } => None,
         }
+    }
+
+    /// Whether the change creates its object.
+    pub(crate) fn creates_object(&self) -> bool {
+        self.is_new_object()
     }
 
     fn is_new_object(&self) -> bool {
@@ -199,64 +202,39 @@ impl Staged {
         }
     }
 
-    /// Where the `n`th saved file goes, in a trash directory made on first use (most
-    /// publishes save nothing, and pay for no directory).
-    fn trash_slot(&self, n: usize) -> Result<PathBuf> {
-        let trash = self.trash.get_or_init(|| {
-            self.staging
-                .join(format!("trash-{}", uuid::Uuid::new_v4().simple()))
-        });
-        fs::create_dir_all(trash).at(trash)?;
-        Ok(trash.join(n.to_string()))
-    }
-
-    /// Moves `path` (a file or directory) into the trash, to be put back by undo.
-    fn save_away(&self, path: &Path) -> Result<()> {
-        let mut saved = self.saved.lock().unwrap_or_else(|e| e.into_inner());
-        let to = self.trash_slot(saved.len())?;
-        match fs::rename(path, &to) {
-            Ok(()) => {}
-            Err(e) if e.kind() == ErrorKind::NotFound => return Ok(()),
-            Err(e) => return Err(e).at(path),
-        }
-        saved.push((path.to_path_buf(), to));
-        Ok(())
-    }
-
-    /// Keeps a copy of the file at `path` (about to be replaced) for undo: a hard link,
-    /// or a copy where there are none.
-    fn save_copy(&self, path: &Path) -> Result<()> {
-        let mut saved = self.saved.lock().unwrap_or_else(|e| e.into_inner());
-        let to = self.trash_slot(saved.len())?;
-        if fs::hard_link(path, &to).is_err() {
-            match fs::copy(path, &to) {
-                Ok(_) => {}
-                Err(e) if e.kind() == ErrorKind::NotFound => return Ok(()),
-                Err(e) => return Err(e).at(path),
-            }
-        }
-        saved.push((path.to_path_buf(), to));
-        Ok(())
-    }
-
-    /// Puts back everything publish saved away, newest first.
-    fn restore_saved(&self) {
-        let mut saved = self.saved.lock().unwrap_or_else(|e| e.into_inner());
-        while let Some((original, from)) = saved.pop() {
-            if let Some(parent) = original.parent() {
-                let _ = fs::create_dir_all(parent);
-            }
-            if let Err(e) = fs::rename(&from, &original) {
-                tracing::error!(object = %self.object_id, path = %original.display(), error = %e, "could not restore a file");
-            }
+    /// The file whose write commits the change: the root inventory for a version, the
+    /// mutable HEAD's inventory for a revision. Before it nothing is visible to readers of
+    /// the object's inventory; after it the change stands.
+    pub(crate) fn commit_point(&self) -> &'static str {
+        match self.kind {
+            StagedKind::Version { .. } => INVENTORY,
+            StagedKind::Revision { .. } => HEAD_INVENTORY,
         }
     }
-}
 
-impl Drop for Staged {
-    fn drop(&mut self) {
-        if let Some(trash) = self.trash.get() {
-            let _ = fs::remove_dir_all(trash);
+    /// The key of `rel` in this change's object.
+    fn key(&self, rel: &str) -> String {
+        format!("{}/{rel}", self.object_prefix)
+    }
+
+    /// The keys (files, or directories with everything below) whose removal takes back
+    /// what the change writes before its commit point: a new object entirely; an
+    /// existing object's new version directory; a mutable HEAD's new revision (its marker
+    /// and content), or the whole head if it is new. Nothing else changes before it.
+    pub(crate) fn undo_keys(&self) -> Vec<String> {
+        if self.is_new_object() {
+            return vec![self.object_prefix.clone()];
+        }
+        match self.kind {
+            StagedKind::Version { version, .. } => vec![self.key(&version.to_string())],
+            StagedKind::Revision { new_head: true, .. } => vec![self.key(MUTABLE_HEAD_EXT)],
+            StagedKind::Revision { revision, .. } => vec![
+                self.key(&crate::head::revision_content_dir(
+                    &self.inventory,
+                    revision,
+                )),
+                self.key(&format!("{REVISIONS}/r{revision}")),
+            ],
         }
     }
 }
@@ -264,22 +242,33 @@ impl Drop for Staged {
 /// What a reader needs of an object: its inventory and where it lives.
 #[derive(Debug, Clone)]
 pub struct ObjectState {
-    /// Absolute object directory.
-    pub dir: PathBuf,
+    /// The object's root in the store (a key prefix, `/`-separated, relative to the
+    /// storage root).
+    pub prefix: String,
     /// The head inventory (the mutable HEAD's, if the object has one).
     pub inventory: Inventory,
     /// Whether the head is an OCFL 0005 mutable HEAD (written with auto-versioning off).
     pub mutable_head: bool,
     /// The mutable HEAD's revision markers (`revisions/rN`), as numbers, ascending.
     pub(crate) revision_markers: Vec<u32>,
+    /// The version of the root inventory read (the commit point of the next version).
+    pub(crate) root_etag: Option<ETag>,
+    /// The version of the mutable HEAD's inventory read.
+    pub(crate) head_etag: Option<ETag>,
 }
 
 impl ObjectState {
-    /// Absolute path of the content file for a logical path in the head state.
-    pub fn head_file(&self, logical: &str) -> Option<PathBuf> {
+    /// The key (relative to the storage root) of the content file for a logical path in
+    /// the head state.
+    pub fn head_key(&self, logical: &str) -> Option<String> {
         self.inventory
             .resolve_head(logical)
-            .map(|p| self.dir.join(p))
+            .map(|p| format!("{}/{p}", self.prefix))
+    }
+
+    /// The key of a file of the object, given by its path relative to the object's root.
+    pub fn key(&self, rel: &str) -> String {
+        format!("{}/{rel}", self.prefix)
     }
 
     /// The mutable HEAD's latest revision number (`None` without a mutable HEAD).
@@ -288,47 +277,60 @@ impl ObjectState {
     }
 }
 
-/// An OCFL storage root on the local filesystem plus its staging area (which must be on the
-/// same filesystem, so that publishing is a rename).
+/// An OCFL storage root in a store ([`ObjectStorage`]: a local directory or an S3 bucket)
+/// plus a local staging area for uploads and objects being built.
+///
+/// Every file of the root is read and written through the store; the order in which a
+/// change writes them makes one write its commit point (see [`OcflRoot::publish`]).
 ///
 /// Each object keeps the digest algorithm its inventory names; new objects get the root's
 /// [`digest_algorithm`](Self::digest_algorithm) (sha512 unless set otherwise), as ocfl-java
 /// does with its default algorithm. OCFL records no algorithm at the root level.
 #[derive(Debug)]
 pub struct OcflRoot {
-    root: PathBuf,
+    store: Arc<dyn ObjectStorage>,
     pub(crate) staging: PathBuf,
     layout: HashedNTuple,
     digest_algorithm: DigestAlgorithm,
 }
 
 impl OcflRoot {
-    /// Opens the root at `root`, creating it (as Fedora 6 would) if the directory is missing
-    /// or empty. `staging` is created if needed.
+    /// Opens the root in the local directory `root` (the store in deferred mode, whose
+    /// writes the caller makes durable: arca's journal), creating it as Fedora 6 would if
+    /// the directory is missing or empty. `staging` is created if needed.
     pub fn open_or_create(root: &Path, staging: &Path) -> Result<Self> {
-        fs::create_dir_all(root).at(root)?;
+        let store = FsStorage::open_deferred(root)?;
+        Self::open(Arc::new(store), staging)
+    }
+
+    /// Opens the root held by `store`, creating it (as Fedora 6 would) if the store is
+    /// empty. `staging` (local; for uploads and objects being built) is created if needed.
+    ///
+    /// # Errors
+    /// [`Error::Invalid`] if the store holds files but no root declaration;
+    /// [`Error::Unsupported`] for a storage layout other than 0004; store failures.
+    pub fn open(store: Arc<dyn ObjectStorage>, staging: &Path) -> Result<Self> {
         fs::create_dir_all(staging.join(UPLOADS)).at(staging)?;
-        let layout = if root.join(ROOT_NAMASTE).exists() || root.join(ROOT_NAMASTE_1_0).exists() {
-            Self::read_layout(root)?
+        let declared = |name: &str| -> Result<bool> { Ok(store.metadata(name)?.is_some()) };
+        let layout = if declared(ROOT_NAMASTE)? || declared(ROOT_NAMASTE_1_0)? {
+            Self::read_layout(store.as_ref())?
         } else {
-            let empty = fs::read_dir(root).at(root)?.next().is_none();
-            if !empty {
+            let listing = store.list_dir("")?;
+            if !listing.dirs.is_empty() || !listing.files.is_empty() {
                 return Err(Error::Invalid(format!(
-                    "{} is not empty and has no {ROOT_NAMASTE} declaration",
-                    root.display()
+                    "{store:?} is not empty and has no {ROOT_NAMASTE} declaration"
                 )));
             }
-            Self::create_root_files(root)?;
+            Self::create_root_files(store.as_ref())?;
             HashedNTuple::default()
         };
-        if !root.join(ROOT_NAMASTE).exists() {
+        if !declared(ROOT_NAMASTE)? {
             // ocfl-java upgrades a 1.0 root declaration to 1.1 when it opens it for writing.
-            fsutil::write_new(&root.join(ROOT_NAMASTE), b"ocfl_1.1\n").at(root)?;
-            let _ = fs::remove_file(root.join(ROOT_NAMASTE_1_0));
-            fsutil::sync_dir(root).at(root)?;
+            store.put(ROOT_NAMASTE, b"ocfl_1.1\n")?;
+            store.delete(ROOT_NAMASTE_1_0)?;
         }
         Ok(Self {
-            root: root.to_path_buf(),
+            store,
             staging: staging.to_path_buf(),
             layout,
             digest_algorithm: DigestAlgorithm::Sha512,
@@ -357,78 +359,81 @@ impl OcflRoot {
         self.digest_algorithm
     }
 
+    /// The store holding the root.
+    pub fn store(&self) -> &Arc<dyn ObjectStorage> {
+        &self.store
+    }
+
     /// The digest algorithm of an existing object, known from the name of its root sidecar
-    /// (one or two `stat`s, no inventory read); `None` if there is no object.
+    /// (one or two metadata lookups, no inventory read); `None` if there is no object.
     pub fn object_digest_algorithm(&self, object_id: &str) -> Result<Option<DigestAlgorithm>> {
-        let dir = self.object_dir(object_id);
+        let prefix = self.object_key(object_id);
         for algorithm in [DigestAlgorithm::Sha512, DigestAlgorithm::Sha256] {
-            let path = dir.join(sidecar(algorithm));
-            match fs::symlink_metadata(&path) {
-                Ok(_) => return Ok(Some(algorithm)),
-                Err(e) if e.kind() == ErrorKind::NotFound => {}
-                Err(e) => return Err(e).at(&path),
+            if self
+                .store
+                .metadata(&format!("{prefix}/{}", sidecar(algorithm)))?
+                .is_some()
+            {
+                return Ok(Some(algorithm));
             }
         }
         Ok(None)
     }
 
-    fn create_root_files(root: &Path) -> Result<()> {
-        let ext = root.join("extensions").join(EXTENSION_0004);
-        fs::create_dir_all(&ext).at(&ext)?;
-        fsutil::replace_atomically(&ext.join("config.json"), LAYOUT_CONFIG_JSON.as_bytes())
-            .at(&ext)?;
-        fsutil::replace_atomically(&root.join("ocfl_layout.json"), OCFL_LAYOUT_JSON.as_bytes())
-            .at(root)?;
-        fsutil::replace_atomically(&root.join(ROOT_NAMASTE), b"ocfl_1.1\n").at(root)?;
-        fsutil::sync_dir(&ext).at(&ext)?;
-        fsutil::sync_dir(&root.join("extensions")).at(root)?;
-        fsutil::sync_dir(root).at(root)
+    fn create_root_files(store: &dyn ObjectStorage) -> Result<()> {
+        store.put(
+            &format!("extensions/{EXTENSION_0004}/config.json"),
+            LAYOUT_CONFIG_JSON.as_bytes(),
+        )?;
+        store.put(OCFL_LAYOUT_JSON_NAME, OCFL_LAYOUT_JSON.as_bytes())?;
+        store.put(ROOT_NAMASTE, b"ocfl_1.1\n")?;
+        Ok(())
     }
 
-    fn read_layout(root: &Path) -> Result<HashedNTuple> {
-        let layout_file = root.join("ocfl_layout.json");
-        let name = match fs::read(&layout_file) {
-            Ok(bytes) => {
-                let v: serde_json::Value =
-                    serde_json::from_slice(&bytes).map_err(|source| Error::Json {
-                        path: layout_file.clone(),
-                        source,
-                    })?;
-                v.get("extension")
-                    .and_then(|e| e.as_str())
-                    .unwrap_or_default()
-                    .to_string()
+    fn read_layout(store: &dyn ObjectStorage) -> Result<HashedNTuple> {
+        let json = |key: &str| -> Result<Option<serde_json::Value>> {
+            match store.read(key) {
+                Ok(contents) => {
+                    serde_json::from_slice(&contents.bytes)
+                        .map(Some)
+                        .map_err(|source| Error::Json {
+                            path: PathBuf::from(key),
+                            source,
+                        })
+                }
+                Err(StoreError::NotFound { .. }) => Ok(None),
+                Err(e) => Err(e.into()),
             }
+        };
+        let name = match json(OCFL_LAYOUT_JSON_NAME)? {
+            Some(v) => v
+                .get("extension")
+                .and_then(|e| e.as_str())
+                .unwrap_or_default()
+                .to_string(),
             // ocfl-java falls back to its default layout when the file is missing.
-            Err(e) if e.kind() == ErrorKind::NotFound => EXTENSION_0004.to_string(),
-            Err(e) => return Err(e).at(&layout_file),
+            None => EXTENSION_0004.to_string(),
         };
         if name != EXTENSION_0004 {
             return Err(Error::Unsupported(format!(
                 "storage layout {name:?}; arca reads and writes {EXTENSION_0004}"
             )));
         }
-        let config = root
-            .join("extensions")
-            .join(EXTENSION_0004)
-            .join("config.json");
-        match fs::read(&config) {
-            Ok(bytes) => {
-                let v: serde_json::Value =
-                    serde_json::from_slice(&bytes).map_err(|source| Error::Json {
-                        path: config.clone(),
-                        source,
-                    })?;
-                HashedNTuple::from_config(&v).map_err(Error::Unsupported)
-            }
-            Err(e) if e.kind() == ErrorKind::NotFound => Ok(HashedNTuple::default()),
-            Err(e) => Err(e).at(&config),
+        match json(&format!("extensions/{EXTENSION_0004}/config.json"))? {
+            Some(v) => HashedNTuple::from_config(&v).map_err(Error::Unsupported),
+            None => Ok(HashedNTuple::default()),
         }
     }
 
-    /// The storage root directory.
-    pub fn path(&self) -> &Path {
-        &self.root
+    /// The storage root's local directory, when the store is on the local filesystem.
+    pub fn local_root(&self) -> Option<PathBuf> {
+        self.store.local_path("")
+    }
+
+    /// The local file of `key`, when the store is on the local filesystem (see
+    /// [`ObjectStorage::local_path`]).
+    pub fn local_path(&self, key: &str) -> Option<PathBuf> {
+        self.store.local_path(key)
     }
 
     /// The staging directory.
@@ -436,54 +441,38 @@ impl OcflRoot {
         &self.staging
     }
 
-    /// Directory for client uploads in progress (same filesystem as the root).
+    /// Directory for client uploads in progress (local; on the root's filesystem when the
+    /// root is local, so that publishing moves them with a rename).
     pub fn uploads_dir(&self) -> PathBuf {
         self.staging.join(UPLOADS)
     }
 
-    /// Absolute directory of an object (whether or not it exists).
-    pub fn object_dir(&self, object_id: &str) -> PathBuf {
-        self.root.join(self.layout.object_path(object_id))
+    /// The local directory of an object (whether or not it exists), when the root is on
+    /// the local filesystem.
+    pub fn object_dir(&self, object_id: &str) -> Option<PathBuf> {
+        self.store.local_path(&self.object_key(object_id))
+    }
+
+    /// An object's root as a key prefix (whether or not it exists).
+    pub fn object_key(&self, object_id: &str) -> String {
+        self.layout.object_key(object_id)
     }
 
     /// Reads an object's head inventory; `None` if the object does not exist.
     pub fn read_object(&self, object_id: &str) -> Result<Option<ObjectState>> {
-        Self::read_object_at(&self.object_dir(object_id))
+        self.read_object_at(&self.object_key(object_id))
     }
 
-    /// Reads the object stored in `dir`; `None` if there is none.
-    pub fn read_object_at(dir: &Path) -> Result<Option<ObjectState>> {
-        let head = dir.join(MUTABLE_HEAD).join(INVENTORY);
-        let (path, mutable_head) = if head.exists() {
-            (head, true)
-        } else {
-            (dir.join(INVENTORY), false)
-        };
-        let bytes = match fs::read(&path) {
-            Ok(b) => b,
-            Err(e) if e.kind() == ErrorKind::NotFound => return Ok(None),
-            Err(e) => return Err(e).at(&path),
-        };
-        let inventory =
-            Inventory::from_slice(&bytes).map_err(|source| Error::Json { path, source })?;
-        let revision_markers = if mutable_head {
-            crate::head::revision_markers(dir)?
-        } else {
-            Vec::new()
-        };
-        Ok(Some(ObjectState {
-            dir: dir.to_path_buf(),
-            inventory,
-            mutable_head,
-            revision_markers,
-        }))
+    /// Reads the object whose root is `prefix`; `None` if there is none.
+    pub fn read_object_at(&self, prefix: &str) -> Result<Option<ObjectState>> {
+        read_object_in(self.store.as_ref(), prefix)
     }
 
     /// Prepares a change of `object_id` (a new object if `current` is `None`) in memory:
     /// the new inventory and every file to write, the way `mode` says (see [`HeadMode`]).
     /// Content already stored in the object is not written again (dedup by digest).
-    /// Nothing on disk changes until [`publish`](Self::publish); the caller journals
-    /// [`crate::versions_record`] first.
+    /// Nothing in the root changes until [`publish`](Self::publish); a journaled caller
+    /// journals [`crate::versions_record`] first.
     pub fn stage(
         &self,
         object_id: &str,
@@ -527,7 +516,7 @@ impl OcflRoot {
         changes: Vec<Change>,
         info: VersionInfo,
     ) -> Result<Staged> {
-        let object_dir = self.object_dir(object_id);
+        let object_prefix = self.object_key(object_id);
         let (mut inventory, version) = match current {
             Some(c) => {
                 let mut inv = c.inventory.clone();
@@ -551,7 +540,6 @@ impl OcflRoot {
             &mut state,
             changes,
             &content_prefix,
-            &object_dir,
             &mut files,
         )?;
         inventory
@@ -565,9 +553,8 @@ impl OcflRoot {
         }
         push_version_inventories(&mut files, version, &inventory)?;
         Ok(Staged::new(
-            &self.staging,
             object_id,
-            object_dir,
+            object_prefix,
             StagedKind::Version {
                 version,
                 is_new_object,
@@ -575,24 +562,78 @@ impl OcflRoot {
             },
             files,
             inventory,
+            current,
         ))
     }
 
-    /// Writes a staged change into the root. Call only once its journal record is
-    /// durable. A new object's files are written in place; an existing object gets its new
-    /// version directory (or mutable HEAD revision), then its root (or mutable HEAD)
-    /// inventory and sidecar are replaced atomically, then what the change removes goes.
-    /// On failure the partial change is removed again (see [`undo`](Self::undo)).
+    /// Writes a staged change into the root, all or nothing from its readers' point of
+    /// view: every new file first (content, headers, the version's inventory:
+    /// [`prepare`](Self::prepare)), then the commit point — the root inventory (or the
+    /// mutable HEAD's), replaced only if it is still the version the change was planned
+    /// from (created only if absent, for a new object) — then the root sidecar, then what
+    /// the change removes ([`commit`](Self::commit)). A failure before the commit point
+    /// removes what was written and changes nothing; a failure after it is
+    /// [`Error::Unfinished`]: the version stands and [`redo`](Self::redo) completes it.
     pub fn publish(&self, staged: &Staged) -> Result<()> {
-        self.check_publishable(staged)?;
-        let result = staged
+        self.check(staged)?;
+        if let Err(e) = self.prepare(staged) {
+            let _ = self.undo(staged);
+            return Err(e);
+        }
+        match self.commit(staged) {
+            Ok(()) => Ok(()),
+            Err(e @ Error::Unfinished { .. }) => Err(e),
+            Err(e) => {
+                // A new object's place taken by another writer meanwhile is theirs.
+                let taken = staged.is_new_object()
+                    && matches!(e, Error::Store(StoreError::PreconditionFailed { .. }));
+                if !taken {
+                    let _ = self.undo(staged);
+                }
+                Err(e)
+            }
+        }
+    }
+
+    /// The first half of [`publish`](Self::publish), after [`check`](Self::check): every
+    /// file before the commit point. Nothing is visible to readers of the object yet.
+    /// After a failure, [`undo`](Self::undo) removes what was written.
+    pub fn prepare(&self, staged: &Staged) -> Result<()> {
+        let commit_point = staged.commit_point();
+        for file in &staged.files {
+            if matches!(file, RecordFile::Inline { rel, .. } if rel == commit_point) {
+                return Ok(());
+            }
+            self.publish_file(staged, file)?;
+        }
+        Ok(())
+    }
+
+    /// The second half of [`publish`](Self::publish), after [`prepare`](Self::prepare):
+    /// the commit point, then what follows it. A failure at the commit point leaves the
+    /// change not taken effect — certainly if its condition does not hold
+    /// (`PreconditionFailed`), perhaps if the store failed (`Unavailable`: the write may
+    /// have landed; [`recover`](Self::recover) reads the commit point to know). A failure
+    /// after it is [`Error::Unfinished`].
+    pub fn commit(&self, staged: &Staged) -> Result<()> {
+        let commit_point = staged.commit_point();
+        let Some(start) = staged
             .files
             .iter()
-            .try_for_each(|f| self.publish_file(staged, f));
-        if result.is_err() {
-            self.undo(staged);
+            .position(|f| matches!(f, RecordFile::Inline { rel, .. } if rel == commit_point))
+        else {
+            return Ok(());
+        };
+        self.publish_file(staged, &staged.files[start])?;
+        for file in &staged.files[start + 1..] {
+            if let Err(e) = self.publish_file(staged, file) {
+                return Err(Error::Unfinished {
+                    object: staged.object_id.clone(),
+                    source: Box::new(e),
+                });
+            }
         }
-        result
+        Ok(())
     }
 
     /// Writes a staged change whose journal record is already acknowledged to its client.
@@ -600,222 +641,143 @@ impl OcflRoot {
     /// undone: a failure leaves what was written in place for [`redo`](Self::redo) to
     /// complete, as journal replay would after a crash.
     pub fn publish_acknowledged(&self, staged: &Staged) -> Result<()> {
-        self.check_publishable(staged)?;
+        self.check(staged)?;
         staged
             .files
             .iter()
             .try_for_each(|f| self.publish_file(staged, f))
     }
 
-    /// Writes (or moves, or removes) one file of a staged change.
+    /// Writes (or copies, or removes) one file of a staged change.
     pub(crate) fn publish_file(&self, staged: &Staged, file: &RecordFile) -> Result<()> {
+        let store = self.store.as_ref();
         match file {
-            RecordFile::Inline { rel, .. } if rel == INVENTORY || is_sidecar_of(rel, INVENTORY) => {
-                self.install_root_copy(staged, rel, file)
+            RecordFile::Inline { rel, bytes }
+                if rel == INVENTORY || is_sidecar_of(rel, INVENTORY) =>
+            {
+                // The root inventory and sidecar are the version's, byte for byte: a store
+                // that can keeps one file for both (hard links on a local root).
+                let copy_of = staged.key(&format!("{}/{rel}", staged.root_copy_version()));
+                let precondition = if rel != INVENTORY {
+                    None
+                } else if staged.is_new_object() {
+                    Some(Precondition::Absent)
+                } else {
+                    staged.root_etag.clone().map(Precondition::Matches)
+                };
+                store.put_copy(&staged.key(rel), bytes, &copy_of, precondition)?;
             }
-            RecordFile::Inline { rel, .. } if is_replaced_in_place(rel) => {
-                let target = staged.object_dir.join(rel);
-                if !staged.is_new_object() {
-                    staged.save_copy(&target)?;
-                }
-                self.write_file(&staged.object_dir, file, true)
+            RecordFile::Inline { rel, bytes } if rel == HEAD_INVENTORY => {
+                let precondition = match staged.kind {
+                    StagedKind::Revision { new_head: true, .. } => Some(Precondition::Absent),
+                    _ => staged.head_etag.clone().map(Precondition::Matches),
+                };
+                match precondition {
+                    Some(p) => store.put_if(&staged.key(rel), bytes, p)?,
+                    None => store.put(&staged.key(rel), bytes)?,
+                };
+            }
+            RecordFile::Inline { rel, bytes } => {
+                store.put(&staged.key(rel), bytes)?;
+            }
+            RecordFile::External { rel, locations, .. } => {
+                let upload = locations.last().expect("an upload location");
+                store.move_file(upload, &staged.key(rel))?;
             }
             RecordFile::Move { rel, from, .. } => {
-                let (source, target) = (staged.object_dir.join(from), staged.object_dir.join(rel));
-                let parent = target.parent().expect("files have parents");
-                fs::create_dir_all(parent).at(parent)?;
-                fs::rename(&source, &target).at(&source)
+                // Copied: the source goes with the removal of the mutable HEAD that follows
+                // the commit point, so nothing is lost before it.
+                store.copy(&staged.key(from), &staged.key(rel))?;
+            }
+            RecordFile::Stored { rel, from, .. } => {
+                store.copy(from, &staged.key(rel))?;
             }
             RecordFile::Remove { rel } => {
-                let target = staged.object_dir.join(rel);
-                staged.save_away(&target)?;
-                fsutil::remove_empty_parents(&target, &staged.object_dir);
-                Ok(())
-            }
-            _ => self.write_file(&staged.object_dir, file, !staged.is_new_object()),
-        }
-    }
-
-    /// Refuses to publish over something that is already there (nothing is written yet).
-    fn check_publishable(&self, staged: &Staged) -> Result<()> {
-        let dir = &staged.object_dir;
-        if staged.is_new_object() {
-            if dir.exists() {
-                return Err(Error::AlreadyExists(staged.object_id.clone()));
-            }
-            return Ok(());
-        }
-        match staged.kind {
-            StagedKind::Version {
-                version, from_head, ..
-            } => {
-                if dir.join(version.to_string()).exists() {
-                    return Err(Error::AlreadyExists(format!(
-                        "{} {version}",
-                        staged.object_id
-                    )));
-                }
-                if from_head {
-                    crate::head::check_root_unchanged(
-                        dir,
-                        &staged.object_id,
-                        staged.inventory.content_digest()?,
-                    )?;
-                }
-            }
-            StagedKind::Revision {
-                revision, new_head, ..
-            } => {
-                if new_head {
-                    if dir.join(MUTABLE_HEAD_EXT).exists() {
-                        return Err(Error::AlreadyExists(format!(
-                            "{} mutable HEAD",
-                            staged.object_id
-                        )));
-                    }
-                } else {
-                    if dir.join(REVISIONS).join(format!("r{revision}")).exists() {
-                        return Err(Error::AlreadyExists(format!(
-                            "{} mutable HEAD revision r{revision}",
-                            staged.object_id
-                        )));
-                    }
-                    crate::head::check_root_unchanged(
-                        dir,
-                        &staged.object_id,
-                        staged.inventory.content_digest()?,
-                    )?;
-                }
+                let key = staged.key(rel);
+                store.delete(&key)?;
+                store.delete_prefix(&key)?;
             }
         }
         Ok(())
     }
 
-    /// Installs the root inventory or sidecar as a hard link to the new version's copy
-    /// (written just before, byte for byte the same): one inode and one data block less
-    /// per object, and the same bytes for every reader. Nothing in arca ever writes into an
-    /// existing file (updates rename a new file over the old name), nor does ocfl-java
-    /// (it replaces root inventories with a copy that unlinks the old name first), so the
-    /// two names cannot drift apart. Falls back to writing the bytes where the file system
-    /// has no hard links.
-    fn install_root_copy(&self, staged: &Staged, rel: &str, file: &RecordFile) -> Result<()> {
-        let copy = staged
-            .object_dir
-            .join(format!("{}/{rel}", staged.root_copy_version()));
-        let target = staged.object_dir.join(rel);
+    /// Refuses a change whose object moved on since it was planned (call it before
+    /// anything is written): a new object whose place is taken, a version or mutable HEAD
+    /// revision that exists already, a mutable HEAD whose object root changed since the
+    /// head was created. (Writers of one object are kept apart by the caller's object
+    /// locks; this and the commit point's condition catch a plan made from a stale
+    /// state, and make sure that undoing a failed change removes nothing of another's.)
+    pub fn check(&self, staged: &Staged) -> Result<()> {
+        let exists =
+            |rel: &str| -> Result<bool> { Ok(self.store.metadata(&staged.key(rel))?.is_some()) };
         if staged.is_new_object() {
-            if fs::hard_link(&copy, &target).is_ok() {
-                return Ok(());
+            if exists(INVENTORY)? {
+                return Err(Error::AlreadyExists(staged.object_id.clone()));
             }
-        } else {
-            let tmp = self
-                .staging
-                .join(format!("{}-{rel}", uuid::Uuid::new_v4().simple()));
-            if fs::hard_link(&copy, &tmp).is_ok() {
-                // Atomic replacement of the old root copy.
-                return fs::rename(&tmp, &target).at(&target);
-            }
+            return Ok(());
         }
-        self.write_file(&staged.object_dir, file, !staged.is_new_object())
-    }
-
-    /// Writes one new file of a change below `dir`. With `replace`, the inventories and
-    /// sidecars that change in place are replaced atomically (written in staging, then
-    /// renamed over the old one). Moves and removals are not written by this.
-    pub(crate) fn write_file(&self, dir: &Path, file: &RecordFile, replace: bool) -> Result<()> {
-        match file {
-            RecordFile::Inline { rel, bytes } => {
-                let target = dir.join(rel);
-                let parent = target.parent().expect("files have parents");
-                if replace && is_replaced_in_place(rel) {
-                    let tmp = self.staging.join(format!(
-                        "{}-{}",
-                        uuid::Uuid::new_v4().simple(),
-                        target.file_name().expect("a file name").to_string_lossy()
-                    ));
-                    fsutil::write_new(&tmp, bytes).at(&tmp)?;
-                    if let Err(e) = fs::rename(&tmp, &target) {
-                        if e.kind() != ErrorKind::NotFound {
-                            return Err(e).at(&target);
-                        }
-                        fs::create_dir_all(parent).at(parent)?;
-                        fs::rename(&tmp, &target).at(&target)?;
-                    }
-                    return Ok(());
-                }
-                match fsutil::write_new(&target, bytes) {
-                    Err(e) if e.kind() == ErrorKind::NotFound => {
-                        fs::create_dir_all(parent).at(parent)?;
-                        fsutil::write_new(&target, bytes).at(&target)
-                    }
-                    other => other.at(&target),
-                }
-            }
-            RecordFile::External { rel, locations, .. } => {
-                let target = dir.join(rel);
-                let parent = target.parent().expect("files have parents");
-                fs::create_dir_all(parent).at(parent)?;
-                let source = locations.last().expect("an upload location");
-                fs::rename(source, &target).at(source)
-            }
-            RecordFile::Move { .. } | RecordFile::Remove { .. } => {
-                unreachable!("moves and removals are not written as files")
-            }
-        }
-    }
-
-    /// Removes what a failed [`publish`](Self::publish) wrote: a new object entirely; an
-    /// existing object's new version directory, with the root inventory set back to the
-    /// previous version's and a committed mutable HEAD put back; or a mutable HEAD's new
-    /// revision, with the previous revision's inventory and files put back.
-    pub fn undo(&self, staged: &Staged) {
-        let dir = &staged.object_dir;
-        if staged.is_new_object() {
-            let _ = fs::remove_dir_all(dir);
-            self.remove_empty_ancestors(dir);
-            return;
-        }
-        match staged.kind {
+        let mutable_head_in_use = match staged.kind {
             StagedKind::Version {
                 version, from_head, ..
             } => {
-                if from_head {
-                    staged.restore_saved();
-                    for f in staged.files.iter().rev() {
-                        if let RecordFile::Move { rel, from, .. } = f {
-                            let (moved, back) = (dir.join(rel), dir.join(from));
-                            if moved.exists() && !back.exists() {
-                                if let Some(parent) = back.parent() {
-                                    let _ = fs::create_dir_all(parent);
-                                }
-                                let _ = fs::rename(&moved, &back);
-                            }
-                        }
-                    }
+                if exists(&format!("{version}/{INVENTORY}"))? {
+                    return Err(Error::AlreadyExists(format!(
+                        "{} {version}",
+                        staged.object_id
+                    )));
                 }
-                let _ = fs::remove_dir_all(dir.join(version.to_string()));
-                if let Err(e) = self.roll_forward(dir) {
-                    tracing::error!(object = %staged.object_id, error = %e, "could not restore the root inventory");
-                }
+                from_head
             }
             StagedKind::Revision {
                 revision, new_head, ..
             } => {
-                if new_head {
-                    let ext = dir.join(MUTABLE_HEAD_EXT);
-                    let _ = fs::remove_dir_all(&ext);
-                    fsutil::remove_empty_parents(&ext, dir);
-                } else {
-                    staged.restore_saved();
-                    let content = dir.join(crate::head::revision_content_dir(
-                        &staged.inventory,
-                        revision,
-                    ));
-                    let _ = fs::remove_dir_all(&content);
-                    fsutil::remove_empty_parents(&content, dir);
-                    let _ = fs::remove_file(dir.join(REVISIONS).join(format!("r{revision}")));
+                if new_head && exists(HEAD_INVENTORY)? {
+                    return Err(Error::AlreadyExists(format!(
+                        "{} mutable HEAD",
+                        staged.object_id
+                    )));
                 }
+                if !new_head && exists(&format!("{REVISIONS}/r{revision}"))? {
+                    return Err(Error::AlreadyExists(format!(
+                        "{} mutable HEAD revision r{revision}",
+                        staged.object_id
+                    )));
+                }
+                !new_head
             }
+        };
+        if mutable_head_in_use {
+            crate::head::check_root_unchanged(
+                self.store.as_ref(),
+                &staged.object_prefix,
+                &staged.object_id,
+                staged.inventory.content_digest()?,
+            )?;
+        }
+        Ok(())
+    }
+
+    /// Removes what a failed [`publish`](Self::publish) wrote before its commit point
+    /// (the change's undo keys: a new object entirely; an existing object's new version
+    /// directory; a mutable HEAD's new revision, or the whole head if it was new). Nothing
+    /// else was changed yet. Every key is tried; the first failure is returned (and each
+    /// logged): the record of the change under way (`crate::pending_record`) then lets a
+    /// later attempt finish the job.
+    pub fn undo(&self, staged: &Staged) -> Result<()> {
+        let mut failed = None;
+        for key in staged.undo_keys() {
+            let removed = self
+                .store
+                .delete(&key)
+                .and_then(|()| self.store.delete_prefix(&key));
+            if let Err(e) = removed {
+                tracing::error!(object = %staged.object_id, key, error = %e, "could not remove what a failed change wrote");
+                failed.get_or_insert(e);
+            }
+        }
+        match failed {
+            Some(e) => Err(e.into()),
+            None => Ok(()),
         }
     }
 
@@ -835,45 +797,20 @@ impl OcflRoot {
         &staged.object_id
     }
 
-    /// Takes an object out of the root: a staging marker naming the object is written
-    /// first, then the object directory is renamed into staging and the empty directories
-    /// above it are removed (the hierarchy keeps no empty directories). Returns the trash
-    /// directory to hand to [`finish_purge`](Self::finish_purge) once the caller has made
-    /// the removal durable; `None` if the object did not exist. A crash in between leaves
-    /// the marker, so recovery knows which object went away.
-    pub fn purge(&self, object_id: &str) -> Result<Option<PathBuf>> {
-        let dir = self.object_dir(object_id);
-        if !dir.exists() {
-            // Already gone (e.g. a purge replayed after a crash): its parents may still be
-            // there, emptied; the hierarchy keeps no empty directories (E073).
-            self.remove_empty_ancestors(&dir);
-            return Ok(None);
-        }
-        let trash = self
-            .staging
-            .join(format!("purge-{}", uuid::Uuid::new_v4().simple()));
-        fs::create_dir(&trash).at(&trash)?;
-        fs::rename(&dir, trash.join("object")).at(&dir)?;
-        fsutil::remove_empty_parents(&dir, &self.root);
-        Ok(Some(trash))
-    }
-
-    /// Removes the empty directories above a missing object directory, from the deepest
-    /// one that exists (a crash may have left only some of them) up to the root.
-    pub(crate) fn remove_empty_ancestors(&self, object_dir: &Path) {
-        let mut start = object_dir;
-        while let Some(parent) = start.parent() {
-            if parent == self.root || parent.exists() {
-                break;
-            }
-            start = parent;
-        }
-        fsutil::remove_empty_parents(start, &self.root);
-    }
-
-    /// Deletes the trash left by [`purge`](Self::purge).
-    pub fn finish_purge(&self, trash: PathBuf) {
-        let _ = fs::remove_dir_all(trash);
+    /// Takes an object out of the root: its inventories go first, so that from then on
+    /// it reads as absent, then everything else of it. `false` if there was nothing.
+    /// Not atomic: after a failure the object may be partly removed, without an
+    /// inventory; purging it again (journal replay) finishes the job.
+    pub fn purge(&self, object_id: &str) -> Result<bool> {
+        let prefix = self.object_key(object_id);
+        let existed = self
+            .store
+            .metadata(&format!("{prefix}/{INVENTORY}"))?
+            .is_some();
+        self.store.delete(&format!("{prefix}/{HEAD_INVENTORY}"))?;
+        self.store.delete(&format!("{prefix}/{INVENTORY}"))?;
+        self.store.delete_prefix(&prefix)?;
+        Ok(existed)
     }
 
     /// Deletes everything in `staging/` (keeping an empty `uploads/`). Call at start-up,
@@ -895,83 +832,119 @@ impl OcflRoot {
         Ok(())
     }
 
-    /// Makes the root inventory and sidecar equal the highest version directory's.
-    fn roll_forward(&self, object_dir: &Path) -> Result<()> {
-        let mut highest: Option<VersionNum> = None;
-        for entry in fs::read_dir(object_dir).at(object_dir)? {
-            let name = entry.at(object_dir)?.file_name();
-            if let Some(v) = name.to_str().and_then(VersionNum::parse) {
-                if highest.is_none_or(|h| v > h) {
-                    highest = Some(v);
-                }
-            }
-        }
-        let Some(version) = highest else {
-            return Err(Error::Invalid(format!(
-                "{} has no version directory",
-                object_dir.display()
-            )));
-        };
-        let version_dir = object_dir.join(version.to_string());
-        let path = version_dir.join(INVENTORY);
-        let inventory = fs::read(&path).at(&version_dir)?;
-        let algorithm = Inventory::from_slice(&inventory)
-            .map_err(|source| Error::Json { path, source })?
-            .content_digest()?;
-        let sidecar_bytes = sidecar_for(algorithm, &inventory);
-        self.write_file(object_dir, &RecordFile::inline(INVENTORY, inventory), true)?;
-        self.write_file(
-            object_dir,
-            &RecordFile::inline(&sidecar(algorithm), sidecar_bytes.into_bytes()),
-            true,
-        )
-    }
-
-    /// Every object directory under the root (those holding an object declaration).
-    /// Directories are visited in sorted order so that a resumed walk sees the same order.
-    pub fn list_object_dirs(&self) -> Result<Vec<PathBuf>> {
+    /// The root of every object in the storage root (those holding an object
+    /// declaration), as key prefixes in byte order. The hashed n-tuple layout is walked
+    /// one directory level at a time (S3: one delimiter listing per directory).
+    pub fn list_objects(&self) -> Result<Vec<String>> {
         let mut out = Vec::new();
-        let mut stack = vec![self.root.clone()];
-        while let Some(dir) = stack.pop() {
-            let mut children = Vec::new();
-            let mut is_object = false;
-            for entry in fs::read_dir(&dir).at(&dir)? {
-                let entry = entry.at(&dir)?;
-                let name = entry.file_name();
-                if name == OBJECT_NAMASTE || name == OBJECT_NAMASTE_1_0 {
-                    is_object = true;
-                    break;
-                }
-                if dir == self.root && name == "extensions" {
-                    continue;
-                }
-                if entry.file_type().at(&dir)?.is_dir() {
-                    children.push(entry.path());
-                }
+        let mut stack = vec![String::new()];
+        while let Some(prefix) = stack.pop() {
+            let listing = self.store.list_dir(&prefix)?;
+            let is_object = listing.files.iter().any(|f| {
+                let name = f.key.rsplit('/').next().unwrap_or(&f.key);
+                name == OBJECT_NAMASTE || name == OBJECT_NAMASTE_1_0
+            });
+            if is_object && !prefix.is_empty() {
+                out.push(prefix);
+                continue;
             }
-            if is_object {
-                out.push(dir);
-            } else {
-                children.sort();
-                stack.extend(children.into_iter().rev());
-            }
+            let mut dirs: Vec<String> = listing
+                .dirs
+                .into_iter()
+                .filter(|d| !(prefix.is_empty() && d == "extensions"))
+                .collect();
+            dirs.sort();
+            stack.extend(dirs.into_iter().rev());
         }
         out.sort();
         Ok(out)
     }
 
-    /// Verifies the inventory file in `dir` (an object or a version directory) against
-    /// its sidecar: the one named after the inventory's `digestAlgorithm`, whose digest
-    /// must be that algorithm's digest of the inventory's bytes.
-    pub fn check_sidecar(dir: &Path) -> Result<bool> {
-        let path = dir.join(INVENTORY);
-        let inv = fs::read(&path).at(dir)?;
-        let algorithm = Inventory::from_slice(&inv)
-            .map_err(|source| Error::Json { path, source })?
-            .content_digest()?;
-        let sidecar = fs::read_to_string(dir.join(sidecar(algorithm))).at(dir)?;
-        Ok(sidecar.split_whitespace().next() == Some(&MultiHasher::digest(algorithm, &inv)[..]))
+    /// Verifies the inventory file below `prefix` (an object root or a version directory)
+    /// against its sidecar: see [`check_sidecar_in`].
+    pub fn check_sidecar(&self, prefix: &str) -> Result<bool> {
+        check_sidecar_in(self.store.as_ref(), prefix)
     }
+
+    /// Opens a reader over the bytes `range` of the file at `key` (a key relative to the
+    /// storage root, as the catalog keeps them).
+    pub fn read_range(&self, key: &str, range: std::ops::Range<u64>) -> Result<ByteReader> {
+        Ok(self.store.read_range(key, range)?)
+    }
+
+    /// Reads a whole small file of the root (headers, RDF, inventories).
+    pub fn read_file(&self, key: &str) -> Result<Vec<u8>> {
+        Ok(self.store.read(key)?.bytes)
+    }
+}
+
+/// Reads the object whose root is `prefix` in `store` (any store, with or without a storage
+/// root around it); `None` if there is none.
+pub fn read_object_in(store: &dyn ObjectStorage, prefix: &str) -> Result<Option<ObjectState>> {
+    let read = |rel: &str| -> Result<Option<Contents>> {
+        match store.read(&format!("{prefix}/{rel}")) {
+            Ok(contents) => Ok(Some(contents)),
+            Err(StoreError::NotFound { .. }) => Ok(None),
+            Err(e) => Err(e.into()),
+        }
+    };
+    let parse = |contents: &Contents, rel: &str| {
+        Inventory::from_slice(&contents.bytes).map_err(|source| Error::Json {
+            path: PathBuf::from(format!("{prefix}/{rel}")),
+            source,
+        })
+    };
+    let root = read(INVENTORY)?;
+    if let Some(head) = read(HEAD_INVENTORY)? {
+        let head_inventory = parse(&head, HEAD_INVENTORY)?;
+        let root_inventory = root.as_ref().map(|r| parse(r, INVENTORY)).transpose()?;
+        // A head whose version the root already holds was committed, and only its
+        // removal did not finish (a writer stopped after the commit point): the root is
+        // the object's state, and the stale head goes with the recovery of that change.
+        let committed = root_inventory
+            .as_ref()
+            .is_some_and(|r| r.head >= head_inventory.head);
+        if !committed {
+            return Ok(Some(ObjectState {
+                prefix: prefix.to_string(),
+                inventory: head_inventory,
+                mutable_head: true,
+                revision_markers: crate::head::revision_markers(store, prefix)?,
+                root_etag: root.map(|r| r.etag),
+                head_etag: Some(head.etag),
+            }));
+        }
+    }
+    let Some(root) = root else {
+        return Ok(None);
+    };
+    Ok(Some(ObjectState {
+        prefix: prefix.to_string(),
+        inventory: parse(&root, INVENTORY)?,
+        mutable_head: false,
+        revision_markers: Vec::new(),
+        root_etag: Some(root.etag),
+        head_etag: None,
+    }))
+}
+
+/// Verifies the inventory file below `prefix` (an object root or a version directory)
+/// against its sidecar: the one named after the inventory's `digestAlgorithm`, whose
+/// digest must be that algorithm's digest of the inventory's bytes.
+pub fn check_sidecar_in(store: &dyn ObjectStorage, prefix: &str) -> Result<bool> {
+    let key = format!("{prefix}/{INVENTORY}");
+    let inv = store.read(&key)?.bytes;
+    let algorithm = Inventory::from_slice(&inv)
+        .map_err(|source| Error::Json {
+            path: PathBuf::from(&key),
+            source,
+        })?
+        .content_digest()?;
+    let sidecar = store
+        .read(&format!("{prefix}/{}", sidecar(algorithm)))?
+        .bytes;
+    let sidecar = String::from_utf8_lossy(&sidecar);
+    Ok(sidecar.split_whitespace().next() == Some(&MultiHasher::digest(algorithm, &inv)[..]))
 }
 
 /// The inventory of a new object (with digest algorithm `algorithm`) before its first
@@ -1032,7 +1005,6 @@ pub(crate) fn apply_changes(
     state: &mut BTreeMap<String, String>,
     changes: Vec<Change>,
     content_prefix: &str,
-    object_dir: &Path,
     files: &mut Vec<RecordFile>,
 ) -> Result<()> {
     let algorithm = inventory.content_digest()?;
@@ -1043,10 +1015,12 @@ pub(crate) fn apply_changes(
         };
         let digest = match &content {
             Content::Bytes(b) => MultiHasher::digest(algorithm, b),
-            Content::File { digest, .. } if digest.algorithm == algorithm => {
+            Content::File { digest, .. } | Content::Stored { digest, .. }
+                if digest.algorithm == algorithm =>
+            {
                 digest.hex.to_ascii_lowercase()
             }
-            Content::File { digest, .. } => {
+            Content::File { digest, .. } | Content::Stored { digest, .. } => {
                 return Err(Error::DigestAlgorithm {
                     object: inventory.id.clone(),
                     expected: algorithm,
@@ -1073,8 +1047,16 @@ pub(crate) fn apply_changes(
                 files.push(match content {
                     Content::Bytes(b) => RecordFile::inline(&content_path, b),
                     Content::File { path, .. } => RecordFile::External {
-                        locations: vec![object_dir.join(&content_path), path],
+                        locations: vec![path],
                         rel: content_path.clone(),
+                        digest: DigestValue {
+                            algorithm,
+                            hex: digest.clone(),
+                        },
+                    },
+                    Content::Stored { key, .. } => RecordFile::Stored {
+                        rel: content_path.clone(),
+                        from: key,
                         digest: DigestValue {
                             algorithm,
                             hex: digest.clone(),

@@ -6,6 +6,29 @@ use std::path::Path;
 use arca_model::{DigestAlgorithm, DigestValue, MultiHasher};
 use arca_ocfl::{Change, Content, HeadMode, OcflRoot, VersionInfo};
 
+/// The local directory of an object read from a local root.
+fn dir_of(root: &OcflRoot, object: &arca_ocfl::ObjectState) -> std::path::PathBuf {
+    root.local_path(&object.prefix).expect("a local root")
+}
+
+/// The local content file of a logical path in an object's head state.
+fn head_file(
+    root: &OcflRoot,
+    object: &arca_ocfl::ObjectState,
+    logical: &str,
+) -> Option<std::path::PathBuf> {
+    object
+        .head_key(logical)
+        .map(|key| root.local_path(&key).expect("a local root"))
+}
+
+/// Whether the inventory in the local directory `dir` of `root` matches its sidecar.
+fn check_sidecar(root: &OcflRoot, dir: &std::path::Path) -> bool {
+    let local = root.local_root().expect("a local root");
+    let prefix = dir.strip_prefix(&local).expect("inside the root");
+    root.check_sidecar(&prefix.to_string_lossy()).unwrap()
+}
+
 fn info() -> VersionInfo {
     VersionInfo {
         created: "2026-11-21T20:23:49.759367621Z".into(),
@@ -43,15 +66,15 @@ fn new_root_has_fedora_root_files() {
 /// Every version keeps its own inventory (head = that version) and sidecar, and the root
 /// copy is the newest version's — even though the root copy starts as a hard link to the
 /// version's file and is later replaced.
-fn assert_inventories_intact(object_dir: &Path, versions: u32) {
+fn assert_inventories_intact(root: &OcflRoot, object_dir: &Path, versions: u32) {
     for v in 1..=versions {
         let dir = object_dir.join(format!("v{v}"));
         let inventory: serde_json::Value =
             serde_json::from_slice(&fs::read(dir.join("inventory.json")).unwrap()).unwrap();
         assert_eq!(inventory["head"], format!("v{v}"));
-        assert!(OcflRoot::check_sidecar(&dir).unwrap(), "sidecar of v{v}");
+        assert!(check_sidecar(root, &dir), "sidecar of v{v}");
     }
-    assert!(OcflRoot::check_sidecar(object_dir).unwrap());
+    assert!(check_sidecar(root, object_dir));
     assert_eq!(
         fs::read(object_dir.join("inventory.json")).unwrap(),
         fs::read(object_dir.join(format!("v{versions}/inventory.json"))).unwrap()
@@ -79,11 +102,13 @@ fn commits_versions_with_dedup_and_sidecars() {
 
     let obj = root.read_object(id).unwrap().unwrap();
     assert_eq!(obj.inventory.head.to_string(), "v1");
-    assert!(obj.dir.join("v1/content/fcr-container.nt").is_file());
-    assert!(OcflRoot::check_sidecar(&obj.dir).unwrap());
+    assert!(dir_of(&root, &obj)
+        .join("v1/content/fcr-container.nt")
+        .is_file());
+    assert!(check_sidecar(&root, &dir_of(&root, &obj)));
     assert_eq!(
-        fs::read(obj.dir.join("inventory.json")).unwrap(),
-        fs::read(obj.dir.join("v1/inventory.json")).unwrap()
+        fs::read(dir_of(&root, &obj).join("inventory.json")).unwrap(),
+        fs::read(dir_of(&root, &obj).join("v1/inventory.json")).unwrap()
     );
 
     // v2 changes one file and adds one whose bytes are already stored: only one new file
@@ -102,12 +127,12 @@ fn commits_versions_with_dedup_and_sidecars() {
     root.publish(&staged).unwrap();
     let obj = root.read_object(id).unwrap().unwrap();
     assert_eq!(obj.inventory.head.to_string(), "v2");
-    assert_inventories_intact(&obj.dir, 2);
-    let v2_files: Vec<_> = walk(&obj.dir.join("v2/content"));
+    assert_inventories_intact(&root, &dir_of(&root, &obj), 2);
+    let v2_files: Vec<_> = walk(&dir_of(&root, &obj).join("v2/content"));
     assert_eq!(v2_files, vec![".fcrepo/fcr-root.json".to_string()]);
     assert_eq!(
-        obj.head_file("other").unwrap(),
-        obj.dir.join("v1/content/fcr-container.nt")
+        head_file(&root, &obj, "other").unwrap(),
+        dir_of(&root, &obj).join("v1/content/fcr-container.nt")
     );
 
     // removing a path drops it from the head state only
@@ -125,10 +150,10 @@ fn commits_versions_with_dedup_and_sidecars() {
         .unwrap();
     root.publish(&staged).unwrap();
     let obj = root.read_object(id).unwrap().unwrap();
-    assert!(obj.head_file("other").is_none());
-    assert_inventories_intact(&obj.dir, 3);
+    assert!(head_file(&root, &obj, "other").is_none());
+    assert_inventories_intact(&root, &dir_of(&root, &obj), 3);
     assert!(
-        !obj.dir.join("v3/content").exists(),
+        !dir_of(&root, &obj).join("v3/content").exists(),
         "a version without new files has no content dir"
     );
     assert!(fs::read_dir(tmp.path().join("staging"))
@@ -151,9 +176,11 @@ fn percent_encodes_content_paths() {
         .unwrap();
     root.publish(&staged).unwrap();
     let obj = root.read_object("info:fedora/ag1").unwrap().unwrap();
-    assert!(obj.dir.join("v1/content/sub/data%20file.bin").is_file());
+    assert!(dir_of(&root, &obj)
+        .join("v1/content/sub/data%20file.bin")
+        .is_file());
     assert_eq!(
-        fs::read(obj.head_file("sub/data file.bin").unwrap()).unwrap(),
+        fs::read(head_file(&root, &obj, "sub/data file.bin").unwrap()).unwrap(),
         b"BBBB"
     );
 }
@@ -172,8 +199,8 @@ fn purge_removes_object_and_empty_parents() {
         )
         .unwrap();
     root.publish(&staged).unwrap();
-    let trash = root.purge("info:fedora/x").unwrap().unwrap();
-    root.finish_purge(trash);
+    assert!(root.purge("info:fedora/x").unwrap());
+    assert!(!root.purge("info:fedora/x").unwrap(), "purged already");
     let names: Vec<_> = fs::read_dir(tmp.path().join("root"))
         .unwrap()
         .map(|e| e.unwrap().file_name().into_string().unwrap())
@@ -199,8 +226,11 @@ fn replay_completes_journaled_versions_and_skips_cancelled_ones() {
         vec![id.to_string()]
     );
     let obj = root.read_object(id).unwrap().unwrap();
-    assert_eq!(fs::read(obj.head_file("a").unwrap()).unwrap(), b"1");
-    assert!(OcflRoot::check_sidecar(&obj.dir).unwrap());
+    assert_eq!(
+        fs::read(head_file(&root, &obj, "a").unwrap()).unwrap(),
+        b"1"
+    );
+    assert!(check_sidecar(&root, &dir_of(&root, &obj)));
 
     // crash 2: v2 with a large upload, half published (version files written, root
     // inventory still the old one, the upload already moved)
@@ -226,23 +256,23 @@ fn replay_completes_journaled_versions_and_skips_cancelled_ones() {
         )
         .unwrap();
     let record_v2 = arca_ocfl::versions_record("op2", &[&staged]);
-    fs::create_dir_all(obj.dir.join("v2/content")).unwrap();
-    fs::rename(&upload, obj.dir.join("v2/content/big")).unwrap();
-    fs::write(obj.dir.join("v2/inventory.json"), b"{\"partial").unwrap();
+    fs::create_dir_all(dir_of(&root, &obj).join("v2/content")).unwrap();
+    fs::rename(&upload, dir_of(&root, &obj).join("v2/content/big")).unwrap();
+    fs::write(dir_of(&root, &obj).join("v2/inventory.json"), b"{\"partial").unwrap();
     // replaying both records in order is idempotent and ends at v2
     root.replay_all(&[record_v1, record_v2]).unwrap();
     root.clear_staging().unwrap();
     let obj = root.read_object(id).unwrap().unwrap();
     assert_eq!(obj.inventory.head.to_string(), "v2");
-    assert_inventories_intact(&obj.dir, 2);
-    assert!(OcflRoot::check_sidecar(&obj.dir).unwrap());
+    assert_inventories_intact(&root, &dir_of(&root, &obj), 2);
+    assert!(check_sidecar(&root, &dir_of(&root, &obj)));
     assert_eq!(
-        fs::read(obj.head_file("big").unwrap()).unwrap(),
+        fs::read(head_file(&root, &obj, "big").unwrap()).unwrap(),
         vec![7u8; 100_000]
     );
     assert_eq!(
-        fs::read(obj.dir.join("inventory.json")).unwrap(),
-        fs::read(obj.dir.join("v2/inventory.json")).unwrap()
+        fs::read(dir_of(&root, &obj).join("inventory.json")).unwrap(),
+        fs::read(dir_of(&root, &obj).join("v2/inventory.json")).unwrap()
     );
 
     // a cancelled operation is not replayed
@@ -283,7 +313,7 @@ fn failed_publish_leaves_the_previous_version() {
         .unwrap();
     root.publish(&staged).unwrap();
     let obj = root.read_object(id).unwrap().unwrap();
-    let before = fs::read(obj.dir.join("inventory.json")).unwrap();
+    let before = fs::read(dir_of(&root, &obj).join("inventory.json")).unwrap();
     // an upload that vanished makes publishing v2 fail half-way
     let staged = root
         .stage(
@@ -307,9 +337,12 @@ fn failed_publish_leaves_the_previous_version() {
         )
         .unwrap();
     assert!(root.publish(&staged).is_err());
-    assert!(!obj.dir.join("v2").exists());
-    assert_eq!(fs::read(obj.dir.join("inventory.json")).unwrap(), before);
-    assert!(OcflRoot::check_sidecar(&obj.dir).unwrap());
+    assert!(!dir_of(&root, &obj).join("v2").exists());
+    assert_eq!(
+        fs::read(dir_of(&root, &obj).join("inventory.json")).unwrap(),
+        before
+    );
+    assert!(check_sidecar(&root, &dir_of(&root, &obj)));
 }
 
 #[test]
@@ -322,17 +355,17 @@ fn reads_the_fedora_written_sample_root() {
     let copy = tmp.path().join("root");
     copy_dir(&sample, &copy);
     let root = OcflRoot::open_or_create(&copy, &tmp.path().join("staging")).unwrap();
-    let dirs = root.list_object_dirs().unwrap();
+    let dirs = root.list_objects().unwrap();
     assert_eq!(dirs.len(), 6);
     let ag = root.read_object("info:fedora/ag1").unwrap().unwrap();
     assert_eq!(
-        fs::read(ag.head_file("sub/data file.bin").unwrap()).unwrap(),
+        fs::read(head_file(&root, &ag, "sub/data file.bin").unwrap()).unwrap(),
         b"BBBB"
     );
     let mh = root.read_object("info:fedora/mh1").unwrap().unwrap();
     assert!(mh.mutable_head);
     assert_eq!(
-        fs::read_to_string(mh.head_file("fcr-container.nt").unwrap()).unwrap(),
+        fs::read_to_string(head_file(&root, &mh, "fcr-container.nt").unwrap()).unwrap(),
         "<info:fedora/mh1> <http://purl.org/dc/terms/title> \"v\" .\n"
     );
 }

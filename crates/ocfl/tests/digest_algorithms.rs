@@ -8,6 +8,24 @@ use std::path::{Path, PathBuf};
 use arca_model::{DigestAlgorithm, DigestValue, MultiHasher};
 use arca_ocfl::{Change, Content, Error, HeadMode, Inventory, OcflRoot, VersionInfo};
 
+/// The local content file of a logical path in an object's head state.
+fn head_file(
+    root: &OcflRoot,
+    object: &arca_ocfl::ObjectState,
+    logical: &str,
+) -> Option<std::path::PathBuf> {
+    object
+        .head_key(logical)
+        .map(|key| root.local_path(&key).expect("a local root"))
+}
+
+/// Whether the inventory in the local directory `dir` of `root` matches its sidecar.
+fn check_sidecar(root: &OcflRoot, dir: &std::path::Path) -> bool {
+    let local = root.local_root().expect("a local root");
+    let prefix = dir.strip_prefix(&local).expect("inside the root");
+    root.check_sidecar(&prefix.to_string_lossy()).unwrap()
+}
+
 fn fixture(name: &str) -> PathBuf {
     let dir = Path::new(env!("CARGO_MANIFEST_DIR"))
         .join("../../../shared/ocfl-fixtures/1.1/warn-objects")
@@ -45,6 +63,13 @@ fn copy_dir(from: &Path, to: &Path) {
     }
 }
 
+/// A store over the fixture's directory's parent (only read) and the fixture's prefix in it.
+fn fixture_store(dir: &Path) -> (arca_storage::FsStorage, String) {
+    let store = arca_storage::FsStorage::open(dir.parent().unwrap()).unwrap();
+    let prefix = dir.file_name().unwrap().to_string_lossy().into_owned();
+    (store, prefix)
+}
+
 fn inventory_at(dir: &Path) -> Inventory {
     Inventory::from_slice(&fs::read(dir.join("inventory.json")).unwrap()).unwrap()
 }
@@ -76,16 +101,19 @@ fn inventory_files(dir: &Path) -> Vec<String> {
 #[allow(non_snake_case)]
 fn W004_uses_sha256_reads_as_a_sha256_object() {
     let dir = fixture("W004_uses_sha256");
-    let object = OcflRoot::read_object_at(&dir).unwrap().unwrap();
+    let (store, prefix) = fixture_store(&dir);
+    let object = arca_ocfl::read_object_in(&store, &prefix).unwrap().unwrap();
     assert_eq!(
         object.inventory.content_digest().unwrap(),
         DigestAlgorithm::Sha256
     );
-    assert!(OcflRoot::check_sidecar(&dir).unwrap());
-    assert!(OcflRoot::check_sidecar(&dir.join("v1")).unwrap());
+    assert!(arca_ocfl::check_sidecar_in(&store, &prefix).unwrap());
+    assert!(arca_ocfl::check_sidecar_in(&store, &format!("{prefix}/v1")).unwrap());
     // The manifest's digest is the sha256 of the content file.
-    let file = object.head_file("a_file.txt").unwrap();
-    let digest = MultiHasher::digest(DigestAlgorithm::Sha256, &fs::read(file).unwrap());
+    let file = arca_storage::ObjectStorage::read(&store, &object.head_key("a_file.txt").unwrap())
+        .unwrap()
+        .bytes;
+    let digest = MultiHasher::digest(DigestAlgorithm::Sha256, &file);
     assert!(object.inventory.manifest.contains_key(&digest));
 }
 
@@ -103,8 +131,13 @@ fn W004_versions_diff_digests_checks_each_sidecar_with_its_own_algorithm() {
         inventory_at(&dir.join("v1")).content_digest().unwrap(),
         DigestAlgorithm::Sha256
     );
-    for d in [dir.clone(), dir.join("v1"), dir.join("v2")] {
-        assert!(OcflRoot::check_sidecar(&d).unwrap(), "{d:?}");
+    let (store, prefix) = fixture_store(&dir);
+    for d in [
+        prefix.clone(),
+        format!("{prefix}/v1"),
+        format!("{prefix}/v2"),
+    ] {
+        assert!(arca_ocfl::check_sidecar_in(&store, &d).unwrap(), "{d:?}");
     }
 }
 
@@ -136,14 +169,14 @@ fn a_new_version_of_a_sha256_object_stays_sha256() {
     let root = OcflRoot::open_or_create(&tmp.path().join("root"), &tmp.path().join("s")).unwrap();
     let source = fixture("W004_uses_sha256");
     let id = inventory_at(&source).id;
-    let dir = root.object_dir(&id);
+    let dir = root.object_dir(&id).unwrap();
     copy_dir(&source, &dir);
     assert_eq!(
         root.object_digest_algorithm(&id).unwrap(),
         Some(DigestAlgorithm::Sha256)
     );
     let current = root.read_object(&id).unwrap().unwrap();
-    let stored = fs::read(current.head_file("a_file.txt").unwrap()).unwrap();
+    let stored = fs::read(head_file(&root, &current, "a_file.txt").unwrap()).unwrap();
 
     let upload = root.uploads_dir().join("u1");
     fs::write(&upload, b"uploaded").unwrap();
@@ -191,7 +224,7 @@ fn a_new_version_of_a_sha256_object_stays_sha256() {
     assert_eq!(object.inventory.digest_algorithm, "sha256");
     // The copy of stored bytes is deduplicated against the fixture's sha256 manifest.
     assert_eq!(
-        object.head_file("copy.txt").unwrap(),
+        head_file(&root, &object, "copy.txt").unwrap(),
         dir.join("v1/content/a_file.txt")
     );
     assert_eq!(
@@ -203,7 +236,7 @@ fn a_new_version_of_a_sha256_object_stays_sha256() {
         Some(MultiHasher::digest(DigestAlgorithm::Sha256, b"new").as_str())
     );
     assert_eq!(
-        fs::read(object.head_file("upload.bin").unwrap()).unwrap(),
+        fs::read(head_file(&root, &object, "upload.bin").unwrap()).unwrap(),
         b"uploaded"
     );
     assert_eq!(
@@ -218,7 +251,7 @@ fn a_new_version_of_a_sha256_object_stays_sha256() {
         ]
     );
     for d in [dir.clone(), dir.join("v1"), dir.join("v2")] {
-        assert!(OcflRoot::check_sidecar(&d).unwrap(), "{d:?}");
+        assert!(check_sidecar(&root, &d), "{d:?}");
     }
 }
 
@@ -283,7 +316,7 @@ fn new_objects_get_the_roots_algorithm_and_old_ones_keep_theirs() {
         None
     );
     assert_eq!(
-        inventory_files(&root.object_dir(old)),
+        inventory_files(&root.object_dir(old).unwrap()),
         [
             "inventory.json",
             "inventory.json.sha512",
@@ -294,7 +327,7 @@ fn new_objects_get_the_roots_algorithm_and_old_ones_keep_theirs() {
         ]
     );
     assert_eq!(
-        inventory_files(&root.object_dir(new)),
+        inventory_files(&root.object_dir(new).unwrap()),
         [
             "inventory.json",
             "inventory.json.sha256",

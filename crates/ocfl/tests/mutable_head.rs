@@ -13,6 +13,17 @@ use arca_ocfl::{Change, Content, HeadMode, OcflRoot, VersionInfo};
 const MH1: &str = "df1/17d/763/df117d7630469a2e6ca12e6f96061713c398aa78afe3b144e623fe2a5ef9140e";
 const MH2: &str = "5a4/07f/e84/5a407fe84d648f90de6c014118ac959c76faceb478a8b23d1d6610db6d75b1bd";
 
+/// The local content file of a logical path in an object's head state.
+fn head_file(
+    root: &OcflRoot,
+    object: &arca_ocfl::ObjectState,
+    logical: &str,
+) -> Option<std::path::PathBuf> {
+    object
+        .head_key(logical)
+        .map(|key| root.local_path(&key).expect("a local root"))
+}
+
 fn sample() -> PathBuf {
     let sample =
         Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared/ocfl-fedora-sample/root");
@@ -176,7 +187,7 @@ fn two_revisions_match_fedoras_mh1_byte_for_byte() {
         Some("extensions/0005-mutable-head/head/content/r1/fcr-container.nt")
     );
     root.publish(&staged).unwrap();
-    let dir = root.object_dir(id);
+    let dir = root.object_dir(id).unwrap();
     assert_eq!(
         paths(&dir),
         [
@@ -236,7 +247,7 @@ fn two_revisions_match_fedoras_mh1_byte_for_byte() {
     let current = root.read_object(id).unwrap().unwrap();
     assert_eq!(current.inventory, staged.inventory);
     assert_eq!(
-        current.head_file("fcr-container.nt").unwrap(),
+        head_file(&root, &current, "fcr-container.nt").unwrap(),
         dir.join("extensions/0005-mutable-head/head/content/r2/fcr-container.nt")
     );
 }
@@ -275,7 +286,7 @@ fn committed_head_matches_fedoras_mh2_byte_for_byte() {
         )
         .unwrap();
     root.publish(&staged).unwrap();
-    let dir = root.object_dir(id);
+    let dir = root.object_dir(id).unwrap();
     validate(&dir);
 
     let current = root.read_object(id).unwrap().unwrap();
@@ -331,7 +342,7 @@ fn revisions_commit_and_new_version(algorithm: DigestAlgorithm) {
     let root = open(tmp.path()).with_digest_algorithm(algorithm).unwrap();
     let alg = algorithm.ocfl_name();
     let id = "info:fedora/seq";
-    let dir = root.object_dir(id);
+    let dir = root.object_dir(id).unwrap();
     let upload = root.uploads_dir().join("u1");
     fs::write(&upload, vec![9u8; 50_000]).unwrap();
     let sha = DigestValue {
@@ -361,7 +372,7 @@ fn revisions_commit_and_new_version(algorithm: DigestAlgorithm) {
     validate(&dir);
     let current = root.read_object(id).unwrap().unwrap();
     assert_eq!(
-        fs::read(current.head_file("data file.bin").unwrap()).unwrap(),
+        fs::read(head_file(&root, &current, "data file.bin").unwrap()).unwrap(),
         vec![9u8; 50_000]
     );
     assert!(dir
@@ -399,7 +410,7 @@ fn revisions_commit_and_new_version(algorithm: DigestAlgorithm) {
     root.publish(&staged).unwrap();
     validate(&dir);
     let current = root.read_object(id).unwrap().unwrap();
-    assert!(current.head_file("fcr-container.nt").is_none());
+    assert!(head_file(&root, &current, "fcr-container.nt").is_none());
     let ext: Vec<String> = paths(&dir.join("extensions/0005-mutable-head"));
     assert_eq!(
         ext,
@@ -444,7 +455,7 @@ fn revisions_commit_and_new_version(algorithm: DigestAlgorithm) {
     let current = root.read_object(id).unwrap().unwrap();
     assert!(!current.mutable_head);
     assert_eq!(
-        current.head_file("data file.bin").unwrap(),
+        head_file(&root, &current, "data file.bin").unwrap(),
         dir.join("v2/content/r1/data%20file.bin")
     );
 
@@ -538,7 +549,7 @@ fn staging_is_empty_once_the_staged_changes_are_dropped() {
             .all(|e| e.unwrap().file_name() == "uploads"));
     }
     assert_eq!(
-        paths(&root.object_dir(id)),
+        paths(&root.object_dir(id).unwrap()),
         [
             "0=ocfl_object_1.1",
             "inventory.json",
@@ -561,7 +572,7 @@ fn writes_onto_fedoras_mutable_head() {
         let tmp = tempfile::tempdir().unwrap();
         copy_dir(&sample(), &tmp.path().join("root"));
         let root = open(tmp.path());
-        let dir = root.object_dir(id);
+        let dir = root.object_dir(id).unwrap();
         let mut current = root.read_object(id).unwrap().unwrap();
         assert_eq!(current.revision(), Some(2));
         if !direct_commit {
@@ -639,7 +650,7 @@ fn starts_a_mutable_head_on_fedoras_immutable_object() {
         )
         .unwrap();
     root.publish(&staged).unwrap();
-    let dir = root.object_dir(id);
+    let dir = root.object_dir(id).unwrap();
     validate(&dir);
     let after = root.read_object(id).unwrap().unwrap();
     assert_eq!(after.inventory.head.to_string(), "v3");

@@ -6,12 +6,12 @@
 
 use std::collections::{BTreeSet, HashSet};
 
-use arca_catalog::{CatalogOp, ChangeKind};
+use arca_catalog::{CatalogOp, ChangeKind, PendingWrite};
 use arca_model::FedoraId;
 use arca_ocfl::BuiltObject;
 
 use crate::index::rows_from_object;
-use crate::{changes, Error, Repository, Result};
+use crate::{changes, Durability, Error, Repository, Result};
 
 impl Repository {
     /// Puts objects built by [`arca_ocfl::OcflRoot::build_object`] into the repository.
@@ -36,7 +36,29 @@ impl Repository {
         if results.iter().all(Result::is_err) {
             return Ok(results);
         }
-        self.commit.barrier().await?;
+        // A local root: the built objects are made durable before they move in. A store
+        // without a journal: each installation is recorded as under way first, so that a
+        // stopped node's half-moved object is removed again (`recover_pending`).
+        let op = uuid::Uuid::new_v4().simple().to_string();
+        match &self.durability {
+            Durability::Journaled(j) => j.barrier().await?,
+            Durability::Direct(_) => {
+                let started = crate::direct::now_millis();
+                let mut begin = Vec::new();
+                for (object, result) in objects.iter().zip(&results) {
+                    if result.is_ok() {
+                        begin.push(CatalogOp::BeginWrite(PendingWrite {
+                            op: op.clone(),
+                            object: object.object_id.clone(),
+                            started,
+                            decided: false,
+                            record: self.ocfl.pending_install_record(object)?,
+                        }));
+                    }
+                }
+                self.catalog.apply(begin).await?;
+            }
+        }
         let mut installed = Vec::new();
         for (object, result) in objects.iter_mut().zip(results.iter_mut()) {
             if result.is_err() {
@@ -52,18 +74,35 @@ impl Repository {
                 Err(e) => *result = Err(e.into()),
             }
         }
+        let finish = CatalogOp::FinishWrite {
+            op: op.clone(),
+            object: None,
+        };
+        let direct = matches!(self.durability, Durability::Direct(_));
         if installed.is_empty() {
+            if direct {
+                self.catalog.apply(vec![finish]).await?;
+            }
             return Ok(results);
         }
         let recorded = async {
-            self.commit.barrier().await?;
-            self.record_adopted(&installed, user).await
+            if let Durability::Journaled(j) = &self.durability {
+                j.barrier().await?;
+            }
+            self.record_adopted(&installed, user, direct.then_some(finish))
+                .await
         }
         .await;
         if let Err(e) = recorded {
             for (id, _) in &installed {
                 if let Err(undo) = self.ocfl.uninstall(id) {
                     tracing::error!(object = %id, error = %undo, "an adopted object could not be taken out again");
+                }
+            }
+            if direct {
+                let forget = CatalogOp::FinishWrite { op, object: None };
+                if let Err(e) = self.catalog.apply(vec![forget]).await {
+                    tracing::warn!(error = %e, "could not forget the record of installations taken out again; they will be looked at again");
                 }
             }
             return Err(e);
@@ -76,7 +115,7 @@ impl Repository {
         let id = FedoraId::from_internal(ocfl_id)?;
         if self.catalog.get(&id).await?.is_some()
             || self.catalog.has_descendants(&id).await?
-            || self.ocfl.object_dir(ocfl_id).exists()
+            || self.ocfl.read_object(ocfl_id)?.is_some()
         {
             return Err(Error::AlreadyExists(id));
         }
@@ -86,8 +125,9 @@ impl Repository {
     /// The catalog rows of objects just moved into the root, in one transaction.
     async fn record_adopted(
         &self,
-        installed: &[(String, std::path::PathBuf)],
+        installed: &[(String, String)],
         user: &str,
+        finish: Option<CatalogOp>,
     ) -> Result<()> {
         let now = arca_model::now();
         let mut records = Vec::new();
@@ -98,7 +138,7 @@ impl Repository {
                     "{id}: adopted object is not readable"
                 )))
             })?;
-            let rows = rows_from_object(self.ocfl.path(), &object)?;
+            let rows = rows_from_object(&self.ocfl, &object)?;
             records.extend(rows.records);
             mementos.extend(rows.mementos);
         }
@@ -128,6 +168,7 @@ impl Repository {
         let mut all: Vec<CatalogOp> = records.into_iter().map(CatalogOp::Put).collect();
         all.extend(mementos.into_iter().map(CatalogOp::PutMemento));
         all.append(&mut ops);
+        all.extend(finish);
         changes::fill_types(&mut all, |id| async move {
             self.catalog.get(&id).await.ok().flatten()
         })

@@ -166,6 +166,36 @@ impl Error {
         }
     }
 
+    /// Whether the storage or the catalog could not be reached for now (a stopped or
+    /// overloaded service): the same request may succeed later.
+    pub fn is_unavailable(&self) -> bool {
+        match self {
+            Error::Unavailable(_) => true,
+            Error::Storage(e) => e.is_unavailable(),
+            Error::Catalog(e) => e.is_unavailable(),
+            Error::Io(e) => e.get_ref().is_some_and(|inner| {
+                inner
+                    .downcast_ref::<arca_ocfl::Error>()
+                    .is_some_and(arca_ocfl::Error::is_unavailable)
+                    || inner
+                        .downcast_ref::<arca_storage::StoreError>()
+                        .is_some_and(arca_storage::StoreError::is_unavailable)
+            }),
+            _ => false,
+        }
+    }
+
+    /// Whether a change's commit point found its object changed by another writer (the
+    /// store's condition did not hold): nothing of the change was stored.
+    pub fn is_write_conflict(&self) -> bool {
+        matches!(
+            self,
+            Error::Storage(arca_ocfl::Error::Store(
+                arca_storage::StoreError::PreconditionFailed { .. }
+            ))
+        )
+    }
+
     /// Whether the underlying cause is a full disk.
     pub fn is_storage_full(&self) -> bool {
         if matches!(self, Error::StorageFull(_)) {

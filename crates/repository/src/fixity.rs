@@ -60,11 +60,19 @@ pub fn digest_file(
     path: &Path,
     algorithms: &[DigestAlgorithm],
 ) -> std::io::Result<(u64, Vec<DigestValue>)> {
-    let mut file = std::fs::File::open(path)?;
+    digest_reader(&mut std::fs::File::open(path)?, algorithms)
+}
+
+/// Reads `reader` to its end and returns the length read and its digests in `algorithms`,
+/// in that order.
+pub fn digest_reader(
+    reader: &mut dyn Read,
+    algorithms: &[DigestAlgorithm],
+) -> std::io::Result<(u64, Vec<DigestValue>)> {
     let mut hasher = MultiHasher::new(algorithms);
     let mut buf = vec![0u8; 1 << 20];
     loop {
-        let n = file.read(&mut buf)?;
+        let n = reader.read(&mut buf)?;
         if n == 0 {
             break;
         }
@@ -102,7 +110,7 @@ impl Repository {
                 external: true,
             });
         }
-        let Some(path) = self.content_path(record).await? else {
+        let Some(content) = self.content(record).await? else {
             return Ok(FixityReport {
                 expected_size,
                 size: None,
@@ -112,9 +120,11 @@ impl Repository {
             });
         };
         let algorithms: Vec<DigestAlgorithm> = expected.iter().map(|d| d.algorithm).collect();
-        let read = tokio::task::spawn_blocking(move || digest_file(&path, &algorithms))
-            .await
-            .map_err(|e| Error::Internal(format!("the fixity check did not finish: {e}")))?;
+        let read = tokio::task::spawn_blocking(move || {
+            digest_reader(&mut content.open(0..u64::MAX)?, &algorithms)
+        })
+        .await
+        .map_err(|e| Error::Internal(format!("the fixity check did not finish: {e}")))?;
         Ok(match read {
             Ok((size, computed)) => FixityReport {
                 expected_size,

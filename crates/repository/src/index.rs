@@ -2,10 +2,8 @@
 //! in parallel (rebuild, resumable).
 
 use std::collections::HashMap;
-use std::fs;
-use std::path::{Path, PathBuf};
 
-use arca_catalog::{CatalogOp, MementoRow, ResourceRecord};
+use arca_catalog::{CatalogOp, ChangeKind, MementoRow, ResourceRecord};
 use arca_model::{FedoraId, InteractionModel, ResourceHeaders};
 use arca_ocfl::{ObjectState, OcflRoot};
 use rayon::prelude::*;
@@ -37,12 +35,7 @@ pub struct ObjectRows {
 /// and its mementos: every immutable version in which a resource's header changed, as
 /// Fedora 6 lists them (the mutable HEAD is not a memento; tombstone headers are not
 /// mementos). Each distinct header file is read once.
-pub fn rows_from_object(root: &Path, object: &ObjectState) -> Result<ObjectRows> {
-    let rel_dir = object
-        .dir
-        .strip_prefix(root)
-        .unwrap_or(&object.dir)
-        .to_path_buf();
+pub fn rows_from_object(ocfl: &OcflRoot, object: &ObjectState) -> Result<ObjectRows> {
     let inventory = &object.inventory;
     let is_header = |p: &str| p.starts_with(".fcrepo/") && p.ends_with(".json");
     let mut headers_by_digest: HashMap<String, ResourceHeaders> = HashMap::new();
@@ -53,15 +46,14 @@ pub fn rows_from_object(root: &Path, object: &ObjectState) -> Result<ObjectRows>
         let rel = inventory.content_path_for(digest).ok_or_else(|| {
             Error::Storage(arca_ocfl::Error::Invalid(format!(
                 "{}: no manifest entry for {digest}",
-                object.dir.display()
+                object.prefix
             )))
         })?;
-        let file = object.dir.join(rel);
-        let bytes = fs::read(&file).map_err(|e| Error::Io(with_path(e, &file)))?;
+        let file = object.key(rel);
+        let bytes = ocfl.read_file(&file)?;
         let headers = ResourceHeaders::from_json(&bytes).map_err(|e| {
             Error::Storage(arca_ocfl::Error::Invalid(format!(
-                "{}: bad resource header: {e}",
-                file.display()
+                "{file}: bad resource header: {e}"
             )))
         })?;
         headers_by_digest.insert(digest.to_string(), headers.clone());
@@ -78,8 +70,7 @@ pub fn rows_from_object(root: &Path, object: &ObjectState) -> Result<ObjectRows>
             .ok_or_else(|| {
                 Error::Storage(arca_ocfl::Error::Invalid(format!(
                     "{}: version {} has an invalid created date {created:?}",
-                    object.dir.display(),
-                    change.version
+                    object.prefix, change.version
                 )))
             })?
             .unix_timestamp();
@@ -87,10 +78,10 @@ pub fn rows_from_object(root: &Path, object: &ObjectState) -> Result<ObjectRows>
             .content_path
             .as_deref()
             .and_then(|p| inventory.resolve_in(change.version, p))
-            .map(|p| rel_dir.join(p).to_string_lossy().into_owned());
+            .map(|p| object.key(p));
         let header_file = inventory
             .content_path_for(&change.digest)
-            .map(|p| rel_dir.join(p).to_string_lossy().into_owned())
+            .map(|p| object.key(p))
             .unwrap_or_default();
         rows.mementos.push(MementoRow {
             id: FedoraId::from_internal(&headers.id)?,
@@ -111,11 +102,10 @@ pub fn rows_from_object(root: &Path, object: &ObjectState) -> Result<ObjectRows>
             .content_path
             .as_deref()
             .and_then(|p| inventory.resolve_head(p))
-            .map(|p| rel_dir.join(p));
+            .map(|p| object.key(p));
         let rdf = match (&content_rel, model) {
-            (Some(p), Some(m)) if m.is_rdf_source() && !headers.deleted => {
-                let full = root.join(p);
-                Some(fs::read(&full).map_err(|e| Error::Io(with_path(e, &full)))?)
+            (Some(key), Some(m)) if m.is_rdf_source() && !headers.deleted => {
+                Some(ocfl.read_file(key)?)
             }
             _ => None,
         };
@@ -130,7 +120,7 @@ pub fn rows_from_object(root: &Path, object: &ObjectState) -> Result<ObjectRows>
                 None => {
                     return Err(Error::Storage(arca_ocfl::Error::Invalid(format!(
                         "{}: header {logical} of {id} has no parent",
-                        object.dir.display()
+                        object.prefix
                     ))))
                 }
             }
@@ -141,13 +131,38 @@ pub fn rows_from_object(root: &Path, object: &ObjectState) -> Result<ObjectRows>
             id,
             parent,
             ocfl_id: inventory.id.clone(),
-            content_file: content_rel.map(|p| p.to_string_lossy().into_owned()),
+            content_file: content_rel,
             rdf,
             headers,
             children_changed: None,
         });
     }
     Ok(rows)
+}
+
+/// A change-log entry for every resource whose row differs between `before` and
+/// `after` (the rows of one object): created, updated, deleted (a new tombstone) or
+/// purged, by the user its header names.
+fn changes_between(before: &[ResourceRecord], after: &[ResourceRecord]) -> Vec<CatalogOp> {
+    let at = arca_model::now();
+    let old: HashMap<&FedoraId, &ResourceRecord> = before.iter().map(|r| (&r.id, r)).collect();
+    let mut ops = Vec::new();
+    for r in after {
+        let user = r.headers.last_modified_by.as_deref().unwrap_or_default();
+        let kind = match old.get(&r.id) {
+            None if r.is_deleted() => continue,
+            None => ChangeKind::Create,
+            Some(o) if o.headers == r.headers && o.rdf == r.rdf => continue,
+            Some(o) if r.is_deleted() && !o.is_deleted() => ChangeKind::Delete,
+            Some(_) => ChangeKind::Update,
+        };
+        ops.push(crate::changes::log(&r.id, kind, at, user));
+    }
+    let now: std::collections::HashSet<&FedoraId> = after.iter().map(|r| &r.id).collect();
+    for r in before.iter().filter(|r| !now.contains(&r.id)) {
+        ops.push(crate::changes::log(&r.id, ChangeKind::Purge, at, ""));
+    }
+    ops
 }
 
 /// When a contained resource last changed its parent's list of children, as the write
@@ -161,11 +176,6 @@ fn containment_change(r: &ResourceRecord) -> Option<(FedoraId, i64)> {
     }?;
     let at = arca_model::parse_instant(date)?.unix_timestamp_nanos();
     Some((parent, at as i64))
-}
-
-/// `e` with `path` named in its message.
-pub(crate) fn with_path(e: std::io::Error, path: &Path) -> std::io::Error {
-    std::io::Error::new(e.kind(), format!("{}: {e}", path.display()))
 }
 
 /// Outcome of a rebuild.
@@ -183,13 +193,32 @@ impl Repository {
     /// Replaces the catalog rows of one object by what storage holds now (none if the
     /// object is gone).
     pub async fn reindex_object(&self, ocfl_id: &str) -> Result<()> {
+        let ops = self.reindex_ops(ocfl_id, false).await?;
+        self.catalog.apply(ops).await?;
+        Ok(())
+    }
+
+    /// The catalog writes that replace object `ocfl_id`'s rows by what storage holds now;
+    /// with `logged`, also a change-log entry for every resource whose row differs:
+    /// created, updated, deleted (a new tombstone) or purged (gone from storage), as a
+    /// change recovered from storage is logged.
+    pub(crate) async fn reindex_ops(&self, ocfl_id: &str, logged: bool) -> Result<Vec<CatalogOp>> {
         self.settled(ocfl_id).await?;
-        let mut ops = crate::forget(self.catalog.in_object(ocfl_id).await?.iter().map(|r| &r.id));
-        let rows = match self.ocfl.read_object(ocfl_id)? {
-            Some(object) => rows_from_object(self.ocfl.path(), &object)?,
-            None => ObjectRows::default(),
+        let before = self.catalog.in_object(ocfl_id).await?;
+        let mut ops = crate::forget(before.iter().map(|r| &r.id));
+        let rows = {
+            let (ocfl, id) = (self.ocfl.clone(), ocfl_id.to_string());
+            tokio::task::spawn_blocking(move || match ocfl.read_object(&id)? {
+                Some(object) => rows_from_object(&ocfl, &object),
+                None => Ok(ObjectRows::default()),
+            })
+            .await
+            .map_err(|e| Error::Io(std::io::Error::other(e)))??
         };
         let derived = self.derived_ops(&rows.records, true).await?;
+        if logged {
+            ops.extend(changes_between(&before, &rows.records));
+        }
         // Mementos of resources that are tombstones or gone from the head state too.
         let historic: std::collections::BTreeSet<&FedoraId> =
             rows.mementos.iter().map(|m| &m.id).collect();
@@ -201,8 +230,7 @@ impl Repository {
         ops.extend(rows.records.into_iter().map(CatalogOp::Put));
         ops.extend(rows.mementos.into_iter().map(CatalogOp::PutMemento));
         ops.extend(derived);
-        self.catalog.apply(ops).await?;
-        Ok(())
+        Ok(ops)
     }
 
     /// Recreates the catalog from storage alone, reading objects in parallel and
@@ -214,15 +242,11 @@ impl Repository {
         resume: bool,
         progress: &(dyn Fn(u64, u64) + Sync),
     ) -> Result<RebuildStats> {
-        let root = self.ocfl.path().to_path_buf();
         let dirs = {
-            let ocfl_root = root.clone();
-            let staging = self.ocfl.staging_path().to_path_buf();
-            tokio::task::spawn_blocking(move || {
-                OcflRoot::open_or_create(&ocfl_root, &staging)?.list_object_dirs()
-            })
-            .await
-            .map_err(|e| Error::Io(std::io::Error::other(e)))??
+            let ocfl = self.ocfl.clone();
+            tokio::task::spawn_blocking(move || ocfl.list_objects())
+                .await
+                .map_err(|e| Error::Io(std::io::Error::other(e)))??
         };
         let cursor = if resume {
             self.catalog.meta(REBUILD_CURSOR).await?
@@ -233,11 +257,8 @@ impl Repository {
             self.catalog.clear().await?;
         }
         self.catalog.set_meta(REBUILD_STATE, RUNNING).await?;
-        let todo: Vec<PathBuf> = match &cursor {
-            Some(c) => dirs
-                .into_iter()
-                .filter(|d| d.to_string_lossy().as_ref() > c.as_str())
-                .collect(),
+        let todo: Vec<String> = match &cursor {
+            Some(c) => dirs.into_iter().filter(|d| d > c).collect(),
             None => dirs,
         };
         let total = todo.len() as u64;
@@ -247,19 +268,19 @@ impl Repository {
         // after its cursor, so it can only under-estimate; a purged child leaves no trace.)
         let mut children_changed: HashMap<FedoraId, i64> = HashMap::new();
         for chunk in todo.chunks(CHUNK) {
-            let chunk: Vec<PathBuf> = chunk.to_vec();
-            let root = root.clone();
+            let chunk: Vec<String> = chunk.to_vec();
+            let ocfl = self.ocfl.clone();
             let read = tokio::task::spawn_blocking(move || {
                 chunk
                     .par_iter()
-                    .map(|dir| {
-                        let result = OcflRoot::read_object_at(dir).map_err(Error::from).and_then(
+                    .map(|prefix| {
+                        let result = ocfl.read_object_at(prefix).map_err(Error::from).and_then(
                             |o| match o {
-                                Some(o) => rows_from_object(&root, &o),
+                                Some(o) => rows_from_object(&ocfl, &o),
                                 None => Ok(ObjectRows::default()),
                             },
                         );
-                        (dir.clone(), result)
+                        (prefix.clone(), result)
                     })
                     .collect::<Vec<_>>()
             })
@@ -292,16 +313,14 @@ impl Repository {
                     }
                     Err(e) => {
                         stats.failed += 1;
-                        tracing::error!(object = %dir.display(), error = %e, "object could not be indexed");
+                        tracing::error!(object = %dir, error = %e, "object could not be indexed");
                     }
                 }
                 last = Some(dir);
             }
             self.catalog.apply(ops).await?;
             if let Some(last) = last {
-                self.catalog
-                    .set_meta(REBUILD_CURSOR, &last.to_string_lossy())
-                    .await?;
+                self.catalog.set_meta(REBUILD_CURSOR, &last).await?;
             }
             progress(stats.objects + stats.failed, total);
         }

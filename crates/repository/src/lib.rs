@@ -16,14 +16,17 @@ mod adopt;
 mod changes;
 mod content;
 mod derived;
+mod direct;
 mod error;
 mod external;
 mod fixity;
 mod follow;
 mod index;
+mod journaled;
 pub mod membership;
 mod publisher;
 mod references;
+mod stored;
 mod subjects;
 mod transactions;
 mod versions;
@@ -40,8 +43,10 @@ use arca_model::{
     ResourceHeaders, Timestamp, OCFL_USER_ADDRESS, OCFL_USER_NAME,
 };
 use arca_ocfl::{Change, Content, HeadMode, ObjectState, OcflRoot, Staged, VersionInfo};
-use arca_storage::{GroupCommit, Journal, JournalStats};
+use arca_storage::JournalStats;
 use changes::log;
+use direct::Direct;
+use journaled::Journaled;
 use oxrdf::Triple;
 
 pub use arca_catalog::TxEnd;
@@ -49,8 +54,9 @@ pub use changes::{types_of, with_agent};
 pub use content::{BinaryData, ReceivedBinary, Upload};
 pub use error::{Constraint, Error, Result};
 pub use external::{AllowList, CheckedUrl, ExternalHandling, ExternalLocation};
-pub use fixity::{digest_file, FixityCheck, FixityReport};
+pub use fixity::{digest_file, digest_reader, FixityCheck, FixityReport};
 pub use index::{rows_from_object, ObjectRows, RebuildStats};
+pub use stored::{LocalContent, StoredContent};
 pub use transactions::{TxInfo, DEFAULT_TIMEOUT as DEFAULT_TRANSACTION_TIMEOUT};
 
 /// Header logical path of an object's root resource.
@@ -94,16 +100,25 @@ pub type TripleUpdate = Box<dyn FnOnce(Vec<Triple>) -> Result<Vec<Triple>> + Sen
 pub struct Repository {
     ocfl: Arc<OcflRoot>,
     catalog: Arc<dyn Catalog>,
-    journal: Arc<Journal>,
-    commit: Arc<GroupCommit>,
+    durability: Durability,
     version_message: String,
-    stop_checkpoints: Arc<AtomicBool>,
     auto_versioning: AtomicBool,
     txs: transactions::Transactions,
-    publisher: publisher::Publisher,
     watchers: Arc<parking_lot::RwLock<Vec<ChangeWatcher>>>,
     /// Where write time goes.
     pub phases: PhaseTimes,
+}
+
+/// How a change reaches storage durably, which depends on where the root is.
+enum Durability {
+    /// A local root: a redo journal shared by concurrent writes, the files written into
+    /// the root behind the answer, checkpoints (`journaled`).
+    Journaled(Journaled),
+    /// A store without a journal (S3): each change is in storage, its commit point passed,
+    /// before the catalog records it and the client is answered; the catalog keeps a
+    /// record of each change under way until then, so that any node can finish or undo one
+    /// whose node stopped in the middle (`direct`).
+    Direct(Direct),
 }
 
 /// Told the ids of the resources every committed change wrote, deleted or purged, before
@@ -124,12 +139,6 @@ pub struct PhaseTimes {
     /// Writes executed.
     pub writes: std::sync::atomic::AtomicU64,
 }
-
-/// How long shutdown waits for acknowledged changes to be published.
-const SHUTDOWN_PUBLISH_WAIT: Duration = Duration::from_secs(30);
-
-/// How often the background checkpoint makes the root durable and trims the journal.
-const CHECKPOINT_INTERVAL: Duration = Duration::from_millis(5000);
 
 /// One resource to (re)write inside an object in a planned change.
 struct ResourcePlan {
@@ -153,11 +162,52 @@ struct ObjectPlan {
     resources: Vec<ResourcePlan>,
 }
 
+/// Planned changes prepared in memory ([`Repository::stage_all`]).
+struct Staging {
+    /// Each object's new version (or mutable-HEAD revision), with the resources it writes.
+    staged: Vec<(Staged, Vec<ResourcePlan>)>,
+    /// Objects whose mutable HEAD the change commits into a version.
+    head_commits: Vec<String>,
+}
+
+impl Staging {
+    /// The catalog records of every resource written, and the mementos their headers make:
+    /// every header written in an immutable version makes one (Fedora 6's rule; a
+    /// tombstone is not one), dated `created`.
+    fn records(&self, created: arca_model::Timestamp) -> (Vec<ResourceRecord>, Vec<CatalogOp>) {
+        let mut records = Vec::new();
+        let mut mementos = Vec::new();
+        for (s, resources) in &self.staged {
+            let dir = s.object_prefix();
+            let version = s.new_version();
+            for r in resources {
+                let record = r.to_record(&s.inventory, dir);
+                if let Some(version) = version.filter(|_| !record.is_deleted()) {
+                    let (header, _) = logical_paths(&s.inventory.id, &record.id, false);
+                    if let Some(file) = s.inventory.resolve_head(&header) {
+                        mementos.push(CatalogOp::CurrentMemento(MementoRow {
+                            id: record.id.clone(),
+                            datetime: created.unix_timestamp(),
+                            version: version.to_string(),
+                            header_file: format!("{dir}/{file}"),
+                            content_file: record.content_file.clone(),
+                        }));
+                    }
+                }
+                records.push(record);
+            }
+        }
+        (records, mementos)
+    }
+}
+
 impl Repository {
-    /// Opens the kernel: replays the journal after a crash, rebuilds the catalog if it
-    /// is new or an earlier rebuild did not finish (when `rebuild_if_needed`; the `arca
-    /// rebuild` command runs its own), and creates the repository root resource on a new
-    /// root.
+    /// Opens the kernel: on a local root, opens the journal and replays it after a crash;
+    /// on a store without a journal, finishes or undoes the changes a stopped node left
+    /// under way (see [`spawn_recovery`](Self::spawn_recovery) for the nodes that die
+    /// later). Rebuilds the catalog if it is new or an earlier rebuild did not finish (when
+    /// `rebuild_if_needed`; the `arca rebuild` command runs its own), and creates the
+    /// repository root resource on a new root. `journal_dir` is not used without a journal.
     pub async fn open(
         ocfl: OcflRoot,
         catalog: Arc<dyn Catalog>,
@@ -165,41 +215,38 @@ impl Repository {
         version_message: String,
         rebuild_if_needed: bool,
     ) -> Result<Self> {
-        let commit = Arc::new(GroupCommit::start(ocfl.path())?);
-        let (journal, records) = Journal::open(journal_dir)?;
         let ocfl = Arc::new(ocfl);
         let phases = PhaseTimes::default();
-        let publisher =
-            publisher::Publisher::start(ocfl.clone(), ocfl.path(), phases.publish.clone())?;
+        let (durability, records) = match ocfl.local_root() {
+            Some(root_dir) => {
+                let (journaled, records) =
+                    Journaled::start(ocfl.clone(), &root_dir, journal_dir, phases.publish.clone())?;
+                (Durability::Journaled(journaled), records)
+            }
+            None => (Durability::Direct(Direct::default()), Vec::new()),
+        };
         let repo = Self {
             ocfl,
             catalog,
-            journal: Arc::new(journal),
-            commit,
+            durability,
             version_message,
-            stop_checkpoints: Arc::new(AtomicBool::new(false)),
             auto_versioning: AtomicBool::new(true),
             txs: transactions::Transactions::default(),
-            publisher,
             watchers: Default::default(),
             phases,
         };
-        // Crash recovery: everything journaled is written again, everything else staged
-        // was never acknowledged and goes.
-        let mut touched = repo.ocfl.replay_all(&records)?;
-        repo.ocfl.clear_staging()?;
-        if !records.is_empty() {
-            tracing::warn!(
-                records = records.len(),
-                objects = touched.len(),
-                "replayed the journal after an unclean shutdown"
-            );
-        }
-        touched.sort();
-        touched.dedup();
+        let touched = match &repo.durability {
+            Durability::Journaled(j) => j.replay(&repo.ocfl, &records)?,
+            Durability::Direct(_) => {
+                repo.ocfl.clear_staging()?;
+                Vec::new()
+            }
+        };
         repo.note_digest_algorithm()?;
-        repo.checkpoint().await?;
-        repo.spawn_checkpointer();
+        if let Durability::Journaled(j) = &repo.durability {
+            j.checkpoint().await?;
+            j.spawn_checkpointer();
+        }
         if repo.catalog.is_shared() {
             // Other nodes' transactions may be open: they end by commit, rollback or expiry.
             repo.expire_transactions().await?;
@@ -215,6 +262,9 @@ impl Repository {
             Some(index::COMPLETE) => {
                 for id in &touched {
                     repo.reindex_object(id).await?;
+                }
+                if matches!(repo.durability, Durability::Direct(_)) {
+                    repo.recover_pending(std::time::Duration::ZERO).await?;
                 }
             }
             state if rebuild_if_needed => {
@@ -277,7 +327,7 @@ impl Repository {
     }
 
     /// The OCFL root.
-    pub fn ocfl(&self) -> &OcflRoot {
+    pub fn ocfl(&self) -> &Arc<OcflRoot> {
         &self.ocfl
     }
 
@@ -286,64 +336,43 @@ impl Repository {
         &self.catalog
     }
 
-    /// Filesystem-sync statistics (checkpoints).
+    /// Filesystem-sync statistics (checkpoints; zero without a journal).
     pub fn sync_stats(&self) -> arca_storage::SyncStats {
-        self.commit.stats()
+        match &self.durability {
+            Durability::Journaled(j) => j.sync_stats(),
+            Durability::Direct(_) => Default::default(),
+        }
     }
 
-    /// Journal statistics (group commits of writes).
+    /// Journal statistics (group commits of writes; zero without a journal).
     pub fn journal_stats(&self) -> JournalStats {
-        self.journal.stats()
+        match &self.durability {
+            Durability::Journaled(j) => j.journal_stats(),
+            Durability::Direct(_) => Default::default(),
+        }
     }
 
     /// Makes everything applied so far durable in the root and catalog and trims the
     /// journal. Runs in the background every few seconds; call it on shutdown too.
+    /// (Without a journal every change is durable when it is answered: nothing to do.)
     pub async fn checkpoint(&self) -> Result<()> {
-        let journal = self.journal.clone();
-        let commit = self.commit.clone();
-        tokio::task::spawn_blocking(move || {
-            journal.checkpoint(|| commit.barrier_blocking(), false)
-        })
-        .await
-        .map_err(|e| Error::Io(std::io::Error::other(e)))??;
-        Ok(())
-    }
-
-    /// Stops the background checkpoints and runs a last one once everything acknowledged
-    /// is published. If publishing keeps failing, the journal keeps those changes for the
-    /// next start instead.
-    pub async fn shutdown(&self) -> Result<()> {
-        self.stop_checkpoints.store(true, Ordering::Relaxed);
-        if !self.publisher.drain(SHUTDOWN_PUBLISH_WAIT).await {
-            tracing::warn!("publishing did not finish before shutdown; the journal keeps the rest, and the next start writes it");
-            return Ok(());
+        match &self.durability {
+            Durability::Journaled(j) => j.checkpoint().await,
+            Durability::Direct(_) => Ok(()),
         }
-        self.checkpoint().await
     }
 
-    fn spawn_checkpointer(&self) {
-        let journal = self.journal.clone();
-        let commit = self.commit.clone();
-        let stop = self.stop_checkpoints.clone();
-        let spawned = std::thread::Builder::new()
-            .name("arca-checkpoint".into())
-            .spawn(move || {
-                let tick = Duration::from_millis(50);
-                let mut waited = Duration::ZERO;
-                while !stop.load(Ordering::Relaxed) {
-                    std::thread::sleep(tick);
-                    waited += tick;
-                    if waited < CHECKPOINT_INTERVAL && !journal.wants_checkpoint() {
-                        continue;
-                    }
-                    waited = Duration::ZERO;
-                    if let Err(e) = journal.checkpoint(|| commit.barrier_blocking(), true) {
-                        tracing::error!(error = %e, "checkpoint failed; the journal keeps every change until the next one succeeds");
-                    }
-                }
-            });
-        if let Err(e) = spawned {
-            tracing::error!(error = %e, "cannot start the checkpoint thread");
+    /// Stops the background work of the write path: on a local root, the checkpoints,
+    /// after a last one once everything acknowledged is published (if publishing keeps
+    /// failing, the journal keeps those changes for the next start instead); without a
+    /// journal, the recovery of changes stopped nodes left.
+    pub async fn shutdown(&self) -> Result<()> {
+        match &self.durability {
+            Durability::Journaled(j) => j.shutdown().await,
+            Durability::Direct(d) => {
+                d.stop();
+                Ok(())
+            }
         }
     }
 
@@ -352,21 +381,24 @@ impl Repository {
         self.ocfl.uploads_dir()
     }
 
-    /// Absolute path of a resource's content file, once every acknowledged change of its
-    /// object is in the root.
-    pub async fn content_path(&self, record: &ResourceRecord) -> Result<Option<PathBuf>> {
-        let Some(file) = record.content_file.as_ref() else {
-            return Ok(None);
-        };
-        self.settled(&record.ocfl_id).await?;
-        Ok(Some(self.ocfl.path().join(file)))
+    /// The bytes of a small file of the root (a header, RDF), once every acknowledged
+    /// change of its object is in the root (the caller settles it); an error names it.
+    pub(crate) async fn read_stored(&self, key: &str) -> Result<Vec<u8>> {
+        let ocfl = self.ocfl.clone();
+        let key = key.to_string();
+        tokio::task::spawn_blocking(move || ocfl.read_file(&key))
+            .await
+            .map_err(|e| Error::Io(std::io::Error::other(e)))?
+            .map_err(Error::from)
     }
 
     /// Waits until every change acknowledged so far is written into the root, for tests and
     /// tools that read the root directly while the server runs (the root lags behind the
     /// answers by the publisher's backlog, usually milliseconds).
     pub async fn published(&self) {
-        self.publisher.drain(Duration::from_secs(3600)).await;
+        if let Durability::Journaled(j) = &self.durability {
+            j.publisher.drain(Duration::from_secs(3600)).await;
+        }
     }
 
     /// Waits until object `ocfl_id`'s acknowledged changes are all written into the root, for
@@ -378,7 +410,11 @@ impl Repository {
     /// Waits until object `ocfl_id`'s acknowledged changes are all written into the root
     /// (see `publisher`); reads of its files and the next write's plan start from there.
     pub(crate) async fn settled(&self, ocfl_id: &str) -> Result<()> {
-        self.publisher.settled(ocfl_id).await
+        match &self.durability {
+            Durability::Journaled(j) => j.publisher.settled(ocfl_id).await,
+            // Every answered change is in storage already.
+            Durability::Direct(_) => Ok(()),
+        }
     }
 
     /// A live resource; [`Error::Gone`] for a tombstone, [`Error::NotFound`] otherwise.
@@ -766,25 +802,19 @@ impl Repository {
         for object in &object_ids {
             self.settled(object).await?;
         }
-        let ticket = self
-            .journal
-            .append(arca_ocfl::purge_record(&object_ids))
-            .await?;
-        let mut trash = Vec::new();
-        for object in &object_ids {
-            if let Some(t) = self.ocfl.purge(object)? {
-                trash.push(t);
-            }
-        }
         let at = now();
         let mut ops = forget(affected.iter().map(|r| &r.id));
         ops.extend(purge_log(&affected, at, user));
-        self.catalog.apply(ops).await?;
-        self.changed(&affected.iter().map(|r| r.id.clone()).collect::<Vec<_>>());
-        drop(ticket);
-        for t in trash {
-            self.ocfl.finish_purge(t);
+        match &self.durability {
+            Durability::Journaled(j) => {
+                let ticket = j.journal_purge(&object_ids).await?;
+                self.purge_objects(&object_ids).await?;
+                self.catalog.apply(ops).await?;
+                drop(ticket);
+            }
+            Durability::Direct(_) => self.purge_direct(&object_ids, ops).await?,
         }
+        self.changed(&affected.iter().map(|r| r.id.clone()).collect::<Vec<_>>());
         Ok(())
     }
 
@@ -815,10 +845,21 @@ impl Repository {
         Ok(())
     }
 
+    /// Takes objects out of the root, on the blocking pool.
+    async fn purge_objects(&self, object_ids: &[&str]) -> Result<()> {
+        let ocfl = self.ocfl.clone();
+        let ids: Vec<String> = object_ids.iter().map(|s| s.to_string()).collect();
+        tokio::task::spawn_blocking(move || ids.iter().try_for_each(|id| ocfl.purge(id).map(drop)))
+            .await
+            .map_err(|e| Error::Io(std::io::Error::other(e)))??;
+        Ok(())
+    }
+
     /// Runs planned object changes through the durable write path and returns the new
-    /// catalog records of every resource written: prepare the versions in memory, journal
-    /// them (group commit), update the catalog, and hand the versions to the publisher,
-    /// which writes them into the root behind the answer.
+    /// catalog records of every resource written (see [`Durability`]): on a local root
+    /// through the journal, with the files written behind the answer
+    /// (`execute_journaled`); on a store without a journal, written before the answer
+    /// (`execute_direct`).
     async fn execute(
         &self,
         mut plans: Vec<ObjectPlan>,
@@ -831,29 +872,28 @@ impl Repository {
             user_name: OCFL_USER_NAME.to_string(),
             user_address: OCFL_USER_ADDRESS.to_string(),
         };
-        let mut since = std::time::Instant::now();
-        let lap = |counter: &std::sync::atomic::AtomicU64, since: &mut std::time::Instant| {
-            counter.fetch_add(since.elapsed().as_nanos() as u64, Ordering::Relaxed);
-            *since = std::time::Instant::now();
-        };
         for plan in &mut plans {
             plan.touch_group_root(self, created).await?;
         }
         if let Some(tx) = transactions::current() {
             return self.add_to_transaction(&tx, plans, extra).await;
         }
-        // Taken first: a write refused for a full disk or failing storage writes nothing
-        // (and keeps none of its uploads).
-        let slot = match self.publisher.admit().await {
-            Ok(slot) => slot,
-            Err(e) => {
-                discard_uploads(plans);
-                return Err(e);
+        match &self.durability {
+            Durability::Journaled(j) => {
+                self.execute_journaled(j, plans, extra, info, created).await
             }
+            Durability::Direct(d) => self.execute_direct(d, plans, extra, info, created).await,
+        }
+    }
+
+    /// Prepares the new versions of planned changes in memory (nothing in storage
+    /// changes). On failure the uploads of what was staged are deleted.
+    fn stage_all(&self, plans: Vec<ObjectPlan>, info: &VersionInfo) -> Result<Staging> {
+        let mut staging = Staging {
+            staged: Vec::with_capacity(plans.len()),
+            head_commits: Vec::new(),
         };
-        let mut staged: Vec<(Staged, Vec<ResourcePlan>)> = Vec::with_capacity(plans.len());
         let auto_versioning = self.auto_versioning.load(Ordering::Relaxed);
-        let mut head_commits = Vec::new();
         for plan in plans {
             let mode = if auto_versioning || plan.new_version {
                 HeadMode::NewVersion
@@ -864,7 +904,7 @@ impl Repository {
             {
                 // Its mutable HEAD becomes an immutable version: every resource changed
                 // there gets a memento and new content paths.
-                head_commits.push(plan.ocfl_id.clone());
+                staging.head_commits.push(plan.ocfl_id.clone());
             }
             match self.ocfl.stage(
                 &plan.ocfl_id,
@@ -873,111 +913,56 @@ impl Repository {
                 info.clone(),
                 mode,
             ) {
-                Ok(s) => staged.push((s, plan.resources)),
+                Ok(s) => staging.staged.push((s, plan.resources)),
                 Err(e) => {
-                    for (s, _) in staged {
-                        self.ocfl.abort(s);
-                    }
+                    self.abort_all(staging);
                     return Err(e.into());
                 }
             }
         }
-        let op = uuid::Uuid::new_v4().simple().to_string();
-        let record = {
-            let refs: Vec<&Staged> = staged.iter().map(|(s, _)| s).collect();
-            arca_ocfl::versions_record(&op, &refs)
-        };
-        lap(&self.phases.stage, &mut since);
-        let ticket = match self.journal.append(record).await {
-            Ok(t) => t,
-            Err(e) => {
-                // The record may still reach the disk (a failed fdatasync after a good
-                // write); the client hears of a failure, so replay must never apply it.
-                self.journal_cancel(&op).await;
-                for (s, _) in staged {
-                    self.ocfl.abort(s);
-                }
-                return Err(e.into());
-            }
-        };
-        lap(&self.phases.journal, &mut since);
-        let mut records = Vec::new();
-        let mut mementos = Vec::new();
-        for (s, resources) in &staged {
-            let dir = s
-                .object_dir()
-                .strip_prefix(self.ocfl.path())
-                .expect("objects live under the root")
-                .to_path_buf();
-            let version = s.new_version();
-            for r in resources {
-                let record = r.to_record(&s.inventory, &dir);
-                // Every header written in an immutable version makes a memento (Fedora 6's
-                // rule); a tombstone is not one.
-                if let Some(version) = version.filter(|_| !record.is_deleted()) {
-                    let (header, _) = logical_paths(&s.inventory.id, &record.id, false);
-                    if let Some(file) = s.inventory.resolve_head(&header) {
-                        mementos.push(CatalogOp::CurrentMemento(MementoRow {
-                            id: record.id.clone(),
-                            datetime: created.unix_timestamp(),
-                            version: version.to_string(),
-                            header_file: dir.join(file).to_string_lossy().into_owned(),
-                            content_file: record.content_file.clone(),
-                        }));
-                    }
-                }
-                records.push(record);
-            }
+        Ok(staging)
+    }
+
+    /// Gives up staged changes that will not be written (deletes their uploads).
+    fn abort_all(&self, staging: Staging) {
+        for (s, _) in staging.staged {
+            self.ocfl.abort(s);
         }
-        // Pending before the catalog shows the change: a reader who finds the rows also
-        // finds that the files are still being written, and waits for them.
-        let registration = self.publisher.register(
-            staged
-                .iter()
-                .map(|(s, _)| OcflRoot::staged_object_id(s).to_string()),
-        );
+    }
+
+    /// Every catalog write that records `records` (written at the same instant, with
+    /// `mementos`): the rows, the membership and references they change, `extra`, with
+    /// the change log's types filled in.
+    async fn catalog_ops(
+        &self,
+        records: &[ResourceRecord],
+        mementos: Vec<CatalogOp>,
+        extra: Vec<CatalogOp>,
+    ) -> Result<Vec<CatalogOp>> {
         let mut ops: Vec<CatalogOp> = records.iter().cloned().map(CatalogOp::Put).collect();
         ops.extend(mementos);
-        let applied = match self.derived_ops(&records, false).await {
-            Ok(derived) => {
-                ops.extend(derived);
-                ops.extend(extra);
-                changes::fill_types(&mut ops, |id| async move {
-                    self.catalog.get(&id).await.ok().flatten()
-                })
-                .await;
-                self.catalog.apply(ops).await.map_err(Error::from)
-            }
-            Err(e) => Err(e),
-        };
-        if let Err(e) = applied {
-            // Nothing is in the root yet: the change is given up whole.
-            self.publisher.withdraw(registration);
-            self.journal_cancel(&op).await;
-            drop(ticket);
-            for (s, _) in staged {
-                self.ocfl.abort(s);
-            }
-            return Err(e);
-        }
-        lap(&self.phases.catalog, &mut since);
+        ops.extend(self.derived_ops(records, false).await?);
+        ops.extend(extra);
+        changes::fill_types(&mut ops, |id| async move {
+            self.catalog.get(&id).await.ok().flatten()
+        })
+        .await;
+        Ok(ops)
+    }
+
+    /// After a change is recorded: tells the watchers, and re-derives the rows of objects
+    /// whose mutable HEAD became a version (their files moved).
+    async fn written(
+        &self,
+        records: Vec<ResourceRecord>,
+        head_commits: Vec<String>,
+    ) -> Result<Vec<ResourceRecord>> {
         self.changed(&records.iter().map(|r| r.id.clone()).collect::<Vec<_>>());
-        let staged = staged.into_iter().map(|(s, _)| s).collect();
-        self.publisher.submit(staged, registration, ticket, slot);
         for ocfl_id in head_commits {
-            // Its mutable HEAD's files moved: the rows are derived from the new version.
             self.reindex_object(&ocfl_id).await?;
         }
         self.phases.writes.fetch_add(1, Ordering::Relaxed);
         Ok(records)
-    }
-
-    /// Journals that operation `op` failed, so that replay skips its record (best effort:
-    /// the journal may be what failed).
-    async fn journal_cancel(&self, op: &str) {
-        if let Err(e) = self.journal.append(arca_ocfl::cancel_record(op)).await {
-            tracing::error!(error = %e, "could not journal the cancellation of a failed write");
-        }
     }
 
     /// The record of the nearest existing ancestor of a new resource, which must be a live
@@ -1306,11 +1291,11 @@ impl ObjectPlan {
 }
 
 impl ResourcePlan {
-    fn to_record(&self, inventory: &arca_ocfl::Inventory, object_dir: &Path) -> ResourceRecord {
+    fn to_record(&self, inventory: &arca_ocfl::Inventory, object_prefix: &str) -> ResourceRecord {
         let content_file = self.content_logical.as_ref().and_then(|l| {
             inventory
                 .resolve_head(l)
-                .map(|p| object_dir.join(p).to_string_lossy().into_owned())
+                .map(|p| format!("{object_prefix}/{p}"))
         });
         ResourceRecord {
             id: FedoraId::from_internal(&self.headers.id).expect("headers carry valid ids"),
@@ -1325,7 +1310,7 @@ impl ResourcePlan {
 }
 
 /// Deletes the uploaded files of plans that will not be staged.
-fn discard_uploads(plans: Vec<ObjectPlan>) {
+pub(crate) fn discard_uploads(plans: Vec<ObjectPlan>) {
     for change in plans.into_iter().flat_map(|p| p.changes) {
         if let Some(Content::File { path, .. }) = change.content {
             let _ = std::fs::remove_file(path);

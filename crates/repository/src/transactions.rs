@@ -88,10 +88,21 @@ fn instant(ms: i64) -> SystemTime {
     UNIX_EPOCH + Duration::from_millis(ms.max(0) as u64)
 }
 
-/// Deletes staged upload files that will not be published.
-fn delete_uploads(paths: impl IntoIterator<Item = String>) {
-    for path in paths {
-        let _ = std::fs::remove_file(path);
+/// Where a transaction's staged uploads go in a store without a journal, so that any node
+/// can commit it: below the storage root's `extensions` directory (outside every object;
+/// OCFL validators list it as an unregistered extension while uploads wait there).
+const STORED_UPLOADS: &str = "extensions/arca-transactions";
+
+/// The content a staged file holds: bytes, a local upload file (an absolute path), or an
+/// upload kept in the store (a key).
+fn staged_content(content: TxContent) -> Content {
+    match content {
+        TxContent::Bytes(b) => Content::Bytes(b),
+        TxContent::Upload { path, digest } if path.starts_with('/') => Content::File {
+            path: path.into(),
+            digest,
+        },
+        TxContent::Upload { path, digest } => Content::Stored { key: path, digest },
     }
 }
 
@@ -174,11 +185,15 @@ impl Repository {
         if result.is_err() {
             self.catalog.tx_end(id, TxEnd::Failed).await?;
         }
-        // The staged rows go; the uploads of a failed commit with them (those of a
-        // successful one are in the root now).
+        // The staged rows go; the uploads of a failed commit with them. A successful one's
+        // local uploads moved into the root (or are being moved: the journal names them);
+        // uploads kept in the store were copied, and go.
         let uploads = self.catalog.tx_forget(id).await?;
         if result.is_err() {
-            delete_uploads(uploads);
+            self.delete_uploads(uploads).await;
+        } else {
+            self.delete_uploads(uploads.into_iter().filter(|u| !u.starts_with('/')))
+                .await;
         }
         result
     }
@@ -222,13 +237,7 @@ impl Repository {
                 .into_iter()
                 .map(|f| Change {
                     logical_path: f.logical_path,
-                    content: f.content.map(|c| match c {
-                        TxContent::Bytes(b) => Content::Bytes(b),
-                        TxContent::Upload { path, digest } => Content::File {
-                            path: path.into(),
-                            digest,
-                        },
-                    }),
+                    content: f.content.map(staged_content),
                 })
                 .collect();
             let resources = self
@@ -267,7 +276,8 @@ impl Repository {
         if !self.catalog.tx_end(id, end).await? {
             return Err(self.not_open(id).await);
         }
-        delete_uploads(self.catalog.tx_forget(id).await?);
+        let uploads = self.catalog.tx_forget(id).await?;
+        self.delete_uploads(uploads).await;
         Ok(())
     }
 
@@ -369,23 +379,26 @@ impl Repository {
             ..TxStage::default()
         };
         let mut uploads = Vec::new();
-        let staged = self.build_stage(plans, &mut stage, &mut uploads);
+        let mut staged = self.build_stage(plans, &mut stage, &mut uploads);
+        if staged.is_ok() && self.ocfl.local_root().is_none() {
+            staged = self.keep_uploads_in_store(&mut stage, &mut uploads).await;
+        }
         let records: Vec<ResourceRecord> =
             stage.resources.iter().map(|r| r.record.clone()).collect();
         let outcome = match staged {
             Ok(()) => self.catalog.tx_stage(tx, stage).await,
             Err(e) => {
-                delete_uploads(uploads);
+                self.delete_uploads(uploads).await;
                 return Err(e);
             }
         };
         match outcome {
             Ok(Ok(replaced)) => {
-                delete_uploads(replaced);
+                self.delete_uploads(replaced).await;
                 Ok(records)
             }
             Ok(Err(refusal)) => {
-                delete_uploads(uploads);
+                self.delete_uploads(uploads).await;
                 Err(match refusal {
                     // Committed or rolled back while this request ran: its changes are not
                     // part of it, and the client hears so.
@@ -398,7 +411,7 @@ impl Repository {
                 })
             }
             Err(e) => {
-                delete_uploads(uploads);
+                self.delete_uploads(uploads).await;
                 Err(e.into())
             }
         }
@@ -434,6 +447,9 @@ impl Repository {
                         let path = path.to_string_lossy().into_owned();
                         uploads.push(path.clone());
                         Some(TxContent::Upload { path, digest })
+                    }
+                    Some(Content::Stored { key, digest }) => {
+                        Some(TxContent::Upload { path: key, digest })
                     }
                     None => None,
                 };
@@ -475,6 +491,66 @@ impl Repository {
             stage.resources.extend(resources);
         }
         Ok(())
+    }
+
+    /// Moves a stage's local upload files into the store (a store without a journal is
+    /// shared by nodes, and any of them may commit the transaction), naming them by key in
+    /// the stage; `uploads` follows, so that a failure deletes what was moved.
+    async fn keep_uploads_in_store(
+        &self,
+        stage: &mut TxStage,
+        uploads: &mut [String],
+    ) -> Result<()> {
+        let mut moved = std::collections::HashMap::new();
+        for upload in uploads.iter_mut() {
+            let key = format!("{STORED_UPLOADS}/{}", uuid::Uuid::new_v4().simple());
+            let (ocfl, path, k) = (self.ocfl.clone(), upload.clone(), key.clone());
+            tokio::task::spawn_blocking(move || {
+                ocfl.store().move_file(std::path::Path::new(&path), &k)
+            })
+            .await
+            .map_err(|e| Error::Io(std::io::Error::other(e)))?
+            .map_err(arca_ocfl::Error::from)?;
+            moved.insert(std::mem::replace(upload, key.clone()), key);
+        }
+        for file in &mut stage.files {
+            if let Some(TxContent::Upload { path, .. }) = &mut file.content {
+                if let Some(key) = moved.get(path.as_str()) {
+                    *path = key.clone();
+                }
+            }
+        }
+        for resource in &mut stage.resources {
+            if let Some(file) = &mut resource.record.content_file {
+                if let Some(key) = moved.get(file.as_str()) {
+                    *file = key.clone();
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// Deletes staged uploads that will not be published: local files (absolute paths)
+    /// and uploads kept in the store (keys).
+    async fn delete_uploads(&self, uploads: impl IntoIterator<Item = String>) {
+        let (local, stored): (Vec<String>, Vec<String>) =
+            uploads.into_iter().partition(|u| u.starts_with('/'));
+        for path in local {
+            let _ = std::fs::remove_file(path);
+        }
+        if stored.is_empty() {
+            return;
+        }
+        let ocfl = self.ocfl.clone();
+        let deleted = tokio::task::spawn_blocking(move || {
+            stored.iter().try_for_each(|key| ocfl.store().delete(key))
+        })
+        .await;
+        if !matches!(deleted, Ok(Ok(()))) {
+            tracing::warn!(
+                "some staged uploads of a transaction could not be deleted from the store"
+            );
+        }
     }
 
     /// Writes bytes to a new upload file (durable before any journal record names it);

@@ -26,17 +26,16 @@ impl Repository {
             _ => return Err(Error::NoMemento(id.clone(), datetime)),
         };
         self.settled(&current.ocfl_id).await?;
-        let header_path = self.ocfl().path().join(&row.header_file);
-        let bytes = read_stored(&header_path).await?;
+        let bytes = self.read_stored(&row.header_file).await?;
         let headers = arca_model::ResourceHeaders::from_json(&bytes).map_err(|e| {
             Error::Storage(arca_ocfl::Error::Invalid(format!(
                 "{}: bad resource header: {e}",
-                header_path.display()
+                row.header_file
             )))
         })?;
         let rdf = match (&row.content_file, headers.model()) {
             (Some(file), Some(model)) if model.is_rdf_source() => {
-                Some(read_stored(&self.ocfl().path().join(file)).await?)
+                Some(self.read_stored(file).await?)
             }
             _ => None,
         };
@@ -99,11 +98,4 @@ impl Repository {
             .copied()
             .ok_or_else(|| Error::Internal(format!("the new version of {id} made no memento")))
     }
-}
-
-/// The bytes of a file in the root; an error names the file.
-async fn read_stored(path: &std::path::Path) -> Result<Vec<u8>> {
-    tokio::fs::read(path)
-        .await
-        .map_err(|e| Error::Io(crate::index::with_path(e, path)))
 }

@@ -147,7 +147,15 @@ async fn a_body_hashed_with_another_algorithm_gets_its_objects_digest() {
             Some(&MultiHasher::digest(DigestAlgorithm::Sha256, bytes))
         );
         assert_eq!(
-            std::fs::read(repo.content_path(&record).await.unwrap().unwrap()).unwrap(),
+            std::fs::read(
+                repo.content(&record)
+                    .await
+                    .unwrap()
+                    .unwrap()
+                    .local_path()
+                    .unwrap()
+            )
+            .unwrap(),
             bytes
         );
     }

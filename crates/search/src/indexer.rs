@@ -17,7 +17,7 @@ use std::time::{Duration, Instant};
 
 use arca_catalog::{Catalog, ResourceRecord};
 use arca_model::{FedoraId, InteractionModel};
-use arca_repository::Repository;
+use arca_repository::{LocalContent, Repository};
 use parking_lot::Mutex;
 use serde::Serialize;
 use tokio::sync::{mpsc, oneshot, watch};
@@ -742,20 +742,21 @@ impl Indexer {
         }
     }
 
-    /// The file holding a binary's bytes: its content file in the root (once published),
-    /// or the local file of an external `file:` binary.
-    async fn content_file(&self, record: &ResourceRecord) -> Option<PathBuf> {
+    /// A local file holding a binary's bytes: its content file in the root (once
+    /// published; a temporary copy of it when the root is remote), or the local file of an
+    /// external `file:` binary.
+    async fn content_file(&self, record: &ResourceRecord) -> Option<LocalContent> {
         if let Some(url) = &record.headers.external_url {
             let allowed = self.external_allowed.as_ref()?;
             return match allowed.recheck_file(url) {
-                Ok(path) => Some(path),
+                Ok(path) => Some(LocalContent::existing(path)),
                 Err(e) => {
                     tracing::warn!(id = %record.id.path(), error = %e, "external content not read for its text");
                     None
                 }
             };
         }
-        match self.repo.content_path(record).await {
+        match self.repo.local_content(record).await {
             Ok(p) => p,
             Err(e) => {
                 tracing::warn!(id = %record.id.path(), error = %e, "cannot read binary for text extraction");

@@ -38,15 +38,22 @@ impl OpenCatalog {
     /// an unreachable server, a refused user or password, or a missing database is an
     /// error here, at start, not at the first write.
     pub async fn open(config: &Config) -> anyhow::Result<Self> {
+        // With the root in S3 no checkpoint syncs the catalog with the root: every commit
+        // is synced.
+        let open_sqlite = if config.storage.s3.is_some() {
+            SqliteCatalog::open_durable
+        } else {
+            SqliteCatalog::open
+        };
         Ok(match &config.catalog.url {
-            None => Self::Sqlite(Arc::new(
-                SqliteCatalog::open(&config.catalog_path()).with_context(|| {
+            None => Self::Sqlite(Arc::new(open_sqlite(&config.catalog_path()).with_context(
+                || {
                     format!(
                         "cannot open the catalog {}",
                         config.catalog_path().display()
                     )
-                })?,
-            )),
+                },
+            )?)),
             Some(url) => Self::Postgres(Arc::new(
                 PostgresCatalog::connect(url).await.with_context(|| {
                     format!(
@@ -87,9 +94,7 @@ pub async fn open_repository(
 ) -> anyhow::Result<(Arc<Repository>, OpenCatalog)> {
     std::fs::create_dir_all(&config.data)
         .with_context(|| format!("cannot create data directory {}", config.data.display()))?;
-    let ocfl = OcflRoot::open_or_create(&config.ocfl_root(), &config.staging())
-        .and_then(|root| root.with_digest_algorithm(digest_algorithm(config)))
-        .with_context(|| format!("cannot open the OCFL root {}", config.ocfl_root().display()))?;
+    let ocfl = open_root(config)?;
     let catalog = OpenCatalog::open(config).await?;
     let repo = Repository::open(
         ocfl,
@@ -102,7 +107,49 @@ pub async fn open_repository(
     .context("cannot open the repository")?;
     repo.set_auto_versioning(config.auto_versioning);
     repo.set_transaction_timeout(std::time::Duration::from_secs(config.transaction_timeout));
-    Ok((Arc::new(repo), catalog))
+    let repo = Arc::new(repo);
+    repo.spawn_recovery();
+    Ok((repo, catalog))
+}
+
+/// Opens (or creates) the OCFL storage root `config` names: `ocfl-root/` in the data
+/// directory, or the `[storage.s3]` bucket (credentials from `AWS_ACCESS_KEY_ID` and
+/// `AWS_SECRET_ACCESS_KEY`), which is reached at once, so wrong credentials, a missing
+/// bucket or an unreachable endpoint are an error here, at start.
+pub fn open_root(config: &Config) -> anyhow::Result<OcflRoot> {
+    let root =
+        match &config.storage.s3 {
+            None => OcflRoot::open_or_create(&config.ocfl_root(), &config.staging()).with_context(
+                || format!("cannot open the OCFL root {}", config.ocfl_root().display()),
+            )?,
+            Some(s3) => {
+                let settings = arca_storage::S3Settings {
+                    endpoint: s3.endpoint.clone(),
+                    bucket: s3.bucket.clone(),
+                    prefix: s3.prefix.clone(),
+                    region: s3.region.clone(),
+                    allow_http: s3
+                        .endpoint
+                        .as_deref()
+                        .is_some_and(|e| e.starts_with("http://")),
+                };
+                let place = format!(
+                    "bucket {:?}{} at {}",
+                    s3.bucket,
+                    if s3.prefix.is_empty() {
+                        String::new()
+                    } else {
+                        format!(", prefix {:?}", s3.prefix)
+                    },
+                    s3.endpoint.as_deref().unwrap_or("Amazon S3")
+                );
+                let store = arca_storage::S3Storage::open(settings)
+                    .with_context(|| format!("cannot open the OCFL root in S3 ({place})"))?;
+                OcflRoot::open(Arc::new(store), &config.staging())
+                    .with_context(|| format!("cannot open the OCFL root in S3 ({place})"))?
+            }
+        };
+    Ok(root.with_digest_algorithm(digest_algorithm(config))?)
 }
 
 /// The digest algorithm of the OCFL objects `config` has arca create.

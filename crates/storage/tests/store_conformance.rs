@@ -124,6 +124,7 @@ on_every_store!(
     delete_prefix_removes_a_directory,
     put_copy_stores_the_same_bytes,
     local_paths_hold_the_bytes,
+    directories_move_in_whole_or_not_at_all,
 );
 
 type Store = Arc<dyn ObjectStorage>;
@@ -790,5 +791,32 @@ fn local_paths_hold_the_bytes(store: &Store) {
             format!("{store:?}").starts_with("S3Storage"),
             "only a remote store has no local files"
         ),
+    }
+}
+
+fn directories_move_in_whole_or_not_at_all(store: &Store) {
+    let dir = tempfile::tempdir().unwrap();
+    let built = dir.path().join("built");
+    std::fs::create_dir_all(built.join("v1/content")).unwrap();
+    std::fs::write(built.join("v1/content/a"), b"a").unwrap();
+    std::fs::write(built.join("inventory.json"), b"{}").unwrap();
+    let moved = store.move_dir(&built, "m/obj").unwrap();
+    if moved {
+        assert!(!built.exists(), "the directory moved");
+        assert_eq!(
+            keys(&store.list("m").unwrap()),
+            ["m/obj/inventory.json", "m/obj/v1/content/a"]
+        );
+        std::fs::create_dir_all(&built).unwrap();
+        std::fs::write(built.join("x"), b"x").unwrap();
+        assert!(matches!(
+            store.move_dir(&built, "m/obj"),
+            Err(StoreError::PreconditionFailed { .. })
+        ));
+        assert!(built.join("x").exists(), "nothing moved");
+        assert_eq!(store.list("m").unwrap().len(), 2);
+    } else {
+        assert!(built.join("v1/content/a").exists(), "nothing moved");
+        assert!(store.list("m").unwrap().is_empty());
     }
 }

@@ -512,7 +512,47 @@ impl ObjectStorage for FsStorage {
     }
 
     fn local_path(&self, key: &str) -> Option<PathBuf> {
+        if key.is_empty() {
+            return Some(self.root.clone());
+        }
         self.path_of(key).ok()
+    }
+
+    fn move_dir(&self, source: &Path, prefix: &str) -> StoreResult<bool> {
+        check_prefix(prefix)?;
+        if prefix.is_empty() {
+            return Err(StoreError::InvalidKey {
+                key: String::new(),
+                reason: "a directory cannot replace the whole store",
+            });
+        }
+        let target = self.root.join(prefix);
+        let parent = target.parent().unwrap_or(&self.root);
+        self.create_dirs(parent)
+            .map_err(|e| StoreError::io(prefix, e))?;
+        if target.exists() {
+            return Err(StoreError::PreconditionFailed {
+                key: prefix.to_string(),
+            });
+        }
+        match fs::rename(source, &target) {
+            Ok(()) => {}
+            Err(e) if e.kind() == ErrorKind::CrossesDevices => return Ok(false),
+            Err(e)
+                if matches!(
+                    e.kind(),
+                    ErrorKind::DirectoryNotEmpty | ErrorKind::AlreadyExists
+                ) =>
+            {
+                return Err(StoreError::PreconditionFailed {
+                    key: prefix.to_string(),
+                })
+            }
+            Err(e) => return Err(StoreError::io(source.display().to_string(), e)),
+        }
+        self.sync_dir(parent)
+            .map_err(|e| StoreError::io(prefix, e))?;
+        Ok(true)
     }
 
     fn move_file(&self, source: &Path, key: &str) -> StoreResult<ETag> {

@@ -208,8 +208,22 @@ pub trait ObjectStorage: Send + Sync + std::fmt::Debug {
         }
     }
 
+    /// Moves the local directory `source` (a tree of files) into the store below the
+    /// directory `prefix`, which must hold nothing, in one step where the store can: the
+    /// filesystem store renames the directory, so the whole tree appears at once (`Ok(true)`;
+    /// in deferred mode nothing is synced). A store that cannot returns `Ok(false)` and does
+    /// nothing: the caller then moves the files one by one.
+    ///
+    /// # Errors
+    /// [`StoreError::PreconditionFailed`] if something is below `prefix` already (nothing
+    /// moved); [`StoreError::Io`] if `source` cannot be moved.
+    fn move_dir(&self, source: &Path, prefix: &str) -> StoreResult<bool> {
+        let _ = (source, prefix);
+        Ok(false)
+    }
+
     /// The local file that holds `key`, for a store on the local filesystem (whether or not
-    /// the file exists); `None` for a remote store. Readers may then use the file directly
+    /// the file exists; the empty key is the store's directory); `None` for a remote store. Readers may then use the file directly
     /// (a child process reading a path, an asynchronous file), writers never.
     fn local_path(&self, key: &str) -> Option<PathBuf> {
         let _ = key;

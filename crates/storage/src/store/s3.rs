@@ -657,8 +657,28 @@ impl OwnedRuntime {
             .expect("the runtime lives until the store is dropped")
     }
 
-    fn block_on<F: std::future::Future>(&self, future: F) -> F::Output {
-        self.get().block_on(future)
+    /// Runs `future` on the store's runtime, blocking the calling thread. Called from
+    /// inside another runtime's task (where a nested `block_on` is forbidden), the caller's
+    /// thread is handed over to blocking work first (`block_in_place`, on a multi-thread
+    /// runtime), or the future is driven from a thread of its own (a current-thread
+    /// runtime, as in tests).
+    fn block_on<F: std::future::Future + Send>(&self, future: F) -> F::Output
+    where
+        F::Output: Send,
+    {
+        use tokio::runtime::{Handle, RuntimeFlavor};
+        match Handle::try_current().map(|h| h.runtime_flavor()) {
+            Err(_) => self.get().block_on(future),
+            Ok(RuntimeFlavor::MultiThread) => {
+                tokio::task::block_in_place(|| self.get().block_on(future))
+            }
+            Ok(_) => std::thread::scope(|scope| {
+                scope
+                    .spawn(|| self.get().block_on(future))
+                    .join()
+                    .expect("the store's call did not panic")
+            }),
+        }
     }
 
     fn spawn<F>(&self, future: F) -> tokio::task::JoinHandle<F::Output>
