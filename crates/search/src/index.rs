@@ -24,6 +24,10 @@ use crate::{Error, Result};
 
 /// Memory of the index writer (shared by its threads).
 const WRITER_BUDGET: usize = 96 << 20;
+/// The version of what documents hold beyond the mapping (`search::document`); part of the
+/// fingerprint, so an index built by another version is rebuilt. 2: a container's `FULLTEXT`
+/// no longer repeats its binaries' text.
+const DOCUMENT_VERSION: u32 = 2;
 
 /// What a commit records besides the documents.
 #[derive(Debug, Serialize, Deserialize)]
@@ -73,7 +77,7 @@ impl SearchIndex {
     /// its last commit reached (`None` for a new index, which must be built in full).
     pub fn open(dir: &Path, mapping: &Mapping) -> Result<(Self, Option<i64>)> {
         let schema = IndexSchema::new(mapping);
-        let fingerprint = mapping.fingerprint();
+        let fingerprint = format!("{}.{DOCUMENT_VERSION}", mapping.fingerprint());
         std::fs::create_dir_all(dir).map_err(|e| Error::Io(dir.to_path_buf(), e))?;
         let existing = if dir.join("meta.json").exists() {
             let index = Index::open_in_dir(dir)?;
