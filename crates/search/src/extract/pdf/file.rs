@@ -416,8 +416,7 @@ fn inflate(data: &[u8]) -> Result<Vec<u8>, PdfError> {
         Err(e) if e.kind() == std::io::ErrorKind::OutOfMemory => {
             let wanted = out.capacity().saturating_mul(2).max(1);
             std::alloc::handle_alloc_error(
-                std::alloc::Layout::array::<u8>(wanted)
-                    .unwrap_or(std::alloc::Layout::new::<u8>()),
+                std::alloc::Layout::array::<u8>(wanted).unwrap_or(std::alloc::Layout::new::<u8>()),
             )
         }
         Err(_) if !out.is_empty() => Ok(out),
