@@ -161,9 +161,13 @@ async fn lucene_queries_over_the_dublin_core_mapping() {
         .await,
         v(&["r3", "r4"])
     );
-    // The text of a binary is in its FULLTEXT and ALL, and in its container's.
+    // The text of a binary is in its FULLTEXT and ALL, and in its container's ALL.
     assert_eq!(
         paths(&s, "FULLTEXT:university").await,
+        v(&["r3/paper", "r4/paper"])
+    );
+    assert_eq!(
+        paths(&s, "ALL:university").await,
         v(&["r3", "r3/paper", "r4", "r4/paper"])
     );
     assert_eq!(paths(&s, "LASTNAME:joyce").await, v(&["r1"]));
@@ -349,10 +353,8 @@ async fn deletes_purges_and_transactions() {
     assert_eq!(delete(&s, "r3/paper", &[]).await.status, 204);
     assert_eq!(delete(&s, "r3/paper/fcr:tombstone", &[]).await.status, 204);
     indexed(&s).await;
-    assert_eq!(
-        paths(&s, "FULLTEXT:university").await,
-        v(&["r4", "r4/paper"])
-    );
+    assert_eq!(paths(&s, "FULLTEXT:university").await, v(&["r4/paper"]));
+    assert_eq!(paths(&s, "ALL:university").await, v(&["r4", "r4/paper"]));
 
     let patch = "PREFIX dcterms: <http://purl.org/dc/terms/> INSERT DATA { <> dcterms:title \"Proceedings of the otters\" }";
     assert_eq!(sparql(&s, "r4/paper/fcr:metadata", patch).await.status, 204);
@@ -554,8 +556,9 @@ async fn external_text_is_read_only_where_the_allow_list_allows() {
         .await;
     assert_eq!(r.status, 201, "{}", r.text());
     indexed(&s).await;
-    // The binary's text, and its container's (the root here).
-    assert_eq!(paths(&s, "FULLTEXT:narwhal").await, v(&["", "ext"]));
+    // The binary's text, also in its container's ALL (the root here).
+    assert_eq!(paths(&s, "FULLTEXT:narwhal").await, v(&["ext"]));
+    assert_eq!(paths(&s, "ALL:narwhal").await, v(&["", "ext"]));
     // The list no longer allows the directory (it is read again when it changes); a rebuild
     // then finds no text. A new file name keeps the text cache out of the way.
     std::fs::write(files.join("note.txt"), "the narwhal report, revised").unwrap();

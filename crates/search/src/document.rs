@@ -27,7 +27,7 @@ pub struct ResourceView<'a> {
     pub triples: &'a [Triple],
     /// Text extracted from it (binaries).
     pub text: Option<&'a str>,
-    /// Text extracted from its child binaries (containers).
+    /// Text extracted from its child binaries (containers): goes into `ALL` only.
     pub child_texts: &'a [String],
 }
 
@@ -107,12 +107,14 @@ pub fn build(schema: &IndexSchema, view: &ResourceView<'_>) -> TantivyDocument {
             }
         }
     }
-    for text in view
-        .text
-        .into_iter()
-        .chain(view.child_texts.iter().map(String::as_str))
-    {
+    // A resource's own text is its FULLTEXT; its ALL holds that and its child binaries' texts
+    // (not their FULLTEXT: a container has no text of its own, and each copy of a 50 KB text
+    // is tokenized again).
+    if let Some(text) = view.text {
         doc.add_text(s.fulltext, text);
+        doc.add_text(s.all, text);
+    }
+    for text in view.child_texts {
         doc.add_text(s.all, text);
     }
     doc

@@ -6,22 +6,41 @@
 //!
 //! - text (`text/*`, `application/xml`, `application/json`, `+xml`/`+json` suffixes) is read in
 //!   process, at most [`ExtractLimits::max_text_bytes`] of it, and decoded (see [`Extractor`]);
-//! - PDF is handed to a **child process** (`arca-extract-text`, or the `arca extract-text` hidden
-//!   subcommand; both call [`run_child`]) that limits its own address space and CPU time, because
-//!   `pdf-extract` can panic, loop or allocate without bound on corrupt or adversarial input. The
-//!   parent adds a wall-clock timeout, reads a bounded amount of output, and kills the child when
-//!   the call's future is dropped.
+//! - PDF is handed to a **worker process** (`arca-extract-text --serve`, or the `arca
+//!   extract-text --serve` hidden subcommand; both call [`run_child`]) that limits its own
+//!   address space and CPU time, because a PDF reader can panic, loop or allocate without bound
+//!   on corrupt or adversarial input. The worker reads each PDF with arca's own extractor
+//!   ([`pdf`]: fast, reads only what text needs) and gives what that refuses to `pdf-extract`.
+//!   Workers live on between PDFs (at most [`ExtractLimits::workers`] of them, each replaced
+//!   after [`WORKER_FILES`] files); the parent adds a wall-clock timeout per PDF, reads a
+//!   bounded amount of output, and kills the worker when it fails, times out or the call's
+//!   future is dropped (the next PDF starts a new one).
 //!
 //! [`TextCache`] keeps the result per content digest, so each distinct content is extracted once;
 //! [`Extractor::extract_cached`] puts the two together.
 //!
-//! # The child's protocol
+//! # The worker's protocol
+//!
+//! ```text
+//! <program> [<leading args>...] --serve <max_text_bytes> <memory_bytes> <cpu_seconds>
+//! ```
+//!
+//! The worker sets `RLIMIT_AS` to `memory_bytes`, `RLIMIT_CORE` to 0 and `RLIMIT_NOFILE` to 16,
+//! then reads requests from standard input, one line each: the path of a PDF, with `%` and line
+//! breaks percent-encoded. Before each it sets its soft `RLIMIT_CPU` to `cpu_seconds` beyond the
+//! CPU time it has used. It answers each on standard output with `ok <n>` and a line break
+//! followed by `n` bytes of text (UTF-8, at most `max_text_bytes`), or with one line
+//! `err <kind>: <detail>` (kinds as below); it exits 0 when standard input ends. A worker that
+//! dies mid-request (out of memory, stack overflow, `SIGXCPU`) is recognised from its exit
+//! status and standard error, as a one-file child is.
+//!
+//! # One file: the child's protocol
 //!
 //! ```text
 //! <program> [<leading args>...] <max_text_bytes> <memory_bytes> <cpu_seconds> <path>
 //! ```
 //!
-//! All four are positional; the numbers are decimal. The child sets `RLIMIT_AS` to
+//! For extracting one file by hand. All four are positional; the numbers are decimal. The child sets `RLIMIT_AS` to
 //! `memory_bytes`, `RLIMIT_CPU` to `cpu_seconds` (hard limit one second later), `RLIMIT_CORE` to
 //! 0 and `RLIMIT_NOFILE` to 16, never reads standard input, and extracts the text inside
 //! `catch_unwind`. On success it writes the text (UTF-8, at most `max_text_bytes`, cut at a
@@ -36,6 +55,7 @@
 
 mod cache;
 mod child;
+pub mod pdf;
 mod text;
 
 use std::ffi::OsString;
@@ -46,11 +66,25 @@ use std::process::{ExitStatus, Stdio};
 use std::sync::Arc;
 use std::time::Duration;
 
-use tokio::io::{AsyncRead, AsyncReadExt};
+use parking_lot::Mutex;
+use tokio::io::{AsyncBufReadExt, AsyncReadExt, AsyncWriteExt, BufReader};
+use tokio::process::{Child, ChildStdin, ChildStdout};
 use tokio::sync::Semaphore;
 
 pub use cache::TextCache;
 pub use child::run_child;
+
+/// The argument that makes the program a worker (see the [module docs](self)).
+pub const SERVE: &str = "--serve";
+/// PDFs one worker extracts before it is replaced (so that nothing a reader leaks piles up).
+pub const WORKER_FILES: u32 = 1000;
+
+/// The text of a PDF extracted in this process, without the worker's limits: arca's
+/// extractor, else pdf-extract, as the worker does. For measurements and tests; the indexer
+/// always goes through [`Extractor`].
+pub fn pdf_text_in_process(data: &[u8], max_text_bytes: usize) -> Result<String, String> {
+    child::pdf_text_unisolated(data, max_text_bytes)
+}
 
 /// The exit codes of the child ([`run_child`]); every failure also writes one line
 /// `<kind>: <detail>` to standard error.
@@ -224,6 +258,8 @@ pub struct Extractor {
     limits: ExtractLimits,
     program: ExtractProgram,
     permits: Arc<Semaphore>,
+    /// Workers waiting for a PDF (at most `limits.workers`).
+    idle: Mutex<Vec<Worker>>,
 }
 
 impl Extractor {
@@ -235,6 +271,7 @@ impl Extractor {
             limits,
             program,
             permits,
+            idle: Mutex::new(Vec::new()),
         }
     }
 
@@ -245,13 +282,13 @@ impl Extractor {
 
     /// The text of the file at `path`, whose media type is `media_type`.
     ///
-    /// Text types are read in-process (at most `max_text_bytes` of text); PDFs by the child.
+    /// Text types are read in-process (at most `max_text_bytes` of text); PDFs by a worker.
     /// At most `workers` extractions run at once; the rest wait their turn. Cancel-safe: dropping
-    /// the future kills the child, if one is running.
+    /// the future kills the worker, if one is extracting for it.
     ///
     /// Errors: [`ExtractError::Unsupported`] before any I/O; [`ExtractError::TooLarge`] after a
-    /// `stat`; [`ExtractError::TimedOut`] and [`ExtractError::Failed`] from the child;
-    /// [`ExtractError::Io`] if the file cannot be read or the child cannot be started.
+    /// `stat`; [`ExtractError::TimedOut`] and [`ExtractError::Failed`] from the worker;
+    /// [`ExtractError::Io`] if the file cannot be read or the worker cannot be started.
     pub async fn extract(&self, path: &Path, media_type: &str) -> Result<String, ExtractError> {
         let kind = kind_of(media_type).ok_or_else(|| ExtractError::Unsupported {
             media_type: media_type.to_owned(),
@@ -282,7 +319,7 @@ impl Extractor {
                 .map_err(ExtractError::Io)
             }
             Kind::Pdf => {
-                let result = self.run_program(path).await;
+                let result = self.run_worker(path).await;
                 drop(permit);
                 result
             }
@@ -323,52 +360,49 @@ impl Extractor {
         result
     }
 
-    /// Runs the child on `path` within the limits.
-    async fn run_program(&self, path: &Path) -> Result<String, ExtractError> {
+    /// Extracts `path` with an idle worker, or a new one; a worker that answered goes back to
+    /// the idle ones (until it has served [`WORKER_FILES`] files), any other is killed.
+    async fn run_worker(&self, path: &Path) -> Result<String, ExtractError> {
+        let idle = self.idle.lock().pop();
+        let mut worker = match idle {
+            Some(w) => w,
+            None => Worker::spawn(&self.program, &self.limits)?,
+        };
         let limits = &self.limits;
-        let mut child = tokio::process::Command::new(&self.program.program)
-            .args(&self.program.args)
-            .arg(limits.max_text_bytes.to_string())
-            .arg(limits.memory_bytes.to_string())
-            .arg(limits.cpu_seconds().to_string())
-            .arg(path)
-            // Backtraces would bury the one line that says why.
-            .env_remove("RUST_BACKTRACE")
-            .env_remove("RUST_LIB_BACKTRACE")
-            .stdin(Stdio::null())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .kill_on_drop(true)
-            .spawn()?;
-        let (Some(stdout), Some(stderr)) = (child.stdout.take(), child.stderr.take()) else {
-            return Err(io::Error::other("the child's output pipes are missing").into());
-        };
-        let max = limits.max_text_bytes;
-        let run = async {
-            let (out, err) = tokio::join!(read_capped(stdout, max), read_tail(stderr));
-            let (out, err) = (out?, err?);
-            if out.len() > max {
-                // More than we asked for: we have all we want, stop the child.
-                child.start_kill()?;
-            }
-            let status = child.wait().await?;
-            Ok::<_, io::Error>((status, out, err))
-        };
-        let (status, out, err) = match tokio::time::timeout(limits.timeout, run).await {
-            Ok(finished) => finished?,
+        let answer = match tokio::time::timeout(limits.timeout, worker.request(path, limits)).await
+        {
+            Ok(answer) => answer,
             Err(_elapsed) => {
-                let _ = child.start_kill();
-                let _ = child.wait().await;
+                worker.kill().await;
                 return Err(ExtractError::TimedOut(limits.timeout));
             }
         };
-        if status.success() || out.len() > max {
-            return Ok(text::utf8_cut(out, max));
+        match answer {
+            Ok(result) => {
+                worker.served = worker.served.saturating_add(1);
+                if worker.served < WORKER_FILES {
+                    self.idle.lock().push(worker);
+                } else {
+                    worker.kill().await;
+                }
+                result
+            }
+            Err(Broken::Io(e)) => {
+                worker.kill().await;
+                Err(ExtractError::Io(e))
+            }
+            Err(Broken::Protocol(what)) => {
+                worker.kill().await;
+                Err(ExtractError::Failed(format!("crashed: {what}")))
+            }
+            Err(Broken::Died) => {
+                let (status, stderr) = worker.reap().await?;
+                Err(self.failure(status, &stderr))
+            }
         }
-        Err(self.failure(status, &err))
     }
 
-    /// The error for a child that did not succeed.
+    /// The error for a worker (or a child) that did not succeed.
     fn failure(&self, status: ExitStatus, stderr: &[u8]) -> ExtractError {
         let stderr = String::from_utf8_lossy(stderr);
         let line = last_line(&stderr);
@@ -417,29 +451,177 @@ impl Extractor {
     }
 }
 
-/// Reads at most `max + 1` bytes (so that the caller can tell "more than `max`").
-async fn read_capped(reader: impl AsyncRead + Unpin, max: usize) -> io::Result<Vec<u8>> {
-    let mut out = Vec::new();
-    reader.take(max as u64 + 1).read_to_end(&mut out).await?;
-    Ok(out)
+/// How much of a worker's standard error we keep.
+const STDERR_TAIL: usize = 4096;
+/// The longest answer line we read.
+const ANSWER_LINE: u64 = 4096;
+
+/// Why a request got no answer.
+enum Broken {
+    /// Writing the request or reading the answer failed.
+    Io(io::Error),
+    /// The worker ended its output (it died, or exited).
+    Died,
+    /// The worker answered something that is not the protocol.
+    Protocol(String),
 }
 
-/// How much of the child's standard error we keep.
-const STDERR_TAIL: usize = 4096;
+/// A running worker (see the [module docs](self)), killed when dropped.
+#[derive(Debug)]
+struct Worker {
+    child: Child,
+    stdin: ChildStdin,
+    stdout: BufReader<ChildStdout>,
+    /// The last [`STDERR_TAIL`] bytes of its standard error, filled by a task.
+    stderr: Arc<Mutex<Vec<u8>>>,
+    stderr_done: tokio::task::JoinHandle<()>,
+    served: u32,
+}
 
-/// Reads everything, keeping the last [`STDERR_TAIL`] bytes.
-async fn read_tail(mut reader: impl AsyncRead + Unpin) -> io::Result<Vec<u8>> {
-    let mut tail = Vec::new();
-    let mut buf = [0u8; 4096];
-    loop {
-        let n = reader.read(&mut buf).await?;
-        if n == 0 {
-            return Ok(tail);
+impl Worker {
+    fn spawn(program: &ExtractProgram, limits: &ExtractLimits) -> io::Result<Worker> {
+        let mut child = tokio::process::Command::new(&program.program)
+            .args(&program.args)
+            .arg(SERVE)
+            .arg(limits.max_text_bytes.to_string())
+            .arg(limits.memory_bytes.to_string())
+            .arg(limits.cpu_seconds().to_string())
+            // Backtraces would bury the one line that says why.
+            .env_remove("RUST_BACKTRACE")
+            .env_remove("RUST_LIB_BACKTRACE")
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .kill_on_drop(true)
+            .spawn()?;
+        let (Some(stdin), Some(stdout), Some(mut stderr)) =
+            (child.stdin.take(), child.stdout.take(), child.stderr.take())
+        else {
+            return Err(io::Error::other("the worker's pipes are missing"));
+        };
+        let tail = Arc::new(Mutex::new(Vec::new()));
+        let sink = Arc::clone(&tail);
+        let stderr_done = tokio::spawn(async move {
+            let mut buf = [0u8; 4096];
+            while let Ok(n) = stderr.read(&mut buf).await {
+                if n == 0 {
+                    break;
+                }
+                let mut tail = sink.lock();
+                tail.extend_from_slice(&buf[..n]);
+                if tail.len() > STDERR_TAIL {
+                    let excess = tail.len() - STDERR_TAIL;
+                    tail.drain(..excess);
+                }
+            }
+        });
+        Ok(Worker {
+            child,
+            stdin,
+            stdout: BufReader::new(stdout),
+            stderr: tail,
+            stderr_done,
+            served: 0,
+        })
+    }
+
+    /// Asks for the text of `path` and reads the answer: the extraction's result, or why
+    /// there is none.
+    async fn request(
+        &mut self,
+        path: &Path,
+        limits: &ExtractLimits,
+    ) -> Result<Result<String, ExtractError>, Broken> {
+        use std::os::unix::ffi::OsStrExt;
+        const ESCAPED: &percent_encoding::AsciiSet = &percent_encoding::CONTROLS.add(b'%');
+        // What the worker said about earlier files is no concern of this one.
+        self.stderr.lock().clear();
+        let mut line =
+            percent_encoding::percent_encode(path.as_os_str().as_bytes(), ESCAPED).to_string();
+        line.push('\n');
+        self.stdin.write_all(line.as_bytes()).await.map_err(|e| {
+            if e.kind() == io::ErrorKind::BrokenPipe {
+                Broken::Died
+            } else {
+                Broken::Io(e)
+            }
+        })?;
+        self.stdin.flush().await.map_err(|e| {
+            if e.kind() == io::ErrorKind::BrokenPipe {
+                Broken::Died
+            } else {
+                Broken::Io(e)
+            }
+        })?;
+        let mut header = Vec::new();
+        (&mut self.stdout)
+            .take(ANSWER_LINE)
+            .read_until(b'\n', &mut header)
+            .await
+            .map_err(Broken::Io)?;
+        if header.is_empty() {
+            return Err(Broken::Died);
         }
-        tail.extend_from_slice(&buf[..n]);
-        if tail.len() > STDERR_TAIL {
-            tail.drain(..tail.len() - STDERR_TAIL);
+        if header.pop() != Some(b'\n') {
+            return Err(Broken::Protocol("an answer line without its end".into()));
         }
+        let header = String::from_utf8_lossy(&header);
+        if let Some(failure) = header.strip_prefix("err ") {
+            return Ok(Err(ExtractError::Failed(last_line(failure))));
+        }
+        let Some(n) = header
+            .strip_prefix("ok ")
+            .and_then(|n| n.trim().parse::<usize>().ok())
+        else {
+            return Err(Broken::Protocol(format!(
+                "the worker answered {:?}",
+                last_line(&header)
+            )));
+        };
+        let max = limits.max_text_bytes;
+        let mut text = Vec::with_capacity(n.min(max));
+        (&mut self.stdout)
+            .take(n.min(max) as u64)
+            .read_to_end(&mut text)
+            .await
+            .map_err(Broken::Io)?;
+        if text.len() < n.min(max) {
+            return Err(Broken::Died);
+        }
+        if n > max {
+            // More than we asked for: we have all we want, but the rest of the answer is
+            // still in the pipe, so this worker cannot serve again.
+            self.served = WORKER_FILES;
+        }
+        Ok(Ok(text::utf8_cut(text, max)))
+    }
+
+    /// Waits for the worker to end (it has closed its output) and takes its status and the
+    /// tail of its standard error.
+    async fn reap(mut self) -> io::Result<(ExitStatus, Vec<u8>)> {
+        let status = match tokio::time::timeout(Duration::from_secs(5), self.child.wait()).await {
+            Ok(status) => status?,
+            Err(_) => {
+                let _ = self.child.start_kill();
+                self.child.wait().await?
+            }
+        };
+        let _ = tokio::time::timeout(Duration::from_secs(1), &mut self.stderr_done).await;
+        let tail = std::mem::take(&mut *self.stderr.lock());
+        Ok((status, tail))
+    }
+
+    /// Kills the worker and waits for it.
+    async fn kill(mut self) {
+        let _ = self.child.start_kill();
+        let _ = self.child.wait().await;
+        self.stderr_done.abort();
+    }
+}
+
+impl Drop for Worker {
+    fn drop(&mut self) {
+        self.stderr_done.abort();
     }
 }
 

@@ -1,19 +1,24 @@
-//! The child's side: extract the text of one PDF within rlimits, report on stdout/stderr.
+//! The child's side: extract the text of PDFs within rlimits, report on stdout/stderr.
+//!
+//! Each PDF goes first to arca's own extractor ([`super::pdf`]); whatever it refuses or cannot
+//! read goes to pdf-extract, so a file is never worse off than with pdf-extract alone.
 
 use std::ffi::OsString;
 use std::fmt;
 use std::fs::File;
-use std::io::{self, Read, Write};
+use std::io::{self, BufRead, Read, Write};
 use std::os::fd::AsFd;
 use std::panic::{self, AssertUnwindSafe};
 use std::path::PathBuf;
 
 use pdf_extract::{ConvertToFmt, Document, OutputError, PlainTextOutput};
 
-use super::exit;
+use super::{exit, pdf, SERVE};
 
 /// The child's side of PDF extraction, for `arca-extract-text` and the `arca extract-text`
-/// hidden subcommand: `args` are `[max_text_bytes, memory_bytes, cpu_seconds, path]`.
+/// hidden subcommand: `args` are `[max_text_bytes, memory_bytes, cpu_seconds, path]` for one
+/// file, or `[--serve, max_text_bytes, memory_bytes, cpu_seconds]` for a worker that extracts
+/// one file per request until its standard input ends (see the [module docs](super)).
 ///
 /// Opens the file, then sets `RLIMIT_AS` (`memory_bytes`), `RLIMIT_CPU` (`cpu_seconds`, hard
 /// limit one more), `RLIMIT_CORE` (0) and `RLIMIT_NOFILE` (16); never reads standard input;
@@ -22,18 +27,20 @@ use super::exit;
 /// `max_text_bytes` at a character boundary, to standard output. Returns the exit code
 /// ([`exit`]); on failure it has written one line `<kind>: <detail>` to standard error.
 pub fn run_child(args: Vec<OsString>) -> i32 {
+    if args.first().is_some_and(|a| a == SERVE) {
+        return match serve(args[1..].to_vec()) {
+            Ok(()) => exit::OK,
+            Err(failure) => {
+                let _ = writeln!(io::stderr().lock(), "{}: {failure}", failure.kind());
+                failure.code()
+            }
+        };
+    }
     match run(args) {
         Ok(()) => exit::OK,
         Err(failure) => {
-            let (code, kind) = match &failure {
-                Failure::Usage(_) => (exit::USAGE, "usage"),
-                Failure::Io(_) => (exit::IO, "io"),
-                Failure::Corrupt(_) => (exit::CORRUPT, "corrupt"),
-                Failure::Encrypted(_) => (exit::ENCRYPTED, "encrypted"),
-                Failure::Panicked(_) => (exit::PANICKED, "corrupt"),
-            };
-            let _ = writeln!(io::stderr().lock(), "{kind}: {failure}");
-            code
+            let _ = writeln!(io::stderr().lock(), "{}: {failure}", failure.kind());
+            failure.code()
         }
     }
 }
@@ -46,6 +53,29 @@ enum Failure {
     Corrupt(String),
     Encrypted(String),
     Panicked(String),
+}
+
+impl Failure {
+    /// The exit code of a one-file child that failed so.
+    fn code(&self) -> i32 {
+        match self {
+            Failure::Usage(_) => exit::USAGE,
+            Failure::Io(_) => exit::IO,
+            Failure::Corrupt(_) => exit::CORRUPT,
+            Failure::Encrypted(_) => exit::ENCRYPTED,
+            Failure::Panicked(_) => exit::PANICKED,
+        }
+    }
+
+    /// The kind that starts the failure's line.
+    fn kind(&self) -> &'static str {
+        match self {
+            Failure::Usage(_) => "usage",
+            Failure::Io(_) => "io",
+            Failure::Corrupt(_) | Failure::Panicked(_) => "corrupt",
+            Failure::Encrypted(_) => "encrypted",
+        }
+    }
 }
 
 impl fmt::Display for Failure {
@@ -103,30 +133,117 @@ fn run(args: Vec<OsString>) -> Result<(), Failure> {
             .map_err(|e| Failure::Io(format!("cannot duplicate standard output: {e}")))?,
     );
     redirect_stdout_to_stderr()?;
-    let mut file = File::open(&args.path)
+    let file = File::open(&args.path)
         .map_err(|e| Failure::Io(format!("cannot open {}: {e}", args.path.display())))?;
     set_limits(&args).map_err(|e| Failure::Io(format!("cannot set resource limits: {e}")))?;
-    let mut data = Vec::new();
-    file.read_to_end(&mut data)
-        .map_err(|e| Failure::Io(format!("cannot read {}: {e}", args.path.display())))?;
-    drop(file);
-
     // The default hook would print a multi-line message; the payload says enough.
     panic::set_hook(Box::new(|_| {}));
-    let text = panic::catch_unwind(AssertUnwindSafe(|| pdf_text(&data, args.max_text_bytes)))
-        .map_err(|payload| {
-            let message = payload
-                .downcast_ref::<&str>()
-                .map(|s| (*s).to_owned())
-                .or_else(|| payload.downcast_ref::<String>().cloned())
-                .unwrap_or_else(|| "(no message)".to_owned());
-            Failure::Panicked(message)
-        })??;
-    drop(data);
+    let text = extract_file(file, &args.path, args.max_text_bytes)?;
     stdout
         .write_all(text.as_bytes())
         .and_then(|()| stdout.flush())
         .map_err(|e| Failure::Io(format!("cannot write the text: {e}")))
+}
+
+/// Reads `file` (at `path`) and extracts its text, catching panics.
+fn extract_file(mut file: File, path: &std::path::Path, max: usize) -> Result<String, Failure> {
+    let mut data = Vec::new();
+    file.read_to_end(&mut data)
+        .map_err(|e| Failure::Io(format!("cannot read {}: {e}", path.display())))?;
+    drop(file);
+    panic::catch_unwind(AssertUnwindSafe(|| pdf_text(&data, max))).map_err(|payload| {
+        let message = payload
+            .downcast_ref::<&str>()
+            .map(|s| (*s).to_owned())
+            .or_else(|| payload.downcast_ref::<String>().cloned())
+            .unwrap_or_else(|| "(no message)".to_owned());
+        Failure::Panicked(message)
+    })?
+}
+
+/// The worker: `args` are `[max_text_bytes, memory_bytes, cpu_seconds]`. Sets the limits once
+/// (the CPU limit moves on before each file: `cpu_seconds` more than used so far), then
+/// answers each request line (a path, `%` and line breaks percent-encoded) with
+/// `ok <n>\n` and `n` bytes of text, or one line `err <kind>: <detail>`; ends when standard
+/// input does.
+fn serve(args: Vec<OsString>) -> Result<(), Failure> {
+    let [max_text, memory, cpu]: [OsString; 3] =
+        args.try_into().map_err(|args: Vec<OsString>| {
+            Failure::Usage(format!("{} arguments after --serve", args.len()))
+        })?;
+    let args = Args::parse(vec![max_text, memory, cpu, OsString::new()])?;
+    let mut stdout = File::from(
+        io::stdout()
+            .as_fd()
+            .try_clone_to_owned()
+            .map_err(|e| Failure::Io(format!("cannot duplicate standard output: {e}")))?,
+    );
+    redirect_stdout_to_stderr()?;
+    set_limits(&args).map_err(|e| Failure::Io(format!("cannot set resource limits: {e}")))?;
+    panic::set_hook(Box::new(|_| {}));
+    let stdin = io::stdin();
+    let mut input = stdin.lock();
+    let mut line = Vec::new();
+    loop {
+        line.clear();
+        let n = input
+            .read_until(b'\n', &mut line)
+            .map_err(|e| Failure::Io(format!("cannot read a request: {e}")))?;
+        if n == 0 {
+            return Ok(());
+        }
+        if line.last() == Some(&b'\n') {
+            line.pop();
+        }
+        let path = PathBuf::from(std::ffi::OsString::from(
+            <std::ffi::OsStr as std::os::unix::ffi::OsStrExt>::from_bytes(&unescape(&line)),
+        ));
+        move_cpu_limit(args.cpu_seconds)
+            .map_err(|e| Failure::Io(format!("cannot set the CPU limit: {e}")))?;
+        let result = File::open(&path)
+            .map_err(|e| Failure::Io(format!("cannot open {}: {e}", path.display())))
+            .and_then(|file| extract_file(file, &path, args.max_text_bytes));
+        let written = match result {
+            Ok(text) => writeln!(stdout, "ok {}", text.len())
+                .and_then(|()| stdout.write_all(text.as_bytes())),
+            Err(failure) => writeln!(stdout, "err {}: {failure}", failure.kind()),
+        };
+        written
+            .and_then(|()| stdout.flush())
+            .map_err(|e| Failure::Io(format!("cannot write an answer: {e}")))?;
+    }
+}
+
+/// Percent-decodes a request line.
+fn unescape(line: &[u8]) -> Vec<u8> {
+    percent_encoding::percent_decode(line).collect()
+}
+
+/// Sets the soft CPU limit `seconds` beyond the CPU time used so far (the hard limit stays).
+fn move_cpu_limit(seconds: u64) -> io::Result<()> {
+    // SAFETY: getrusage and getrlimit write one struct each that we own; setrlimit reads one.
+    unsafe {
+        let mut usage: libc::rusage = std::mem::zeroed();
+        if libc::getrusage(libc::RUSAGE_SELF, &mut usage) != 0 {
+            return Err(io::Error::last_os_error());
+        }
+        let used = usage.ru_utime.tv_sec as u64 + usage.ru_stime.tv_sec as u64 + 1;
+        let mut current = libc::rlimit {
+            rlim_cur: 0,
+            rlim_max: 0,
+        };
+        if libc::getrlimit(libc::RLIMIT_CPU, &mut current) != 0 {
+            return Err(io::Error::last_os_error());
+        }
+        let wanted = libc::rlimit {
+            rlim_cur: ((used + seconds.max(1)) as libc::rlim_t).min(current.rlim_max),
+            rlim_max: current.rlim_max,
+        };
+        if libc::setrlimit(libc::RLIMIT_CPU, &wanted) != 0 {
+            return Err(io::Error::last_os_error());
+        }
+    }
+    Ok(())
 }
 
 /// Points file descriptor 1 at standard error, so that a stray print in a library cannot corrupt
@@ -165,15 +282,32 @@ fn set_limits(args: &Args) -> io::Result<()> {
         Ok(())
     };
     lower(libc::RLIMIT_AS, args.memory_bytes, args.memory_bytes)?;
-    let cpu = args.cpu_seconds.max(1);
-    lower(libc::RLIMIT_CPU, cpu, cpu + 1)?;
+    if !args.path.as_os_str().is_empty() {
+        let cpu = args.cpu_seconds.max(1);
+        lower(libc::RLIMIT_CPU, cpu, cpu + 1)?;
+    }
     lower(libc::RLIMIT_CORE, 0, 0)?;
     lower(libc::RLIMIT_NOFILE, 16, 16)?;
     Ok(())
 }
 
-/// The text of a PDF, at most `max` bytes of it: extraction stops once that much is there.
+/// [`pdf_text`] for `super::pdf_text_in_process`: the failure as its line `<kind>: <detail>`.
+pub(super) fn pdf_text_unisolated(data: &[u8], max: usize) -> Result<String, String> {
+    pdf_text(data, max).map_err(|f| format!("{}: {f}", f.kind()))
+}
+
+/// The text of a PDF, at most `max` bytes of it: arca's extractor, else pdf-extract.
 fn pdf_text(data: &[u8], max: usize) -> Result<String, Failure> {
+    // A panic of arca's extractor (a bug) falls back like any refusal.
+    match panic::catch_unwind(|| pdf::extract(data, max)) {
+        Ok(Ok(text)) => Ok(text),
+        Ok(Err(_)) | Err(_) => pdf_extract_text(data, max),
+    }
+}
+
+/// The text of a PDF by pdf-extract, at most `max` bytes of it: extraction stops once that
+/// much is there.
+fn pdf_extract_text(data: &[u8], max: usize) -> Result<String, Failure> {
     let doc = Document::load_mem(data).map_err(classify)?;
     // lopdf decrypts on load when the user password is empty; otherwise it leaves the document
     // empty (no objects) and pdf-extract would yield no text at all, not an error.

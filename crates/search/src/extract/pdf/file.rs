@@ -1,0 +1,583 @@
+//! A PDF file's structure: its cross-reference sections (tables and streams, with their
+//! `/Prev` chain), objects read lazily by number (from the file or from object streams), and
+//! stream data decoded (PDF 32000-1, 7.3.8, 7.4, 7.5).
+//!
+//! Only what text needs is ever read: images and font programs are never parsed or inflated.
+
+use std::cell::RefCell;
+use std::collections::{HashMap, HashSet};
+use std::io::Read;
+use std::rc::Rc;
+
+use super::syntax::{is_white, Dict, Lexer, Obj, Tok};
+use super::PdfError;
+
+/// Cross-reference sections followed through `/Prev` at most.
+const MAX_SECTIONS: usize = 256;
+/// Reference chains (`1 0 obj 2 0 R endobj`…) followed at most.
+const MAX_REF_CHAIN: usize = 32;
+
+/// Where an object is.
+#[derive(Debug, Clone, Copy)]
+enum Entry {
+    /// At this byte offset of the file.
+    Offset(usize),
+    /// The `index`th object of object stream `stream`.
+    InStream { stream: u32, index: u32 },
+}
+
+/// A parsed object stream: its decoded bytes and the offset of each object in it.
+struct ObjStream {
+    data: Rc<Vec<u8>>,
+    offsets: Vec<(u32, usize)>,
+}
+
+/// A PDF file opened for reading.
+pub struct File<'a> {
+    data: &'a [u8],
+    xref: HashMap<u32, Entry>,
+    /// The newest trailer.
+    pub trailer: Rc<Dict>,
+    objects: RefCell<HashMap<u32, Obj>>,
+    streams: RefCell<HashMap<u32, Rc<ObjStream>>>,
+}
+
+impl<'a> File<'a> {
+    /// Opens `data`: reads the cross-reference sections. An encrypted file is
+    /// [`PdfError::Unsupported`].
+    pub fn open(data: &'a [u8]) -> Result<Self, PdfError> {
+        if !data.starts_with(b"%PDF-") && find(&data[..data.len().min(1024)], b"%PDF-").is_none() {
+            return Err(PdfError::corrupt("no PDF header"));
+        }
+        let start = startxref(data)?;
+        let mut file = File {
+            data,
+            xref: HashMap::new(),
+            trailer: Rc::new(Dict::default()),
+            objects: RefCell::new(HashMap::new()),
+            streams: RefCell::new(HashMap::new()),
+        };
+        let mut seen = HashSet::new();
+        let mut next = Some(start);
+        let mut newest: Option<Rc<Dict>> = None;
+        while let Some(at) = next.take() {
+            if !seen.insert(at) || seen.len() > MAX_SECTIONS {
+                break;
+            }
+            let trailer = file.read_section(at)?;
+            if let Some(stm) = trailer.get(b"XRefStm").as_i64() {
+                let stm = usize::try_from(stm).map_err(|_| PdfError::corrupt("a bad /XRefStm"))?;
+                if seen.insert(stm) {
+                    file.read_section(stm)?;
+                }
+            }
+            next = trailer
+                .get(b"Prev")
+                .as_i64()
+                .and_then(|p| usize::try_from(p).ok());
+            newest.get_or_insert(trailer);
+        }
+        file.trailer = newest.ok_or_else(|| PdfError::corrupt("no trailer"))?;
+        if !matches!(file.trailer.get(b"Encrypt"), Obj::Null) {
+            return Err(PdfError::Unsupported("the file is encrypted".into()));
+        }
+        Ok(file)
+    }
+
+    /// Reads the cross-reference section at `at` (a table or a stream); entries already known
+    /// (from a newer section) are kept. Returns its trailer dictionary.
+    fn read_section(&mut self, at: usize) -> Result<Rc<Dict>, PdfError> {
+        let data = self.data;
+        if at >= data.len() {
+            return Err(PdfError::corrupt("startxref points past the end"));
+        }
+        let mut lx = Lexer::new(data, at);
+        lx.skip_white();
+        if data[lx.pos..].starts_with(b"xref") {
+            lx.pos += 4;
+            loop {
+                match lx.next_tok()? {
+                    Some(Tok::Keyword(b"trailer")) => break,
+                    Some(Tok::Int(first)) => {
+                        let Some(Tok::Int(count)) = lx.next_tok()? else {
+                            return Err(PdfError::corrupt("a bad xref subsection"));
+                        };
+                        for i in 0..count.max(0) {
+                            let (Some(Tok::Int(offset)), Some(Tok::Int(_gen)), Some(kind)) =
+                                (lx.next_tok()?, lx.next_tok()?, lx.next_tok()?)
+                            else {
+                                return Err(PdfError::corrupt("a bad xref entry"));
+                            };
+                            let Ok(num) = u32::try_from(first + i) else {
+                                continue;
+                            };
+                            if kind == Tok::Keyword(b"n") && offset > 0 {
+                                self.xref
+                                    .entry(num)
+                                    .or_insert(Entry::Offset(offset as usize));
+                            }
+                        }
+                    }
+                    _ => return Err(PdfError::corrupt("a bad xref table")),
+                }
+            }
+            return match lx.object()? {
+                Some(Obj::Dict(d)) => Ok(d),
+                _ => Err(PdfError::corrupt("a bad trailer")),
+            };
+        }
+        // A cross-reference stream.
+        let (_, obj) = parse_indirect(data, at, &|n| self.stream_length(n))?;
+        let Obj::Stream(dict, start, end) = obj else {
+            return Err(PdfError::corrupt(
+                "startxref points at neither a table nor a stream",
+            ));
+        };
+        if dict.get(b"Type").as_name() != Some(b"XRef") {
+            return Err(PdfError::corrupt("the xref stream is not /Type /XRef"));
+        }
+        let bytes = decode_stream(&dict, &data[start..end])?;
+        let w: Vec<usize> = match dict.get(b"W") {
+            Obj::Array(a) if a.len() == 3 => a
+                .iter()
+                .map(|o| {
+                    o.as_i64()
+                        .and_then(|v| usize::try_from(v).ok())
+                        .unwrap_or(0)
+                })
+                .collect(),
+            _ => return Err(PdfError::corrupt("a bad /W")),
+        };
+        if w.iter().any(|&x| x > 8) {
+            return Err(PdfError::corrupt("a bad /W"));
+        }
+        let size = dict.get(b"Size").as_i64().unwrap_or(0);
+        let index: Vec<i64> = match dict.get(b"Index") {
+            Obj::Array(a) => a.iter().filter_map(Obj::as_i64).collect(),
+            _ => vec![0, size],
+        };
+        let row = w[0] + w[1] + w[2];
+        if row == 0 {
+            return Err(PdfError::corrupt("a bad /W"));
+        }
+        let mut rows = bytes.chunks_exact(row);
+        for pair in index.chunks_exact(2) {
+            for i in 0..pair[1].max(0) {
+                let Some(r) = rows.next() else { break };
+                let field = |from: usize, len: usize| {
+                    r[from..from + len]
+                        .iter()
+                        .fold(0u64, |acc, &b| acc << 8 | u64::from(b))
+                };
+                let kind = if w[0] == 0 { 1 } else { field(0, w[0]) };
+                let (a, b) = (field(w[0], w[1]), field(w[0] + w[1], w[2]));
+                let Ok(num) = u32::try_from(pair[0] + i) else {
+                    continue;
+                };
+                let entry = match kind {
+                    1 if a > 0 => Entry::Offset(a as usize),
+                    2 => Entry::InStream {
+                        stream: a as u32,
+                        index: b as u32,
+                    },
+                    _ => continue,
+                };
+                self.xref.entry(num).or_insert(entry);
+            }
+        }
+        Ok(dict)
+    }
+
+    /// The `/Length` of a stream given by reference: the integer object `num`, if it sits at
+    /// an offset (a stream's length is never in an object stream).
+    fn stream_length(&self, num: u32) -> Option<i64> {
+        let Entry::Offset(at) = *self.xref.get(&num)? else {
+            return None;
+        };
+        let mut lx = Lexer::new(self.data, at);
+        let (Ok(Some(Tok::Int(_))), Ok(Some(Tok::Int(_))), Ok(Some(Tok::Keyword(b"obj")))) =
+            (lx.next_tok(), lx.next_tok(), lx.next_tok())
+        else {
+            return None;
+        };
+        match lx.next_tok() {
+            Ok(Some(Tok::Int(n))) => Some(n),
+            _ => None,
+        }
+    }
+
+    /// Object `num` (`Null` if it does not exist).
+    pub fn object(&self, num: u32) -> Result<Obj, PdfError> {
+        if let Some(o) = self.objects.borrow().get(&num) {
+            return Ok(o.clone());
+        }
+        let obj = match self.xref.get(&num) {
+            None => Obj::Null,
+            Some(&Entry::Offset(at)) => {
+                let (found, obj) = parse_indirect(self.data, at, &|n| self.stream_length(n))?;
+                if found != num {
+                    return Err(PdfError::corrupt(format!(
+                        "the xref says object {num} is at {at}, but object {found} is there"
+                    )));
+                }
+                obj
+            }
+            Some(&Entry::InStream { stream, index }) => self.in_stream(stream, index, num)?,
+        };
+        self.objects.borrow_mut().insert(num, obj.clone());
+        Ok(obj)
+    }
+
+    fn in_stream(&self, stream: u32, index: u32, num: u32) -> Result<Obj, PdfError> {
+        let os = self.object_stream(stream)?;
+        let at = match os.offsets.get(index as usize) {
+            Some(&(n, at)) if n == num => at,
+            _ => match os.offsets.iter().find(|(n, _)| *n == num) {
+                Some(&(_, at)) => at,
+                None => return Ok(Obj::Null),
+            },
+        };
+        let mut lx = Lexer::new(&os.data, at);
+        Ok(lx.object()?.unwrap_or(Obj::Null))
+    }
+
+    fn object_stream(&self, stream: u32) -> Result<Rc<ObjStream>, PdfError> {
+        if let Some(os) = self.streams.borrow().get(&stream) {
+            return Ok(os.clone());
+        }
+        let Some(&Entry::Offset(_)) = self.xref.get(&stream) else {
+            return Err(PdfError::corrupt(
+                "an object stream inside an object stream",
+            ));
+        };
+        let Obj::Stream(dict, start, end) = self.object(stream)? else {
+            return Err(PdfError::corrupt("an object stream is not a stream"));
+        };
+        let data = decode_stream(&dict, &self.data[start..end])?;
+        let n = dict.get(b"N").as_i64().unwrap_or(0).max(0) as usize;
+        let first = dict.get(b"First").as_i64().unwrap_or(0).max(0) as usize;
+        let mut lx = Lexer::new(&data, 0);
+        let mut offsets = Vec::with_capacity(n.min(100_000));
+        for _ in 0..n {
+            match (lx.next_tok()?, lx.next_tok()?) {
+                (Some(Tok::Int(num)), Some(Tok::Int(off))) if num >= 0 && off >= 0 => {
+                    offsets.push((num as u32, first + off as usize));
+                }
+                _ => break,
+            }
+        }
+        let os = Rc::new(ObjStream {
+            data: Rc::new(data),
+            offsets,
+        });
+        self.streams.borrow_mut().insert(stream, os.clone());
+        Ok(os)
+    }
+
+    /// `obj` with references followed.
+    pub fn resolve(&self, obj: &Obj) -> Result<Obj, PdfError> {
+        let mut obj = obj.clone();
+        for _ in 0..MAX_REF_CHAIN {
+            match obj {
+                Obj::Ref(num, _) => obj = self.object(num)?,
+                other => return Ok(other),
+            }
+        }
+        Err(PdfError::corrupt("references chain too long"))
+    }
+
+    /// `dict[key]` with references followed.
+    pub fn get(&self, dict: &Dict, key: &[u8]) -> Result<Obj, PdfError> {
+        match dict.get(key) {
+            r @ Obj::Ref(..) => self.resolve(r),
+            other => Ok(other.clone()),
+        }
+    }
+
+    /// A stream's data, decoded (`Null` or a non-stream give an error).
+    pub fn stream_data(&self, obj: &Obj) -> Result<Vec<u8>, PdfError> {
+        match self.resolve(obj)? {
+            Obj::Stream(dict, start, end) => decode_stream(&dict, &self.data[start..end]),
+            _ => Err(PdfError::corrupt("expected a stream")),
+        }
+    }
+}
+
+/// The offset `startxref` names.
+fn startxref(data: &[u8]) -> Result<usize, PdfError> {
+    let tail = &data[data.len().saturating_sub(2048)..];
+    let at = rfind(tail, b"startxref").ok_or_else(|| PdfError::corrupt("no startxref"))?;
+    let mut lx = Lexer::new(tail, at + 9);
+    match lx.next_tok()? {
+        Some(Tok::Int(n)) if n >= 0 => Ok(n as usize),
+        _ => Err(PdfError::corrupt("a bad startxref")),
+    }
+}
+
+/// Parses `num gen obj <object> [stream…endstream]` at `at`; `length` resolves an indirect
+/// `/Length`.
+fn parse_indirect(
+    data: &[u8],
+    at: usize,
+    length: &dyn Fn(u32) -> Option<i64>,
+) -> Result<(u32, Obj), PdfError> {
+    let mut lx = Lexer::new(data, at);
+    let num = match (lx.next_tok()?, lx.next_tok()?, lx.next_tok()?) {
+        (Some(Tok::Int(num)), Some(Tok::Int(_)), Some(Tok::Keyword(b"obj"))) => num,
+        _ => return Err(PdfError::corrupt(format!("no object at offset {at}"))),
+    };
+    let num = u32::try_from(num).map_err(|_| PdfError::corrupt("a bad object number"))?;
+    let obj = lx.object()?.unwrap_or(Obj::Null);
+    let Obj::Dict(dict) = obj else {
+        return Ok((num, obj));
+    };
+    if !matches!(lx.next_tok()?, Some(Tok::Keyword(b"stream"))) {
+        return Ok((num, Obj::Dict(dict)));
+    }
+    // The data starts after the end of line that follows `stream`.
+    let mut start = lx.pos;
+    if data.get(start) == Some(&b'\r') {
+        start += 1;
+    }
+    if data.get(start) == Some(&b'\n') {
+        start += 1;
+    }
+    let declared = match dict.get(b"Length") {
+        Obj::Int(n) => Some(*n),
+        Obj::Ref(n, _) => length(*n),
+        _ => None,
+    };
+    let ends_well = |end: usize| {
+        let mut p = end;
+        while p < data.len() && is_white(data[p]) {
+            p += 1;
+        }
+        data[p.min(data.len())..].starts_with(b"endstream")
+    };
+    let end = match declared.and_then(|n| usize::try_from(n).ok()) {
+        Some(n) if start + n <= data.len() && ends_well(start + n) => start + n,
+        // A wrong or missing length: the data runs to `endstream`.
+        _ => {
+            let rel = find(&data[start..], b"endstream")
+                .ok_or_else(|| PdfError::corrupt("a stream without endstream"))?;
+            let mut end = start + rel;
+            if end > start && data[end - 1] == b'\n' {
+                end -= 1;
+            }
+            if end > start && data[end - 1] == b'\r' {
+                end -= 1;
+            }
+            end
+        }
+    };
+    Ok((num, Obj::Stream(dict, start, end)))
+}
+
+/// A stream's data through its filters.
+pub fn decode_stream(dict: &Dict, raw: &[u8]) -> Result<Vec<u8>, PdfError> {
+    let filters: Vec<&[u8]> = match dict.get(b"Filter") {
+        Obj::Null => return Ok(raw.to_vec()),
+        Obj::Name(n) => vec![n],
+        Obj::Array(a) => a.iter().filter_map(Obj::as_name).collect(),
+        _ => return Err(PdfError::corrupt("a bad /Filter")),
+    };
+    let params: Vec<Option<&Dict>> = match dict.get(b"DecodeParms") {
+        Obj::Dict(d) => vec![Some(d)],
+        Obj::Array(a) => a.iter().map(|o| o.as_dict().map(|d| &**d)).collect(),
+        _ => Vec::new(),
+    };
+    let mut data = raw.to_vec();
+    for (i, filter) in filters.iter().enumerate() {
+        let param = params.get(i).copied().flatten();
+        data = match *filter {
+            b"FlateDecode" | b"Fl" => predict(inflate(&data)?, param)?,
+            b"ASCIIHexDecode" | b"AHx" => ascii_hex(&data)?,
+            b"ASCII85Decode" | b"A85" => ascii85(&data)?,
+            other => {
+                return Err(PdfError::Unsupported(format!(
+                    "the filter {}",
+                    String::from_utf8_lossy(other)
+                )))
+            }
+        };
+    }
+    Ok(data)
+}
+
+/// zlib data, inflated; data cut short yields what was inflated before the cut.
+fn inflate(data: &[u8]) -> Result<Vec<u8>, PdfError> {
+    let mut out = Vec::with_capacity(data.len() * 4);
+    let mut z = flate2::read::ZlibDecoder::new(data);
+    match z.read_to_end(&mut out) {
+        Ok(_) => Ok(out),
+        // `read_to_end` reports a failed allocation instead of aborting: a zlib bomb has hit
+        // the worker's address-space limit. Fail as any other allocation does (the worker
+        // dies with "memory allocation of N bytes failed", which the parent reports).
+        Err(e) if e.kind() == std::io::ErrorKind::OutOfMemory => {
+            let wanted = out.capacity().saturating_mul(2).max(1);
+            std::alloc::handle_alloc_error(
+                std::alloc::Layout::array::<u8>(wanted).unwrap_or(std::alloc::Layout::new::<u8>()),
+            )
+        }
+        Err(_) if !out.is_empty() => Ok(out),
+        Err(e) => {
+            // Some writers omit the zlib header: try raw deflate.
+            out.clear();
+            match flate2::read::DeflateDecoder::new(data).read_to_end(&mut out) {
+                Ok(_) => Ok(out),
+                Err(_) if !out.is_empty() => Ok(out),
+                Err(_) => Err(PdfError::corrupt(format!("cannot inflate a stream: {e}"))),
+            }
+        }
+    }
+}
+
+/// Undoes a PNG predictor (`/Predictor` ≥ 10); TIFF's (2) is unsupported.
+fn predict(data: Vec<u8>, params: Option<&Dict>) -> Result<Vec<u8>, PdfError> {
+    let Some(p) = params else { return Ok(data) };
+    let predictor = p.get(b"Predictor").as_i64().unwrap_or(1);
+    if predictor < 2 {
+        return Ok(data);
+    }
+    if predictor == 2 {
+        return Err(PdfError::Unsupported("the TIFF predictor".into()));
+    }
+    let colors = p.get(b"Colors").as_i64().unwrap_or(1).clamp(1, 32) as usize;
+    let bits = p
+        .get(b"BitsPerComponent")
+        .as_i64()
+        .unwrap_or(8)
+        .clamp(1, 16) as usize;
+    let columns = p.get(b"Columns").as_i64().unwrap_or(1).clamp(1, 1 << 20) as usize;
+    let bpp = (colors * bits).div_ceil(8).max(1);
+    let row = (colors * bits * columns).div_ceil(8);
+    let mut out = Vec::with_capacity(data.len());
+    let mut prev = vec![0u8; row];
+    for chunk in data.chunks(row + 1) {
+        if chunk.len() < 2 {
+            break;
+        }
+        let kind = chunk[0];
+        let mut cur = chunk[1..].to_vec();
+        cur.resize(row, 0);
+        for i in 0..row {
+            let left = if i >= bpp { cur[i - bpp] } else { 0 };
+            let up = prev[i];
+            let up_left = if i >= bpp { prev[i - bpp] } else { 0 };
+            cur[i] = cur[i].wrapping_add(match kind {
+                0 => 0,
+                1 => left,
+                2 => up,
+                3 => ((u16::from(left) + u16::from(up)) / 2) as u8,
+                4 => paeth(left, up, up_left),
+                _ => return Err(PdfError::corrupt("a bad PNG predictor row")),
+            });
+        }
+        out.extend_from_slice(&cur);
+        prev = cur;
+    }
+    Ok(out)
+}
+
+fn paeth(a: u8, b: u8, c: u8) -> u8 {
+    let p = i16::from(a) + i16::from(b) - i16::from(c);
+    let (pa, pb, pc) = (
+        (p - i16::from(a)).abs(),
+        (p - i16::from(b)).abs(),
+        (p - i16::from(c)).abs(),
+    );
+    if pa <= pb && pa <= pc {
+        a
+    } else if pb <= pc {
+        b
+    } else {
+        c
+    }
+}
+
+fn ascii_hex(data: &[u8]) -> Result<Vec<u8>, PdfError> {
+    let mut out = Vec::with_capacity(data.len() / 2);
+    let mut high: Option<u8> = None;
+    for &c in data {
+        if c == b'>' {
+            break;
+        }
+        let v = match c {
+            b'0'..=b'9' => c - b'0',
+            b'a'..=b'f' => c - b'a' + 10,
+            b'A'..=b'F' => c - b'A' + 10,
+            _ if is_white(c) => continue,
+            _ => return Err(PdfError::corrupt("bad ASCIIHex data")),
+        };
+        match high.take() {
+            Some(h) => out.push(h << 4 | v),
+            None => high = Some(v),
+        }
+    }
+    if let Some(h) = high {
+        out.push(h << 4);
+    }
+    Ok(out)
+}
+
+fn ascii85(data: &[u8]) -> Result<Vec<u8>, PdfError> {
+    let mut out = Vec::with_capacity(data.len() * 4 / 5);
+    let mut group = [0u8; 5];
+    let mut n = 0;
+    let data = data.strip_prefix(b"<~").unwrap_or(data);
+    for &c in data {
+        match c {
+            b'~' => break,
+            b'z' if n == 0 => out.extend_from_slice(&[0; 4]),
+            b'!'..=b'u' => {
+                group[n] = c - b'!';
+                n += 1;
+                if n == 5 {
+                    let v = group.iter().fold(0u64, |acc, &d| acc * 85 + u64::from(d));
+                    out.extend_from_slice(&(v as u32).to_be_bytes());
+                    n = 0;
+                }
+            }
+            _ if is_white(c) => {}
+            _ => return Err(PdfError::corrupt("bad ASCII85 data")),
+        }
+    }
+    if n > 1 {
+        for d in group.iter_mut().skip(n) {
+            *d = 84;
+        }
+        let v = group.iter().fold(0u64, |acc, &d| acc * 85 + u64::from(d));
+        out.extend_from_slice(&(v as u32).to_be_bytes()[..n - 1]);
+    }
+    Ok(out)
+}
+
+/// The first position of `needle` in `hay`.
+pub fn find(hay: &[u8], needle: &[u8]) -> Option<usize> {
+    hay.windows(needle.len()).position(|w| w == needle)
+}
+
+fn rfind(hay: &[u8], needle: &[u8]) -> Option<usize> {
+    hay.windows(needle.len()).rposition(|w| w == needle)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ascii_filters() {
+        assert_eq!(ascii_hex(b"48 65 6c 6C6>").unwrap(), b"Hell`");
+        assert_eq!(ascii85(b"<~87cURD]i,\"Ebo80~>").unwrap(), b"Hello World!");
+    }
+
+    #[test]
+    fn png_up_predictor() {
+        let params = Dict(vec![
+            (b"Predictor".to_vec(), Obj::Int(12)),
+            (b"Columns".to_vec(), Obj::Int(2)),
+        ]);
+        let data = vec![2, 1, 2, 2, 1, 1];
+        assert_eq!(predict(data, Some(&params)).unwrap(), vec![1, 2, 2, 3]);
+    }
+}
