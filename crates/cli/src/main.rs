@@ -240,7 +240,7 @@ async fn rebuild(args: RebuildArgs) -> anyhow::Result<()> {
     bar.finish();
     println!(
         "rebuilt the catalog from {}: {} objects, {} resources, {} failed",
-        config.ocfl_root().display(),
+        arca_server::root_description(&config),
         stats.objects,
         stats.resources,
         stats.failed

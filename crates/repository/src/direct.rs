@@ -101,8 +101,13 @@ impl Repository {
         created: arca_model::Timestamp,
     ) -> Result<Vec<ResourceRecord>> {
         // A change a stopped node left on one of these objects goes first; a plan made
-        // before it was finished may be stale, and is not used.
-        let objects: Vec<String> = plans.iter().map(|p| p.ocfl_id.clone()).collect();
+        // before it was finished may be stale, and is not used. (Plans of existing objects
+        // usually read them after recovering them already.)
+        let objects: Vec<String> = plans
+            .iter()
+            .filter(|p| !p.recovered)
+            .map(|p| p.ocfl_id.clone())
+            .collect();
         if self.recover_objects(&objects).await? {
             discard_uploads(plans);
             return Err(Error::Unavailable(

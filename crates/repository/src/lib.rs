@@ -160,6 +160,9 @@ struct ObjectPlan {
     algorithm: DigestAlgorithm,
     changes: Vec<Change>,
     resources: Vec<ResourcePlan>,
+    /// `current` was read after the changes stopped nodes left on the object were
+    /// recovered (without a journal; see `direct`).
+    recovered: bool,
 }
 
 /// Planned changes prepared in memory ([`Repository::stage_all`]).
@@ -1002,12 +1005,26 @@ impl Repository {
             return self.new_plan(ocfl_id.to_string(), current);
         }
         self.settled(ocfl_id).await?;
-        let current = self.ocfl.read_object(ocfl_id)?.ok_or_else(|| {
+        // Without a journal, a change a stopped node left on the object is finished or
+        // undone before the object is read.
+        let recovered = matches!(self.durability, Durability::Direct(_));
+        if recovered {
+            self.recover_objects(&[ocfl_id.to_string()]).await?;
+        }
+        let current = {
+            let (ocfl, id) = (self.ocfl.clone(), ocfl_id.to_string());
+            tokio::task::spawn_blocking(move || ocfl.read_object(&id))
+                .await
+                .map_err(|e| Error::Io(std::io::Error::other(e)))??
+        };
+        let current = current.ok_or_else(|| {
             Error::Storage(arca_ocfl::Error::Invalid(format!(
                 "the catalog knows object {ocfl_id} but storage does not"
             )))
         })?;
-        self.new_plan(ocfl_id.to_string(), Some(current))
+        let mut plan = self.new_plan(ocfl_id.to_string(), Some(current))?;
+        plan.recovered = recovered;
+        Ok(plan)
     }
 
     /// An empty plan for object `ocfl_id` in state `current` (`None`: a new object), with
@@ -1024,6 +1041,7 @@ impl Repository {
             algorithm,
             changes: Vec::new(),
             resources: Vec::new(),
+            recovered: false,
         })
     }
 

@@ -112,6 +112,24 @@ pub async fn open_repository(
     Ok((repo, catalog))
 }
 
+/// Where `config` puts the OCFL storage root, for messages: its directory, or its bucket,
+/// prefix and endpoint.
+pub fn root_description(config: &Config) -> String {
+    match &config.storage.s3 {
+        None => config.ocfl_root().display().to_string(),
+        Some(s3) => format!(
+            "bucket {:?}{} at {}",
+            s3.bucket,
+            if s3.prefix.is_empty() {
+                String::new()
+            } else {
+                format!(", prefix {:?}", s3.prefix)
+            },
+            s3.endpoint.as_deref().unwrap_or("Amazon S3")
+        ),
+    }
+}
+
 /// Opens (or creates) the OCFL storage root `config` names: `ocfl-root/` in the data
 /// directory, or the `[storage.s3]` bucket (credentials from `AWS_ACCESS_KEY_ID` and
 /// `AWS_SECRET_ACCESS_KEY`), which is reached at once, so wrong credentials, a missing
@@ -133,16 +151,7 @@ pub fn open_root(config: &Config) -> anyhow::Result<OcflRoot> {
                         .as_deref()
                         .is_some_and(|e| e.starts_with("http://")),
                 };
-                let place = format!(
-                    "bucket {:?}{} at {}",
-                    s3.bucket,
-                    if s3.prefix.is_empty() {
-                        String::new()
-                    } else {
-                        format!(", prefix {:?}", s3.prefix)
-                    },
-                    s3.endpoint.as_deref().unwrap_or("Amazon S3")
-                );
+                let place = root_description(config);
                 let store = arca_storage::S3Storage::open(settings)
                     .with_context(|| format!("cannot open the OCFL root in S3 ({place})"))?;
                 OcflRoot::open(Arc::new(store), &config.staging())
