@@ -422,7 +422,15 @@ async fn a_node_killed_mid_write_leaves_every_acknowledged_write_whole_and_nothi
             }
         }));
     }
-    tokio::time::sleep(Duration::from_millis(1500)).await;
+    // The kill comes once writes flow (a loaded machine may take a while to get there),
+    // while every writer is somewhere in its next write.
+    let started = std::time::Instant::now();
+    while outcomes.lock().unwrap().iter().filter(|o| o.2).count() < 12
+        && started.elapsed() < Duration::from_secs(30)
+    {
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    tokio::time::sleep(Duration::from_millis(200)).await;
     let first_log = arca.kill_and_join(&stop, writers).await;
 
     let arca = serve(&data, &env);
