@@ -772,6 +772,12 @@ async fn apply_ops_inner(conn: &mut PgConnection, ops: Vec<CatalogOp>) -> Result
                 .await?;
                 last = Some(seq);
             }
+            CatalogOp::TxObjectsCommitted { tx, ocfl_ids } => {
+                transactions::forget_objects(&mut *conn, &tx, &ocfl_ids).await?
+            }
+            CatalogOp::TxOpsCommitted { tx, through } => {
+                transactions::forget_ops(&mut *conn, &tx, through).await?
+            }
         }
     }
     Ok(last)

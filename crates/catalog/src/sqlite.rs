@@ -645,6 +645,14 @@ impl SqliteCatalog {
                     ])?;
                     last = Some(tx.last_insert_rowid());
                 }
+                CatalogOp::TxObjectsCommitted {
+                    tx: transaction,
+                    ocfl_ids,
+                } => transactions::forget_objects(tx, &transaction, &ocfl_ids)?,
+                CatalogOp::TxOpsCommitted {
+                    tx: transaction,
+                    through,
+                } => transactions::forget_ops(tx, &transaction, through)?,
             }
         }
         Ok(last)

@@ -51,7 +51,9 @@ pub use error::{Constraint, Error, Result};
 pub use external::{AllowList, CheckedUrl, ExternalHandling, ExternalLocation};
 pub use fixity::{digest_file, FixityCheck, FixityReport};
 pub use index::{rows_from_object, ObjectRows, RebuildStats};
-pub use transactions::{TxInfo, DEFAULT_TIMEOUT as DEFAULT_TRANSACTION_TIMEOUT};
+pub use transactions::{
+    TxInfo, COMMIT_PAGE_OBJECTS, DEFAULT_TIMEOUT as DEFAULT_TRANSACTION_TIMEOUT,
+};
 
 /// Header logical path of an object's root resource.
 const ROOT_HEADER: &str = ".fcrepo/fcr-root.json";
@@ -185,9 +187,19 @@ impl Repository {
             phases,
         };
         // Crash recovery: everything journaled is written again, everything else staged
-        // was never acknowledged and goes.
+        // was never acknowledged and goes — except the uploads of decided transaction
+        // commits, which their roll forward (below) publishes.
         let mut touched = repo.ocfl.replay_all(&records)?;
-        repo.ocfl.clear_staging()?;
+        let decided: std::collections::HashSet<PathBuf> = repo
+            .catalog
+            .tx_decided_uploads()
+            .await?
+            .into_iter()
+            .map(PathBuf::from)
+            .collect();
+        repo.ocfl
+            .clear_staging_keeping(|upload| decided.contains(upload))?;
+        drop(decided);
         if !records.is_empty() {
             tracing::warn!(
                 records = records.len(),
@@ -234,6 +246,8 @@ impl Repository {
             }
             _ => return Ok(repo),
         }
+        // With storage and catalog agreeing again: decided commits are completed.
+        repo.finish_interrupted_commits().await?;
         repo.ensure_root().await?;
         Ok(repo)
     }
