@@ -382,15 +382,16 @@ impl Repository {
     /// Writes one page of a decided commit: a plan per object (its files and records as
     /// staged, against the object as storage has it now), all through `execute`, whose
     /// catalog transaction also forgets the page's staged rows. Objects whose head already
-    /// holds every staged file (written before a crash) are only forgotten. Returns an
-    /// object of the page being published, if any.
+    /// holds every staged file (written before a crash) are not written again: their rows
+    /// are derived from storage, and what was staged for them forgotten. Returns an object
+    /// of the page being published, if any.
     async fn commit_page(&self, id: &str, page: Vec<TxObjectStage>) -> Result<Option<String>> {
         let ocfl_ids: Vec<String> = page.iter().map(|o| o.object.ocfl_id.clone()).collect();
         let refs: Vec<&str> = ocfl_ids.iter().map(String::as_str).collect();
         let _locks = self.catalog.lock_objects(&refs, &[]).await?;
         let mut plans = Vec::with_capacity(page.len());
         let mut written_before = Vec::new();
-        let mut skipped = 0;
+        let mut skipped = Vec::new();
         for staged in page {
             let ocfl_id = staged.object.ocfl_id;
             // Nobody else may have changed the object: the transaction owns it.
@@ -398,7 +399,7 @@ impl Repository {
             let current = self.ocfl.read_object(&ocfl_id)?;
             if let Some(state) = &current {
                 if holds_staged(state, &staged.files)? {
-                    skipped += 1;
+                    skipped.push(ocfl_id);
                     written_before.extend(staged.files.into_iter().filter_map(
                         |f| match f.content {
                             Some(TxContent::Upload { path, .. }) => Some(path),
@@ -436,6 +437,14 @@ impl Repository {
                 .collect();
             plans.push(plan);
         }
+        if !skipped.is_empty() {
+            tracing::info!(transaction = %id, objects = skipped.len(), "objects of an interrupted commit were in storage already; not written again");
+        }
+        // Their rows as storage has them (the journal's replay re-derived them already,
+        // unless the catalog lost them since), before what was staged for them goes.
+        for ocfl_id in &skipped {
+            self.reindex_object(ocfl_id).await?;
+        }
         let forget = CatalogOp::TxObjectsCommitted {
             tx: id.to_string(),
             ocfl_ids,
@@ -445,9 +454,6 @@ impl Repository {
             self.catalog.apply(vec![forget]).await?;
         } else {
             self.execute(plans, vec![forget]).await?;
-        }
-        if skipped > 0 {
-            tracing::info!(transaction = %id, objects = skipped, "objects of an interrupted commit were in storage already; not written again");
         }
         // Their content is in the root: what is left of the uploads is a spare name.
         delete_uploads(written_before);

@@ -2,7 +2,8 @@
 //! is committed or rolled back keeps nothing and is told so; a commit of many pages writes
 //! every object once; one found wanting before its decision leaves nothing and names the
 //! object; one interrupted after its decision is completed at the next start (its binary
-//! uploads kept for it), one interrupted before is failed; one commit runs at a time, and
+//! uploads kept for it), objects it wrote before the interruption are not written again,
+//! one interrupted before is failed; one commit runs at a time, and
 //! on a catalog that nodes share, no node rolls forward a commit that a live node runs.
 
 use std::sync::Arc;
@@ -460,4 +461,59 @@ async fn a_node_never_rolls_forward_a_commit_that_a_live_node_runs() {
         Some(TxStatus::Ended(TxEnd::Committed))
     );
     b.shutdown().await.unwrap();
+}
+
+/// A decided commit whose objects are in storage already — as the journal's replay leaves
+/// a page that was journaled before a crash, while the catalog still holds what was staged
+/// for it — completes without writing them again: one version each, their rows from
+/// storage, one change-log entry per resource.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn objects_written_before_an_interruption_are_not_written_again() {
+    let dir = tempfile::tempdir().unwrap();
+    let repo = with_parent(dir.path()).await;
+    repo.published().await;
+    let tx = stage_many(&repo, 3).await;
+    let catalog = repo.catalog();
+    assert!(catalog.tx_close(&tx).await.unwrap());
+    assert!(catalog.tx_decide(&tx).await.unwrap());
+    // Every staged object written into storage behind the kernel's back, file for file.
+    let staged = catalog.tx_staged(&tx, None, 100).await.unwrap();
+    assert_eq!(staged.len(), 5, "3 containers, the binary, kept");
+    for object in staged {
+        let current = repo.ocfl().read_object(&object.object.ocfl_id).unwrap();
+        let changes = object
+            .files
+            .into_iter()
+            .map(|f| Change {
+                logical_path: f.logical_path,
+                content: f.content.map(|c| match c {
+                    arca_catalog::TxContent::Bytes(b) => Content::Bytes(b),
+                    arca_catalog::TxContent::Upload { path, digest } => Content::File {
+                        path: path.into(),
+                        digest,
+                    },
+                }),
+            })
+            .collect();
+        let version = repo
+            .ocfl()
+            .stage(
+                &object.object.ocfl_id,
+                current.as_ref(),
+                changes,
+                VersionInfo {
+                    created: "2026-01-01T00:00:00Z".into(),
+                    message: "replayed".into(),
+                    user_name: "u".into(),
+                    user_address: "urn:u".into(),
+                },
+                HeadMode::NewVersion,
+            )
+            .unwrap();
+        repo.ocfl().publish(&version).unwrap();
+    }
+    assert!(repo.lookup(&id("p/c000")).await.unwrap().is_none());
+    repo.commit_transaction(&tx).await.unwrap();
+    assert_all_committed(&repo, dir.path(), &tx, 3).await;
+    repo.shutdown().await.unwrap();
 }
