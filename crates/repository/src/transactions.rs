@@ -65,7 +65,7 @@ const COMMIT_PAGE_OPS: usize = 1000;
 /// Pages of a commit whose versions may wait to be published while the next one is
 /// planned (the commit waits for the oldest beyond that), so that a slow publisher keeps
 /// no more than that in memory.
-const PAGES_IN_FLIGHT: usize = 2;
+const PAGES_IN_FLIGHT: usize = 4;
 
 /// Test setting: objects per commit page instead of [`COMMIT_PAGE_OBJECTS`], so that tests
 /// commit many pages with few resources. Never set in use.
