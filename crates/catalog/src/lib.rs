@@ -25,7 +25,8 @@ pub use postgres::{
 };
 pub use sqlite::SqliteCatalog;
 pub use transactions::{
-    TransactionStore, TxContent, TxEnd, TxFile, TxObject, TxRefusal, TxResource, TxStage, TxStatus,
+    TransactionStore, TxContent, TxEnd, TxFile, TxObject, TxObjectStage, TxRefusal, TxResource,
+    TxStage, TxStatus, CLOSING, COMMITTING,
 };
 
 /// Errors of the catalog.
@@ -297,6 +298,23 @@ pub enum CatalogOp {
         op: String,
         /// Only this object's row.
         object: Option<String>,
+    },
+    /// Forgets what transaction `tx` staged for the OCFL objects `ocfl_ids` (their files and
+    /// records; the objects stay claimed until the transaction ends): the part of its
+    /// commit that the same list of operations writes.
+    TxObjectsCommitted {
+        /// The transaction.
+        tx: String,
+        /// The objects.
+        ocfl_ids: Vec<String>,
+    },
+    /// Forgets the catalog operations transaction `tx` kept, up to sequence number
+    /// `through` ([`TransactionStore::tx_ops`]): the same list of operations applies them.
+    TxOpsCommitted {
+        /// The transaction.
+        tx: String,
+        /// The last sequence number applied.
+        through: i64,
     },
 }
 

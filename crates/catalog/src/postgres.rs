@@ -816,6 +816,12 @@ async fn apply_ops_inner(conn: &mut PgConnection, ops: Vec<CatalogOp>) -> Result
                 .execute(&mut *conn)
                 .await?;
             }
+            CatalogOp::TxObjectsCommitted { tx, ocfl_ids } => {
+                transactions::forget_objects(&mut *conn, &tx, &ocfl_ids).await?
+            }
+            CatalogOp::TxOpsCommitted { tx, through } => {
+                transactions::forget_ops(&mut *conn, &tx, through).await?
+            }
         }
     }
     Ok(last)

@@ -705,6 +705,14 @@ impl SqliteCatalog {
                             .execute(params![op])?;
                     }
                 },
+                CatalogOp::TxObjectsCommitted {
+                    tx: transaction,
+                    ocfl_ids,
+                } => transactions::forget_objects(tx, &transaction, &ocfl_ids)?,
+                CatalogOp::TxOpsCommitted {
+                    tx: transaction,
+                    through,
+                } => transactions::forget_ops(tx, &transaction, through)?,
             }
         }
         Ok(last)

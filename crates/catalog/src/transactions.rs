@@ -6,6 +6,15 @@
 //! a transaction of any size costs the server no memory until it commits, and any node
 //! sharing the catalog can serve its requests.
 //!
+//! A commit goes through two states before it ends: [`TxStatus::Closing`] (nothing more
+//! can be staged; the kernel checks what was staged; not decided, so a crash fails it) and
+//! [`TxStatus::Committing`] (decided, durably: the kernel runs the staged objects through
+//! the write path in pages, each page forgetting its staged rows in the catalog
+//! transaction that writes its resources ([`CatalogOp::TxObjectsCommitted`]), then the
+//! kept change-log entries in pages ([`CatalogOp::TxOpsCommitted`]); a crash is followed by
+//! a roll forward, never a roll back). The objects stay claimed until the transaction
+//! ends.
+//!
 //! This state is not derived from storage: a catalog rebuild keeps it, and the kernel rolls
 //! back every transaction it finds open when it starts (an acknowledged write inside an
 //! open transaction is not a durable promise; its commit is).
@@ -29,6 +38,16 @@ pub enum TxEnd {
 }
 
 impl TxEnd {
+    /// The state a transaction ends from this way: open (`None`) for a rollback or an
+    /// expiry, [`CLOSING`] for a failed commit, [`COMMITTING`] for a commit.
+    pub fn ends_from(self) -> Option<&'static str> {
+        match self {
+            Self::RolledBack | Self::Expired => None,
+            Self::Failed => Some(CLOSING),
+            Self::Committed => Some(COMMITTING),
+        }
+    }
+
     /// Name stored in the catalog.
     pub fn as_str(self) -> &'static str {
         match self {
@@ -51,6 +70,11 @@ impl TxEnd {
     }
 }
 
+/// What the catalog stores for a transaction whose commit has begun and is not decided.
+pub const CLOSING: &str = "closing";
+/// What the catalog stores for a transaction whose commit is decided and not finished.
+pub const COMMITTING: &str = "committing";
+
 /// Where a transaction stands.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum TxStatus {
@@ -59,8 +83,31 @@ pub enum TxStatus {
         /// Expiry, milliseconds since the epoch.
         expires: i64,
     },
+    /// Its commit has begun: nothing more can be staged, and what was staged is being
+    /// checked. Not decided: if the commit stops here, it fails and nothing of it stays.
+    Closing,
+    /// Its commit is decided (durably) and not finished: it completes, after a crash by a
+    /// roll forward.
+    Committing,
     /// Finished.
     Ended(TxEnd),
+}
+
+impl TxStatus {
+    /// The status stored as `ended` (NULL while open) with expiry `expires`.
+    pub(crate) fn from_stored(tx: &str, expires: i64, ended: Option<&str>) -> crate::Result<Self> {
+        Ok(match ended {
+            None => Self::Open { expires },
+            Some(CLOSING) => Self::Closing,
+            Some(COMMITTING) => Self::Committing,
+            Some(e) => TxEnd::parse(e)
+                .map(Self::Ended)
+                .ok_or_else(|| crate::Error::Corrupt {
+                    id: tx.to_string(),
+                    message: format!("unknown transaction state {e:?}"),
+                })?,
+        })
+    }
 }
 
 /// An OCFL object a transaction changes.
@@ -112,6 +159,27 @@ pub struct TxResource {
     pub content_logical: Option<String>,
 }
 
+/// One object of a transaction with what is staged for it, as a commit reads it (a page
+/// at a time).
+#[derive(Debug, Clone, PartialEq)]
+pub struct TxObjectStage {
+    /// The object.
+    pub object: TxObject,
+    /// Its file changes, in path order (none once its part of the commit is applied).
+    pub files: Vec<TxFile>,
+    /// Its resources as the transaction last wrote them, in id order (none once its part
+    /// of the commit is applied).
+    pub resources: Vec<TxResource>,
+}
+
+impl TxObjectStage {
+    /// Whether nothing is staged for the object any more: its part of the commit is
+    /// applied ([`CatalogOp::TxObjectsCommitted`]).
+    pub fn is_applied(&self) -> bool {
+        self.files.is_empty() && self.resources.is_empty()
+    }
+}
+
 /// What one request adds to a transaction.
 #[derive(Debug, Clone, Default)]
 pub struct TxStage {
@@ -140,6 +208,12 @@ pub enum TxRefusal {
 
 /// The catalog's store of transaction state (a part of every [`crate::Catalog`]). Times are
 /// milliseconds since the epoch.
+///
+/// A transaction's life: [`tx_begin`](Self::tx_begin) (open) → either
+/// [`tx_end`](Self::tx_end) with [`TxEnd::RolledBack`] or [`TxEnd::Expired`], or the
+/// commit: [`tx_close`](Self::tx_close) (closing) → [`tx_decide`](Self::tx_decide)
+/// (committing) → `tx_end(Committed)`; a commit found wanting while closing ends
+/// `tx_end(Failed)`.
 #[async_trait]
 pub trait TransactionStore: Send + Sync {
     /// Records a new open transaction, begun by `user` (`None`: not recorded, as in
@@ -155,11 +229,26 @@ pub trait TransactionStore: Send + Sync {
     async fn tx_expired(&self, now: i64) -> Result<Vec<String>>;
     /// Every open transaction.
     async fn tx_open(&self) -> Result<Vec<String>>;
-    /// Ends an open transaction: from now on nothing can be staged in it, and it answers
-    /// as ended. `false` if it was not open. What it staged stays until
-    /// [`tx_forget`](Self::tx_forget). [`TxEnd::Failed`] also replaces
-    /// [`TxEnd::Committed`] (a commit that did not go through).
-    async fn tx_end(&self, tx: &str, end: TxEnd) -> Result<bool>;
+    /// Begins an open transaction's commit ([`TxStatus::Closing`]): from now on nothing can
+    /// be staged in it. `false` if it was not open.
+    async fn tx_close(&self, tx: &str) -> Result<bool>;
+    /// Decides a closing transaction's commit ([`TxStatus::Committing`]); durable when it
+    /// returns (on SQLite the write-ahead log is synced, with everything staged before it).
+    /// `false` if it was not closing.
+    async fn tx_decide(&self, tx: &str) -> Result<bool>;
+    /// Ends a transaction and, in the same catalog transaction, forgets everything it
+    /// staged and releases its objects; its status stays until pruned. It must be in the
+    /// state [`TxEnd::ends_from`] names: open for a rollback or an expiry, closing for
+    /// [`TxEnd::Failed`], committing for [`TxEnd::Committed`] (durable when it returns, as
+    /// [`tx_decide`](Self::tx_decide)). Returns the upload files still staged (the caller
+    /// deletes them), or `None` if the transaction was not in that state (nothing changed).
+    async fn tx_end(&self, tx: &str, end: TxEnd) -> Result<Option<Vec<String>>>;
+    /// Transactions whose commit has begun and not ended ([`TxStatus::Closing`] or
+    /// [`TxStatus::Committing`]), in id order.
+    async fn tx_commits(&self) -> Result<Vec<(String, TxStatus)>>;
+    /// The upload files still staged by transactions whose commit is decided (start-up
+    /// keeps them: the roll forward publishes them).
+    async fn tx_decided_uploads(&self) -> Result<Vec<String>>;
     /// Adds a request's changes to an open transaction, all or nothing; claims its objects.
     /// Returns the upload files that later changes of the same paths replaced (the caller
     /// deletes them), or why it was refused (nothing staged then).
@@ -168,7 +257,8 @@ pub trait TransactionStore: Send + Sync {
         tx: &str,
         stage: TxStage,
     ) -> Result<std::result::Result<Vec<String>, TxRefusal>>;
-    /// For each of `ocfl_ids` that an open transaction owns, `(object, transaction)`.
+    /// For each of `ocfl_ids` that a transaction owns (until it ends), `(object,
+    /// transaction)`.
     async fn tx_owners(&self, ocfl_ids: &[&str]) -> Result<Vec<(String, String)>>;
     /// An object's entry in a transaction, if the transaction changes it.
     async fn tx_object(&self, tx: &str, ocfl_id: &str) -> Result<Option<TxObject>>;
@@ -179,6 +269,14 @@ pub trait TransactionStore: Send + Sync {
         after: Option<&str>,
         limit: usize,
     ) -> Result<Vec<TxObject>>;
+    /// A page of a transaction's objects with what is staged for each (a commit's unit of
+    /// work): in id order, after `after`, at most `limit` objects.
+    async fn tx_staged(
+        &self,
+        tx: &str,
+        after: Option<&str>,
+        limit: usize,
+    ) -> Result<Vec<TxObjectStage>>;
     /// An object's file changes in a transaction, in path order.
     async fn tx_files(&self, tx: &str, ocfl_id: &str) -> Result<Vec<TxFile>>;
     /// The resources of an object as a transaction last wrote them, in id order.
@@ -194,11 +292,9 @@ pub trait TransactionStore: Send + Sync {
         after: Option<&FedoraId>,
         limit: usize,
     ) -> Result<Vec<FedoraId>>;
-    /// The catalog operations a transaction keeps for its commit, in order.
-    async fn tx_ops(&self, tx: &str) -> Result<Vec<CatalogOp>>;
-    /// Forgets what a transaction staged and releases its objects; its status stays.
-    /// Returns the upload files it staged (the caller deletes those not published).
-    async fn tx_forget(&self, tx: &str) -> Result<Vec<String>>;
+    /// The catalog operations a transaction keeps for its commit, in order, each with its
+    /// sequence number (increasing): those after `after`, at most `limit`.
+    async fn tx_ops(&self, tx: &str, after: i64, limit: usize) -> Result<Vec<(i64, CatalogOp)>>;
     /// Forgets ended transactions that ended before `before` (their status included).
     async fn tx_prune(&self, before: i64) -> Result<()>;
 }

@@ -115,7 +115,7 @@ async fn two_nodes_racing_for_an_object_leave_one_owner() {
         );
         let loser = if owner == &ta { &tb } else { &ta };
         assert!(b.tx_objects(loser, None, 10).await.unwrap().is_empty());
-        assert!(b.tx_ops(loser).await.unwrap().is_empty());
+        assert!(b.tx_ops(loser, 0, 100).await.unwrap().is_empty());
     }
 }
 

@@ -1,12 +1,14 @@
 //! The catalog's transaction store, against each implementation (`common::on_every_catalog`): staging is all or
 //! nothing, an object belongs to one transaction, an ended transaction takes nothing more,
 //! later changes replace earlier ones (naming the uploads they replace), reads inside a
-//! transaction see its records and listings, and forgetting releases everything.
+//! transaction see its records and listings, ending releases everything, and a commit
+//! goes closing → committing → committed, its staged rows forgotten page by page with the
+//! catalog writes that apply them.
 
 #[macro_use]
 mod common;
 
-use arca_catalog::{CatalogOp, Change, TxContent, TxEnd, TxRefusal, TxStatus};
+use arca_catalog::{CatalogOp, Change, ChangeKind, TxContent, TxEnd, TxRefusal, TxStatus};
 use arca_model::FedoraId;
 use common::{sha256, stage, top as record, Store};
 
@@ -19,6 +21,8 @@ on_every_catalog!(
     an_object_belongs_to_one_transaction_and_a_refused_stage_keeps_nothing,
     an_ended_transaction_takes_nothing_more_and_its_status_stays_until_pruned,
     transactions_survive_a_reopen_and_a_rebuild_clear,
+    a_commit_is_closed_decided_applied_in_pages_and_ended,
+    a_decided_commit_survives_a_reopen_and_is_never_pruned,
 );
 
 async fn staged_changes_are_seen_inside_only_and_replace_earlier_ones(store: Store) {
@@ -94,7 +98,12 @@ async fn staged_changes_are_seen_inside_only_and_replace_earlier_ones(store: Sto
             .len(),
         1
     );
-    let ops = cat.tx_ops("t1").await.unwrap();
+    let kept = cat.tx_ops("t1", 0, 100).await.unwrap();
+    assert!(
+        kept.windows(2).all(|w| w[0].0 < w[1].0),
+        "in sequence order"
+    );
+    let ops: Vec<CatalogOp> = kept.into_iter().map(|(_, op)| op).collect();
     assert_eq!(ops.len(), 3);
     let logged: Vec<&Change> = ops
         .iter()
@@ -147,9 +156,11 @@ async fn an_object_belongs_to_one_transaction_and_a_refused_stage_keeps_nothing(
     assert!(cat.tx_record("t2", &id("b")).await.unwrap().is_none());
     assert!(cat.tx_owners(&["info:fedora/b"]).await.unwrap().is_empty());
 
-    // Forgetting t1 releases a and names its uploads.
-    assert!(cat.tx_end("t1", TxEnd::RolledBack).await.unwrap());
-    assert_eq!(cat.tx_forget("t1").await.unwrap(), vec!["/u/a".to_string()]);
+    // Ending t1 releases a and names its uploads.
+    assert_eq!(
+        cat.tx_end("t1", TxEnd::RolledBack).await.unwrap(),
+        Some(vec!["/u/a".to_string()])
+    );
     assert!(cat.tx_owners(&["info:fedora/a"]).await.unwrap().is_empty());
     assert!(cat.tx_record("t1", &id("a")).await.unwrap().is_none());
     cat.tx_stage("t2", stage("a", false, "/u/a3"))
@@ -176,15 +187,29 @@ async fn an_ended_transaction_takes_nothing_more_and_its_status_stays_until_prun
     open.sort();
     assert_eq!(open, ["t1", "t2"]);
 
-    assert!(cat.tx_end("t1", TxEnd::Committed).await.unwrap());
-    assert!(!cat.tx_end("t1", TxEnd::RolledBack).await.unwrap());
+    // Its commit begins: it is no longer open.
+    assert!(cat.tx_close("t1").await.unwrap());
+    assert!(!cat.tx_close("t1").await.unwrap());
+    assert_eq!(cat.tx_status("t1").await.unwrap(), Some(TxStatus::Closing));
+    assert_eq!(cat.tx_end("t1", TxEnd::RolledBack).await.unwrap(), None);
+    assert_eq!(cat.tx_end("t1", TxEnd::Expired).await.unwrap(), None);
+    // Not decided, so it cannot end committed.
+    assert_eq!(cat.tx_end("t1", TxEnd::Committed).await.unwrap(), None);
     assert!(!cat.tx_set_expiry("t1", 9_000).await.unwrap());
     assert_eq!(
         cat.tx_stage("t1", stage("x", false, "/u/x")).await.unwrap(),
         Err(TxRefusal::NotOpen)
     );
+    assert!(cat
+        .tx_expired(i64::MAX)
+        .await
+        .unwrap()
+        .iter()
+        .all(|t| t != "t1"));
     // A commit that fails is recorded as such.
-    assert!(cat.tx_end("t1", TxEnd::Failed).await.unwrap());
+    assert_eq!(cat.tx_end("t1", TxEnd::Failed).await.unwrap(), Some(vec![]));
+    assert_eq!(cat.tx_end("t1", TxEnd::Failed).await.unwrap(), None);
+    assert!(!cat.tx_decide("t1").await.unwrap());
     assert_eq!(
         cat.tx_status("t1").await.unwrap(),
         Some(TxStatus::Ended(TxEnd::Failed))
@@ -219,4 +244,185 @@ async fn transactions_survive_a_reopen_and_a_rebuild_clear(store: Store) {
     assert_eq!(cat.tx_user("unknown").await.unwrap(), None);
     // The claim is known after a reopen (ordinary writes check it).
     assert_eq!(cat.tx_owners(&["info:fedora/a"]).await.unwrap().len(), 1);
+}
+
+/// Two objects, each with a record, an inline file and an upload, and a change-log entry
+/// each, staged in `tx`.
+async fn stage_two(cat: &dyn arca_catalog::Catalog, tx: &str) {
+    cat.tx_begin(tx, i64::MAX, None).await.unwrap();
+    for (path, upload) in [("a", "/u/a"), ("b", "/u/b")] {
+        cat.tx_stage(tx, stage(path, false, upload))
+            .await
+            .unwrap()
+            .unwrap();
+    }
+}
+
+async fn a_commit_is_closed_decided_applied_in_pages_and_ended(store: Store) {
+    let cat = store.open().await;
+    cat.apply(vec![CatalogOp::Put(record("", false))])
+        .await
+        .unwrap();
+    stage_two(&*cat, "t1").await;
+    cat.tx_begin("t2", i64::MAX, None).await.unwrap();
+    assert!(cat.tx_commits().await.unwrap().is_empty());
+
+    // Closing: not decided, so its uploads are not kept at a start.
+    assert!(cat.tx_close("t1").await.unwrap());
+    assert_eq!(
+        cat.tx_commits().await.unwrap(),
+        vec![("t1".to_string(), TxStatus::Closing)]
+    );
+    assert!(cat.tx_decided_uploads().await.unwrap().is_empty());
+    // Decided.
+    assert!(cat.tx_decide("t1").await.unwrap());
+    assert!(!cat.tx_decide("t1").await.unwrap());
+    assert!(!cat.tx_close("t1").await.unwrap());
+    assert_eq!(
+        cat.tx_status("t1").await.unwrap(),
+        Some(TxStatus::Committing)
+    );
+    assert_eq!(
+        cat.tx_commits().await.unwrap(),
+        vec![("t1".to_string(), TxStatus::Committing)]
+    );
+    assert_eq!(cat.tx_end("t1", TxEnd::Failed).await.unwrap(), None);
+    assert_eq!(cat.tx_end("t1", TxEnd::RolledBack).await.unwrap(), None);
+    assert_eq!(cat.tx_decided_uploads().await.unwrap(), ["/u/a", "/u/b"]);
+    assert_eq!(cat.tx_open().await.unwrap(), ["t2"]);
+
+    // Its objects in pages, each with what is staged for it.
+    let first = cat.tx_staged("t1", None, 1).await.unwrap();
+    assert_eq!(first.len(), 1);
+    assert_eq!(first[0].object.ocfl_id, "info:fedora/a");
+    assert_eq!(
+        first[0].files,
+        cat.tx_files("t1", "info:fedora/a").await.unwrap()
+    );
+    assert_eq!(
+        first[0].resources,
+        cat.tx_resources("t1", "info:fedora/a").await.unwrap()
+    );
+    assert_eq!(first[0].files.len(), 2);
+    assert_eq!(first[0].resources.len(), 1);
+    assert!(!first[0].is_applied());
+    let rest = cat
+        .tx_staged("t1", Some("info:fedora/a"), 10)
+        .await
+        .unwrap();
+    assert_eq!(rest.len(), 1);
+    assert_eq!(rest[0].object.ocfl_id, "info:fedora/b");
+    assert_eq!(rest[0].files.len(), 2);
+
+    // A page applied: a's rows come with the forgetting of what was staged for it.
+    cat.apply(vec![
+        CatalogOp::Put(record("a", false)),
+        CatalogOp::TxObjectsCommitted {
+            tx: "t1".into(),
+            ocfl_ids: vec!["info:fedora/a".into()],
+        },
+    ])
+    .await
+    .unwrap();
+    let page = cat.tx_staged("t1", None, 10).await.unwrap();
+    assert_eq!(page.len(), 2, "both objects stay claimed");
+    assert!(page[0].is_applied());
+    assert!(!page[1].is_applied());
+    assert!(cat
+        .tx_files("t1", "info:fedora/a")
+        .await
+        .unwrap()
+        .is_empty());
+    assert!(cat.tx_record("t1", &id("a")).await.unwrap().is_none());
+    assert_eq!(cat.tx_decided_uploads().await.unwrap(), ["/u/b"]);
+    assert_eq!(
+        cat.tx_owners(&["info:fedora/a", "info:fedora/b"])
+            .await
+            .unwrap()
+            .len(),
+        2
+    );
+
+    // The kept change-log entries, a page at a time.
+    let kept = cat.tx_ops("t1", 0, 1).await.unwrap();
+    assert_eq!(kept.len(), 1);
+    let (through, op) = kept.into_iter().next().unwrap();
+    let before = cat.changes_since(0, 100).await.unwrap().len();
+    cat.apply(vec![
+        op,
+        CatalogOp::TxOpsCommitted {
+            tx: "t1".into(),
+            through,
+        },
+    ])
+    .await
+    .unwrap();
+    let log = cat.changes_since(0, 100).await.unwrap();
+    assert_eq!(log.len(), before + 1);
+    assert_eq!(log.last().unwrap().change.kind, ChangeKind::Create);
+    assert_eq!(log.last().unwrap().change.id, id("a"));
+    let left = cat.tx_ops("t1", 0, 10).await.unwrap();
+    assert_eq!(left.len(), 1);
+    assert!(left[0].0 > through);
+    assert!(cat.tx_ops("t1", left[0].0, 10).await.unwrap().is_empty());
+
+    // Decided commits are never pruned.
+    cat.tx_prune(i64::MAX).await.unwrap();
+    assert_eq!(
+        cat.tx_status("t1").await.unwrap(),
+        Some(TxStatus::Committing)
+    );
+
+    // Committed: everything left goes, the objects are free, the uploads still named are
+    // handed back.
+    assert_eq!(
+        cat.tx_end("t1", TxEnd::Committed).await.unwrap(),
+        Some(vec!["/u/b".to_string()])
+    );
+    assert_eq!(
+        cat.tx_status("t1").await.unwrap(),
+        Some(TxStatus::Ended(TxEnd::Committed))
+    );
+    assert!(cat
+        .tx_owners(&["info:fedora/a", "info:fedora/b"])
+        .await
+        .unwrap()
+        .is_empty());
+    assert!(cat.tx_staged("t1", None, 10).await.unwrap().is_empty());
+    assert!(cat.tx_ops("t1", 0, 10).await.unwrap().is_empty());
+    assert!(cat.tx_commits().await.unwrap().is_empty());
+    assert!(cat.tx_decided_uploads().await.unwrap().is_empty());
+    assert_eq!(cat.tx_end("t1", TxEnd::Committed).await.unwrap(), None);
+    // The objects can be claimed again.
+    cat.tx_stage("t2", stage("a", true, "/u/a2"))
+        .await
+        .unwrap()
+        .unwrap();
+}
+
+async fn a_decided_commit_survives_a_reopen_and_is_never_pruned(store: Store) {
+    {
+        let cat = store.open().await;
+        stage_two(&*cat, "t1").await;
+        assert!(cat.tx_close("t1").await.unwrap());
+        assert!(cat.tx_decide("t1").await.unwrap());
+        // A rebuild keeps transactions.
+        cat.clear().await.unwrap();
+    }
+    let cat = store.open().await;
+    assert_eq!(
+        cat.tx_status("t1").await.unwrap(),
+        Some(TxStatus::Committing)
+    );
+    assert_eq!(cat.tx_decided_uploads().await.unwrap(), ["/u/a", "/u/b"]);
+    assert_eq!(cat.tx_staged("t1", None, 10).await.unwrap().len(), 2);
+    cat.tx_prune(i64::MAX).await.unwrap();
+    assert_eq!(
+        cat.tx_commits().await.unwrap(),
+        vec![("t1".to_string(), TxStatus::Committing)]
+    );
+    assert_eq!(
+        cat.tx_owners(&["info:fedora/a"]).await.unwrap(),
+        vec![("info:fedora/a".to_string(), "t1".to_string())]
+    );
 }

@@ -127,9 +127,21 @@ pub(crate) async fn refresh(ctx: &Ctx, id: &str) -> Result<Response, ApiError> {
     ))
 }
 
-/// PUT on a transaction: commits it (409 with the conflict when it cannot).
+/// PUT on a transaction: commits it (409 with the conflict when it cannot). The commit
+/// runs on a task of its own: a client that goes away does not stop it halfway (it would
+/// complete anyway, but only when sent again or at the next start), and it runs outside
+/// any transaction the request names.
 pub(crate) async fn commit(ctx: &Ctx, id: &str) -> Result<Response, ApiError> {
-    ctx.repo.commit_transaction(id).await.map_err(|e| match e {
+    let repo = ctx.repo.clone();
+    let tx = id.to_string();
+    let committed = tokio::spawn(async move { repo.commit_transaction(&tx).await })
+        .await
+        .unwrap_or_else(|e| {
+            Err(Error::Internal(format!(
+                "the commit of transaction {id} stopped: {e}"
+            )))
+        });
+    committed.map_err(|e| match e {
         e @ (Error::TransactionNotFound(_) | Error::TransactionEnded(_)) => ctx.err(e),
         e => {
             let mut api = ctx.err(e);

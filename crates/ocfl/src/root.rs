@@ -816,11 +816,20 @@ impl OcflRoot {
     /// Deletes everything in `staging/` (keeping an empty `uploads/`). Call at start-up,
     /// after the journal has been replayed: nothing staged was ever acknowledged.
     pub fn clear_staging(&self) -> Result<()> {
+        self.clear_staging_keeping(|_| false)
+    }
+
+    /// [`clear_staging`](Self::clear_staging), except the upload files for which `keep` is
+    /// true (those a decided transaction commit still has to publish).
+    pub fn clear_staging_keeping(&self, keep: impl Fn(&Path) -> bool) -> Result<()> {
         for entry in fs::read_dir(&self.staging).at(&self.staging)? {
             let path = entry.at(&self.staging)?.path();
             if path.file_name().is_some_and(|n| n == UPLOADS) {
                 for upload in fs::read_dir(&path).at(&path)? {
                     let upload = upload.at(&path)?.path();
+                    if keep(&upload) {
+                        continue;
+                    }
                     let _ = fs::remove_file(&upload).or_else(|_| fs::remove_dir_all(&upload));
                 }
             } else if path.is_dir() {

@@ -54,10 +54,16 @@ impl Journaled {
     }
 
     /// Crash recovery: everything journaled is written again, everything else staged was
-    /// never acknowledged and goes. Returns the objects the replay touched.
-    pub(crate) fn replay(&self, ocfl: &OcflRoot, records: &[Vec<u8>]) -> Result<Vec<String>> {
+    /// never acknowledged and goes (but the uploads `keep` names). Returns the objects the
+    /// replay touched.
+    pub(crate) fn replay(
+        &self,
+        ocfl: &OcflRoot,
+        records: &[Vec<u8>],
+        keep: impl Fn(&std::path::Path) -> bool,
+    ) -> Result<Vec<String>> {
         let mut touched = ocfl.replay_all(records)?;
-        ocfl.clear_staging()?;
+        ocfl.clear_staging_keeping(keep)?;
         if !records.is_empty() {
             tracing::warn!(
                 records = records.len(),

@@ -57,7 +57,9 @@ pub use external::{AllowList, CheckedUrl, ExternalHandling, ExternalLocation};
 pub use fixity::{digest_file, digest_reader, FixityCheck, FixityReport};
 pub use index::{rows_from_object, ObjectRows, RebuildStats};
 pub use stored::{LocalContent, StoredContent};
-pub use transactions::{TxInfo, DEFAULT_TIMEOUT as DEFAULT_TRANSACTION_TIMEOUT};
+pub use transactions::{
+    TxInfo, COMMIT_PAGE_OBJECTS, DEFAULT_TIMEOUT as DEFAULT_TRANSACTION_TIMEOUT,
+};
 
 /// Header logical path of an object's root resource.
 const ROOT_HEADER: &str = ".fcrepo/fcr-root.json";
@@ -238,13 +240,25 @@ impl Repository {
             watchers: Default::default(),
             phases,
         };
+        // Crash recovery: everything journaled is written again, everything else staged
+        // was never acknowledged and goes — except the uploads of decided transaction
+        // commits, which their roll forward (below) publishes.
+        let decided: std::collections::HashSet<PathBuf> = repo
+            .catalog
+            .tx_decided_uploads()
+            .await?
+            .into_iter()
+            .map(PathBuf::from)
+            .collect();
+        let keep = |upload: &std::path::Path| decided.contains(upload);
         let touched = match &repo.durability {
-            Durability::Journaled(j) => j.replay(&repo.ocfl, &records)?,
+            Durability::Journaled(j) => j.replay(&repo.ocfl, &records, keep)?,
             Durability::Direct(_) => {
-                repo.ocfl.clear_staging()?;
+                repo.ocfl.clear_staging_keeping(keep)?;
                 Vec::new()
             }
         };
+        drop(decided);
         repo.note_digest_algorithm()?;
         if let Durability::Journaled(j) = &repo.durability {
             j.checkpoint().await?;
@@ -287,6 +301,8 @@ impl Repository {
             }
             _ => return Ok(repo),
         }
+        // With storage and catalog agreeing again: decided commits are completed.
+        repo.finish_interrupted_commits().await?;
         repo.ensure_root().await?;
         Ok(repo)
     }

@@ -6,7 +6,9 @@
 //! (an in-process flag), this one is correct across nodes where the database can make it
 //! so: a stage locks its transaction's row, so stages of one transaction and its
 //! [`tx_end`](TransactionStore::tx_end) never interleave, and claims are unique rows read
-//! back under a row lock. `tx_owners` always asks the database.
+//! back under a row lock. `tx_owners` always asks the database. Every commit is durable
+//! when it returns (`synchronous_commit` on), the decision and end of a transaction's
+//! commit included.
 
 use arca_model::{DigestAlgorithm, DigestValue, FedoraId};
 use async_trait::async_trait;
@@ -16,7 +18,8 @@ use sqlx::{PgConnection, Row};
 use super::{record_from_row, PostgresCatalog};
 use crate::columns::{join_types, parse_id, split_types};
 use crate::transactions::{
-    TransactionStore, TxContent, TxEnd, TxFile, TxObject, TxRefusal, TxResource, TxStage, TxStatus,
+    TransactionStore, TxContent, TxEnd, TxFile, TxObject, TxObjectStage, TxRefusal, TxResource,
+    TxStage, TxStatus, CLOSING, COMMITTING,
 };
 use crate::{CatalogOp, Change, ChangeKind, Error, ResourceRecord, Result};
 
@@ -45,6 +48,76 @@ fn object_from_row(r: &PgRow) -> Result<TxObject> {
         existed: r.try_get(1)?,
         new_version: r.try_get(2)?,
     })
+}
+
+/// A `tx_files` row selected as `logical_path, bytes, upload, digest` (from column `first`)
+/// of object `ocfl_id`.
+fn file_from_row(ocfl_id: String, r: &PgRow, first: usize) -> Result<TxFile> {
+    let bytes: Option<Vec<u8>> = r.try_get(first + 1)?;
+    let upload: Option<String> = r.try_get(first + 2)?;
+    let digest: Option<String> = r.try_get(first + 3)?;
+    Ok(TxFile {
+        ocfl_id,
+        logical_path: r.try_get(first)?,
+        content: match (bytes, upload) {
+            (Some(b), _) => Some(TxContent::Bytes(b)),
+            (None, Some(path)) => Some(TxContent::Upload {
+                path,
+                digest: staged_digest(digest.as_deref()),
+            }),
+            (None, None) => None,
+        },
+    })
+}
+
+/// Applies [`CatalogOp::TxObjectsCommitted`] inside an open transaction.
+pub(super) async fn forget_objects(
+    conn: &mut PgConnection,
+    tx: &str,
+    ocfl_ids: &[String],
+) -> Result<()> {
+    for sql in [
+        "DELETE FROM tx_files WHERE tx = $1 AND ocfl_id = ANY($2)",
+        "DELETE FROM tx_resources WHERE tx = $1 AND ocfl_id = ANY($2)",
+    ] {
+        sqlx::query(sql)
+            .bind(tx)
+            .bind(ocfl_ids)
+            .execute(&mut *conn)
+            .await?;
+    }
+    Ok(())
+}
+
+/// Applies [`CatalogOp::TxOpsCommitted`] inside an open transaction.
+pub(super) async fn forget_ops(conn: &mut PgConnection, tx: &str, through: i64) -> Result<()> {
+    sqlx::query("DELETE FROM tx_ops WHERE tx = $1 AND seq <= $2")
+        .bind(tx)
+        .bind(through)
+        .execute(&mut *conn)
+        .await?;
+    Ok(())
+}
+
+/// Deletes everything transaction `tx` staged and its claims; returns the upload files its
+/// staged rows still named.
+async fn forget_rows(conn: &mut PgConnection, tx: &str) -> Result<Vec<String>> {
+    let uploads: Vec<String> = sqlx::query_scalar(
+        "SELECT upload FROM tx_files WHERE tx = $1 AND upload IS NOT NULL
+         ORDER BY ocfl_id, logical_path",
+    )
+    .bind(tx)
+    .fetch_all(&mut *conn)
+    .await?;
+    for sql in [
+        "DELETE FROM tx_files WHERE tx = $1",
+        "DELETE FROM tx_resources WHERE tx = $1",
+        "DELETE FROM tx_ops WHERE tx = $1",
+        "DELETE FROM tx_objects WHERE tx = $1",
+    ] {
+        sqlx::query(sql).bind(tx).execute(&mut *conn).await?;
+    }
+    Ok(uploads)
 }
 
 fn resource_from_row(r: &PgRow) -> Result<TxResource> {
@@ -230,14 +303,8 @@ impl TransactionStore for PostgresCatalog {
                 .bind(tx)
                 .fetch_optional(self.pool())
                 .await?;
-        row.map(|(expires, ended)| match ended {
-            None => Ok(TxStatus::Open { expires }),
-            Some(e) => TxEnd::parse(&e).map(TxStatus::Ended).ok_or(Error::Corrupt {
-                id: tx.to_string(),
-                message: format!("unknown transaction end {e:?}"),
-            }),
-        })
-        .transpose()
+        row.map(|(expires, ended)| TxStatus::from_stored(tx, expires, ended.as_deref()))
+            .transpose()
     }
 
     async fn tx_set_expiry(&self, tx: &str, expires: i64) -> Result<bool> {
@@ -265,18 +332,79 @@ impl TransactionStore for PostgresCatalog {
         self.tx_expired(i64::MAX).await
     }
 
-    async fn tx_end(&self, tx: &str, end: TxEnd) -> Result<bool> {
-        Ok(sqlx::query(
+    async fn tx_close(&self, tx: &str) -> Result<bool> {
+        // The row lock waits for a stage of this transaction in flight on any node.
+        Ok(
+            sqlx::query("UPDATE transactions SET ended = $2 WHERE id = $1 AND ended IS NULL")
+                .bind(tx)
+                .bind(CLOSING)
+                .execute(self.pool())
+                .await?
+                .rows_affected()
+                == 1,
+        )
+    }
+
+    async fn tx_decide(&self, tx: &str) -> Result<bool> {
+        Ok(
+            sqlx::query("UPDATE transactions SET ended = $2 WHERE id = $1 AND ended = $3")
+                .bind(tx)
+                .bind(COMMITTING)
+                .bind(CLOSING)
+                .execute(self.pool())
+                .await?
+                .rows_affected()
+                == 1,
+        )
+    }
+
+    async fn tx_end(&self, tx: &str, end: TxEnd) -> Result<Option<Vec<String>>> {
+        let mut sql_tx = self.pool().begin().await?;
+        let ended = sqlx::query(
             "UPDATE transactions SET ended = $2, ended_at = $3
-             WHERE id = $1 AND (ended IS NULL OR (ended = 'committed' AND $2 = 'failed'))",
+             WHERE id = $1 AND ended IS NOT DISTINCT FROM $4",
         )
         .bind(tx)
         .bind(end.as_str())
         .bind(now_millis())
-        .execute(self.pool())
+        .bind(end.ends_from())
+        .execute(&mut *sql_tx)
         .await?
         .rows_affected()
-            == 1)
+            == 1;
+        if !ended {
+            sql_tx.rollback().await?;
+            return Ok(None);
+        }
+        let uploads = forget_rows(&mut sql_tx, tx).await?;
+        sql_tx.commit().await?;
+        Ok(Some(uploads))
+    }
+
+    async fn tx_commits(&self) -> Result<Vec<(String, TxStatus)>> {
+        let rows: Vec<(String, i64, String)> = sqlx::query_as(
+            "SELECT id, expires, ended FROM transactions WHERE ended IN ($1, $2) ORDER BY id",
+        )
+        .bind(CLOSING)
+        .bind(COMMITTING)
+        .fetch_all(self.pool())
+        .await?;
+        rows.into_iter()
+            .map(|(id, expires, ended)| {
+                let status = TxStatus::from_stored(&id, expires, Some(&ended))?;
+                Ok((id, status))
+            })
+            .collect()
+    }
+
+    async fn tx_decided_uploads(&self) -> Result<Vec<String>> {
+        Ok(sqlx::query_scalar(
+            "SELECT f.upload FROM tx_files AS f JOIN transactions AS t ON t.id = f.tx
+             WHERE t.ended = $1 AND f.upload IS NOT NULL ORDER BY f.upload",
+        )
+        .bind(COMMITTING)
+        .fetch_all(self.pool())
+        .await?)
     }
 
     async fn tx_stage(&self, tx: &str, stage: TxStage) -> Result<TxStaged> {
@@ -341,31 +469,75 @@ impl TransactionStore for PostgresCatalog {
         .collect()
     }
 
+    async fn tx_staged(
+        &self,
+        tx: &str,
+        after: Option<&str>,
+        limit: usize,
+    ) -> Result<Vec<TxObjectStage>> {
+        let objects = self.tx_objects(tx, after, limit).await?;
+        let Some(last) = objects.last().map(|o| o.ocfl_id.clone()) else {
+            return Ok(Vec::new());
+        };
+        let after = after.unwrap_or("");
+        let mut out: Vec<TxObjectStage> = objects
+            .into_iter()
+            .map(|object| TxObjectStage {
+                object,
+                files: Vec::new(),
+                resources: Vec::new(),
+            })
+            .collect();
+        let at: std::collections::HashMap<String, usize> = out
+            .iter()
+            .enumerate()
+            .map(|(i, o)| (o.object.ocfl_id.clone(), i))
+            .collect();
+        let files = sqlx::query(
+            "SELECT ocfl_id, logical_path, bytes, upload, digest FROM tx_files
+             WHERE tx = $1 AND ocfl_id > $2 AND ocfl_id <= $3 ORDER BY ocfl_id, logical_path",
+        )
+        .bind(tx)
+        .bind(after)
+        .bind(&last)
+        .fetch_all(self.pool())
+        .await?;
+        for row in &files {
+            let file = file_from_row(row.try_get(0)?, row, 1)?;
+            if let Some(&i) = at.get(&file.ocfl_id) {
+                out[i].files.push(file);
+            }
+        }
+        let resources = sqlx::query(&format!(
+            "SELECT {RESOURCE_COLUMNS} FROM tx_resources
+             WHERE tx = $1 AND ocfl_id > $2 AND ocfl_id <= $3 ORDER BY ocfl_id, id"
+        ))
+        .bind(tx)
+        .bind(after)
+        .bind(&last)
+        .fetch_all(self.pool())
+        .await?;
+        for row in &resources {
+            let r = resource_from_row(row)?;
+            if let Some(&i) = at.get(&r.record.ocfl_id) {
+                out[i].resources.push(r);
+            }
+        }
+        Ok(out)
+    }
+
     async fn tx_files(&self, tx: &str, ocfl_id: &str) -> Result<Vec<TxFile>> {
-        type FileRow = (String, Option<Vec<u8>>, Option<String>, Option<String>);
-        let rows: Vec<FileRow> = sqlx::query_as(
+        sqlx::query(
             "SELECT logical_path, bytes, upload, digest FROM tx_files
              WHERE tx = $1 AND ocfl_id = $2 ORDER BY logical_path",
         )
         .bind(tx)
         .bind(ocfl_id)
         .fetch_all(self.pool())
-        .await?;
-        Ok(rows
-            .into_iter()
-            .map(|(logical_path, bytes, upload, digest)| TxFile {
-                ocfl_id: ocfl_id.to_string(),
-                logical_path,
-                content: match (bytes, upload) {
-                    (Some(b), _) => Some(TxContent::Bytes(b)),
-                    (None, Some(path)) => Some(TxContent::Upload {
-                        path,
-                        digest: staged_digest(digest.as_deref()),
-                    }),
-                    (None, None) => None,
-                },
-            })
-            .collect())
+        .await?
+        .iter()
+        .map(|r| file_from_row(ocfl_id.to_string(), r, 0))
+        .collect()
     }
 
     async fn tx_resources(&self, tx: &str, ocfl_id: &str) -> Result<Vec<TxResource>> {
@@ -422,8 +594,9 @@ impl TransactionStore for PostgresCatalog {
         ids.iter().map(|id| parse_id(id)).collect()
     }
 
-    async fn tx_ops(&self, tx: &str) -> Result<Vec<CatalogOp>> {
+    async fn tx_ops(&self, tx: &str, after: i64, limit: usize) -> Result<Vec<(i64, CatalogOp)>> {
         type OpRow = (
+            i64,
             String,
             String,
             Option<String>,
@@ -433,60 +606,49 @@ impl TransactionStore for PostgresCatalog {
             Option<String>,
         );
         let rows: Vec<OpRow> = sqlx::query_as(
-            r#"SELECT kind, id, at, nanos, "user", agent, types FROM tx_ops WHERE tx = $1
-               ORDER BY seq"#,
+            r#"SELECT seq, kind, id, at, nanos, "user", agent, types FROM tx_ops
+               WHERE tx = $1 AND seq > $2 ORDER BY seq LIMIT $3"#,
         )
         .bind(tx)
+        .bind(after)
+        .bind(limit as i64)
         .fetch_all(self.pool())
         .await?;
         rows.into_iter()
-            .map(|(kind, id, at, nanos, user, agent, types)| {
+            .map(|(seq, kind, id, at, nanos, user, agent, types)| {
                 let id = parse_id(&id)?;
-                Ok(if kind == CHILDREN_CHANGED {
-                    CatalogOp::ChildrenChanged(id, nanos.unwrap_or_default())
-                } else {
-                    CatalogOp::Log(Change {
-                        kind: ChangeKind::parse(&kind).ok_or_else(|| Error::Corrupt {
-                            id: id.to_string(),
-                            message: format!("unknown change kind {kind:?}"),
-                        })?,
-                        id,
-                        at: at.unwrap_or_default(),
-                        user: user.unwrap_or_default(),
-                        agent,
-                        types: split_types(types.as_deref()),
-                    })
-                })
+                Ok((
+                    seq,
+                    if kind == CHILDREN_CHANGED {
+                        CatalogOp::ChildrenChanged(id, nanos.unwrap_or_default())
+                    } else {
+                        CatalogOp::Log(Change {
+                            kind: ChangeKind::parse(&kind).ok_or_else(|| Error::Corrupt {
+                                id: id.to_string(),
+                                message: format!("unknown change kind {kind:?}"),
+                            })?,
+                            id,
+                            at: at.unwrap_or_default(),
+                            user: user.unwrap_or_default(),
+                            agent,
+                            types: split_types(types.as_deref()),
+                        })
+                    },
+                ))
             })
             .collect()
     }
 
-    async fn tx_forget(&self, tx: &str) -> Result<Vec<String>> {
-        let mut sql_tx = self.pool().begin().await?;
-        let uploads: Vec<String> = sqlx::query_scalar(
-            "SELECT upload FROM tx_files WHERE tx = $1 AND upload IS NOT NULL
-             ORDER BY ocfl_id, logical_path",
-        )
-        .bind(tx)
-        .fetch_all(&mut *sql_tx)
-        .await?;
-        for sql in [
-            "DELETE FROM tx_files WHERE tx = $1",
-            "DELETE FROM tx_resources WHERE tx = $1",
-            "DELETE FROM tx_ops WHERE tx = $1",
-            "DELETE FROM tx_objects WHERE tx = $1",
-        ] {
-            sqlx::query(sql).bind(tx).execute(&mut *sql_tx).await?;
-        }
-        sql_tx.commit().await?;
-        Ok(uploads)
-    }
-
     async fn tx_prune(&self, before: i64) -> Result<()> {
-        sqlx::query("DELETE FROM transactions WHERE ended IS NOT NULL AND ended_at < $1")
-            .bind(before)
-            .execute(self.pool())
-            .await?;
+        sqlx::query(
+            "DELETE FROM transactions WHERE ended IS NOT NULL AND ended NOT IN ($2, $3)
+               AND ended_at < $1",
+        )
+        .bind(before)
+        .bind(CLOSING)
+        .bind(COMMITTING)
+        .execute(self.pool())
+        .await?;
         Ok(())
     }
 }

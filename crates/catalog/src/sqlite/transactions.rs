@@ -1,6 +1,8 @@
 //! [`TransactionStore`] on SQLite: the `transactions` and `tx_*` tables. Writes take the
 //! catalog's writer connection directly (each its own short SQLite transaction); reads use
-//! the reader pool.
+//! the reader pool. The two writes that must be durable when they return (a commit's
+//! decision and its end) run with `synchronous=FULL`, which syncs the write-ahead log —
+//! and with it every earlier write — before the change becomes visible.
 
 use std::sync::atomic::Ordering;
 
@@ -11,7 +13,8 @@ use rusqlite::{params, Connection, OptionalExtension};
 use super::{collect_ids, record_from_row, SqliteCatalog};
 use crate::columns::{join_types, parse_id, split_types};
 use crate::transactions::{
-    TransactionStore, TxContent, TxEnd, TxFile, TxObject, TxRefusal, TxResource, TxStage, TxStatus,
+    TransactionStore, TxContent, TxEnd, TxFile, TxObject, TxObjectStage, TxRefusal, TxResource,
+    TxStage, TxStatus, CLOSING, COMMITTING,
 };
 use crate::{CatalogOp, Change, ChangeKind, Error, ResourceRecord, Result};
 
@@ -26,6 +29,38 @@ impl SqliteCatalog {
         let out = f(&tx)?;
         tx.commit()?;
         Ok(out)
+    }
+
+    /// Runs `f` in a transaction of the writer connection that is durable when this returns
+    /// (`durable`: `synchronous=FULL` for it, so its commit syncs the write-ahead log before
+    /// it becomes visible). `f` also returns whether to commit (otherwise nothing it did
+    /// stays). Afterwards the claims flag is brought up to date.
+    fn tx_write_claims<T>(
+        &self,
+        durable: bool,
+        f: impl FnOnce(&Connection) -> Result<(bool, T)>,
+    ) -> Result<T> {
+        let mut conn = self.write_lock();
+        if durable {
+            conn.execute_batch("PRAGMA synchronous=FULL;")?;
+        }
+        let out = (|| {
+            let sql_tx = conn.transaction()?;
+            let (commit, out) = f(&sql_tx)?;
+            if commit {
+                let claims: bool =
+                    sql_tx
+                        .query_row("SELECT EXISTS(SELECT 1 FROM tx_objects)", [], |r| r.get(0))?;
+                sql_tx.commit()?;
+                // Under the writer lock: no stage can claim an object meanwhile.
+                self.tx_claims.store(claims, Ordering::SeqCst);
+            }
+            Ok(out)
+        })();
+        if durable {
+            conn.execute_batch("PRAGMA synchronous=NORMAL;")?;
+        }
+        out
     }
 
     fn stage_rows(conn: &Connection, tx: &str, stage: TxStage) -> Result<TxStaged> {
@@ -154,6 +189,98 @@ impl SqliteCatalog {
 
 type TxStaged = std::result::Result<Vec<String>, TxRefusal>;
 
+/// Deletes everything transaction `tx` staged and its claims; returns the upload files its
+/// staged rows still named.
+fn forget_rows(conn: &Connection, tx: &str) -> Result<Vec<String>> {
+    let uploads: Vec<String> = {
+        let mut stmt = conn.prepare_cached(
+            "SELECT upload FROM tx_files WHERE tx = ?1 AND upload IS NOT NULL
+             ORDER BY ocfl_id, logical_path",
+        )?;
+        let rows = stmt.query_map(params![tx], |r| r.get(0))?;
+        rows.collect::<rusqlite::Result<_>>()?
+    };
+    for sql in [
+        "DELETE FROM tx_files WHERE tx = ?1",
+        "DELETE FROM tx_resources WHERE tx = ?1",
+        "DELETE FROM tx_ops WHERE tx = ?1",
+        "DELETE FROM tx_objects WHERE tx = ?1",
+    ] {
+        conn.prepare_cached(sql)?.execute(params![tx])?;
+    }
+    Ok(uploads)
+}
+
+/// Applies [`CatalogOp::TxObjectsCommitted`]: forgets the staged files and records of
+/// `ocfl_ids` in transaction `tx`.
+pub(super) fn forget_objects(conn: &Connection, tx: &str, ocfl_ids: &[String]) -> Result<()> {
+    for id in ocfl_ids {
+        conn.prepare_cached("DELETE FROM tx_files WHERE tx = ?1 AND ocfl_id = ?2")?
+            .execute(params![tx, id])?;
+        conn.prepare_cached("DELETE FROM tx_resources WHERE tx = ?1 AND ocfl_id = ?2")?
+            .execute(params![tx, id])?;
+    }
+    Ok(())
+}
+
+/// Applies [`CatalogOp::TxOpsCommitted`]: forgets the kept operations of transaction `tx`
+/// up to `through`.
+pub(super) fn forget_ops(conn: &Connection, tx: &str, through: i64) -> Result<()> {
+    conn.prepare_cached("DELETE FROM tx_ops WHERE tx = ?1 AND seq <= ?2")?
+        .execute(params![tx, through])?;
+    Ok(())
+}
+
+/// A `tx_files` row selected as `logical_path, bytes, upload, digest` of object `ocfl_id`.
+fn file_from_row(ocfl_id: String, r: &rusqlite::Row<'_>, first: usize) -> rusqlite::Result<TxFile> {
+    let bytes: Option<Vec<u8>> = r.get(first + 1)?;
+    let upload: Option<String> = r.get(first + 2)?;
+    let digest: Option<String> = r.get(first + 3)?;
+    Ok(TxFile {
+        ocfl_id,
+        logical_path: r.get(first)?,
+        content: match (bytes, upload) {
+            (Some(b), _) => Some(TxContent::Bytes(b)),
+            (None, Some(path)) => Some(TxContent::Upload {
+                path,
+                digest: staged_digest(digest.as_deref()),
+            }),
+            (None, None) => None,
+        },
+    })
+}
+
+/// A kept operation's columns: `kind, id, at, nanos, user, agent, types`.
+type OpRow = (
+    String,
+    String,
+    Option<String>,
+    Option<i64>,
+    Option<String>,
+    Option<String>,
+    Option<String>,
+);
+
+/// A kept operation selected as [`OpRow`].
+fn op_from_row((kind, id, at, nanos, user, agent, types): OpRow) -> Result<CatalogOp> {
+    let id = parse_id(&id)?;
+    Ok(if kind == CHILDREN_CHANGED {
+        CatalogOp::ChildrenChanged(id, nanos.unwrap_or_default())
+    } else {
+        CatalogOp::Log(Change {
+            kind: ChangeKind::parse(&kind).ok_or_else(|| Error::Corrupt {
+                id: id.to_string(),
+                message: format!("unknown change kind {kind:?}"),
+            })?,
+            id,
+            at: at.unwrap_or_default(),
+            user: user.unwrap_or_default(),
+            agent,
+            types: split_types(types.as_deref()),
+        })
+    })
+}
+
 /// A staged upload's digest as `tx_files.digest` holds it: `urn:<algorithm>:<hex>`, or the
 /// bare SHA-512 hex of a row staged before catalogs named the algorithm (schema 6).
 fn staged_digest(stored: Option<&str>) -> DigestValue {
@@ -216,14 +343,8 @@ impl TransactionStore for SqliteCatalog {
                 .prepare_cached("SELECT expires, ended FROM transactions WHERE id = ?1")?
                 .query_row(params![tx], |r| Ok((r.get(0)?, r.get(1)?)))
                 .optional()?;
-            row.map(|(expires, ended)| match ended {
-                None => Ok(TxStatus::Open { expires }),
-                Some(e) => TxEnd::parse(&e).map(TxStatus::Ended).ok_or(Error::Corrupt {
-                    id: tx.to_string(),
-                    message: format!("unknown transaction end {e:?}"),
-                }),
-            })
-            .transpose()
+            row.map(|(expires, ended)| TxStatus::from_stored(tx, expires, ended.as_deref()))
+                .transpose()
         })
     }
 
@@ -251,21 +372,78 @@ impl TransactionStore for SqliteCatalog {
         self.tx_expired(i64::MAX).await
     }
 
-    async fn tx_end(&self, tx: &str, end: TxEnd) -> Result<bool> {
-        let now = now_millis();
+    async fn tx_close(&self, tx: &str) -> Result<bool> {
         self.tx_write(|c| {
             Ok(c.prepare_cached(
-                "UPDATE transactions SET ended = ?2, ended_at = ?3
-                 WHERE id = ?1 AND (ended IS NULL OR (ended = 'committed' AND ?2 = 'failed'))",
+                "UPDATE transactions SET ended = ?2 WHERE id = ?1 AND ended IS NULL",
             )?
-            .execute(params![tx, end.as_str(), now])?
+            .execute(params![tx, CLOSING])?
                 == 1)
+        })
+    }
+
+    async fn tx_decide(&self, tx: &str) -> Result<bool> {
+        self.tx_write_claims(true, |c| {
+            let decided = c
+                .prepare_cached("UPDATE transactions SET ended = ?2 WHERE id = ?1 AND ended = ?3")?
+                .execute(params![tx, COMMITTING, CLOSING])?
+                == 1;
+            Ok((decided, decided))
+        })
+    }
+
+    async fn tx_end(&self, tx: &str, end: TxEnd) -> Result<Option<Vec<String>>> {
+        let now = now_millis();
+        self.tx_write_claims(end == TxEnd::Committed, |c| {
+            let ended = c
+                .prepare_cached(
+                    "UPDATE transactions SET ended = ?2, ended_at = ?3 WHERE id = ?1 AND ended IS ?4",
+                )?
+                .execute(params![tx, end.as_str(), now, end.ends_from()])?
+                == 1;
+            if !ended {
+                return Ok((false, None));
+            }
+            Ok((true, Some(forget_rows(c, tx)?)))
+        })
+    }
+
+    async fn tx_commits(&self) -> Result<Vec<(String, TxStatus)>> {
+        self.with_reader(|c| {
+            let mut stmt = c.prepare_cached(
+                "SELECT id, expires, ended FROM transactions WHERE ended IN (?1, ?2) ORDER BY id",
+            )?;
+            let rows = stmt.query_map(params![CLOSING, COMMITTING], |r| {
+                Ok((
+                    r.get::<_, String>(0)?,
+                    r.get::<_, i64>(1)?,
+                    r.get::<_, String>(2)?,
+                ))
+            })?;
+            let mut out = Vec::new();
+            for row in rows {
+                let (id, expires, ended) = row?;
+                let status = TxStatus::from_stored(&id, expires, Some(&ended))?;
+                out.push((id, status));
+            }
+            Ok(out)
+        })
+    }
+
+    async fn tx_decided_uploads(&self) -> Result<Vec<String>> {
+        self.with_reader(|c| {
+            let mut stmt = c.prepare_cached(
+                "SELECT f.upload FROM tx_files AS f JOIN transactions AS t ON t.id = f.tx
+                 WHERE t.ended = ?1 AND f.upload IS NOT NULL ORDER BY f.upload",
+            )?;
+            let rows = stmt.query_map(params![COMMITTING], |r| r.get(0))?;
+            Ok(rows.collect::<rusqlite::Result<_>>()?)
         })
     }
 
     async fn tx_stage(&self, tx: &str, stage: TxStage) -> Result<TxStaged> {
         let mut conn = self.write_lock();
-        // Set before any claim can be committed, under the writer lock (see tx_forget).
+        // Set before any claim can be committed, under the writer lock (see tx_write_claims).
         self.tx_claims.store(true, Ordering::SeqCst);
         let sql_tx = conn.transaction()?;
         let outcome = Self::stage_rows(&sql_tx, tx, stage)?;
@@ -324,6 +502,59 @@ impl TransactionStore for SqliteCatalog {
         })
     }
 
+    async fn tx_staged(
+        &self,
+        tx: &str,
+        after: Option<&str>,
+        limit: usize,
+    ) -> Result<Vec<TxObjectStage>> {
+        let objects = self.tx_objects(tx, after, limit).await?;
+        let Some(last) = objects.last().map(|o| o.ocfl_id.clone()) else {
+            return Ok(Vec::new());
+        };
+        let after = after.unwrap_or("");
+        let mut out: Vec<TxObjectStage> = objects
+            .into_iter()
+            .map(|object| TxObjectStage {
+                object,
+                files: Vec::new(),
+                resources: Vec::new(),
+            })
+            .collect();
+        let at: std::collections::HashMap<String, usize> = out
+            .iter()
+            .enumerate()
+            .map(|(i, o)| (o.object.ocfl_id.clone(), i))
+            .collect();
+        self.with_reader(|c| {
+            let mut stmt = c.prepare_cached(
+                "SELECT ocfl_id, logical_path, bytes, upload, digest FROM tx_files
+                 WHERE tx = ?1 AND ocfl_id > ?2 AND ocfl_id <= ?3 ORDER BY ocfl_id, logical_path",
+            )?;
+            let rows =
+                stmt.query_map(params![tx, after, last], |r| file_from_row(r.get(0)?, r, 1))?;
+            for file in rows {
+                let file = file?;
+                if let Some(&i) = at.get(&file.ocfl_id) {
+                    out[i].files.push(file);
+                }
+            }
+            let mut stmt = c.prepare_cached(&format!(
+                "SELECT {RESOURCE_COLUMNS} FROM tx_resources
+                 WHERE tx = ?1 AND ocfl_id > ?2 AND ocfl_id <= ?3 ORDER BY ocfl_id, id"
+            ))?;
+            let rows = stmt.query_map(params![tx, after, last], resource_from_row)?;
+            for r in rows {
+                let r = r??;
+                if let Some(&i) = at.get(&r.record.ocfl_id) {
+                    out[i].resources.push(r);
+                }
+            }
+            Ok(())
+        })?;
+        Ok(out)
+    }
+
     async fn tx_files(&self, tx: &str, ocfl_id: &str) -> Result<Vec<TxFile>> {
         self.with_reader(|c| {
             let mut stmt = c.prepare_cached(
@@ -331,21 +562,7 @@ impl TransactionStore for SqliteCatalog {
                  WHERE tx = ?1 AND ocfl_id = ?2 ORDER BY logical_path",
             )?;
             let rows = stmt.query_map(params![tx, ocfl_id], |r| {
-                let bytes: Option<Vec<u8>> = r.get(1)?;
-                let upload: Option<String> = r.get(2)?;
-                let digest: Option<String> = r.get(3)?;
-                Ok(TxFile {
-                    ocfl_id: ocfl_id.to_string(),
-                    logical_path: r.get(0)?,
-                    content: match (bytes, upload) {
-                        (Some(b), _) => Some(TxContent::Bytes(b)),
-                        (None, Some(path)) => Some(TxContent::Upload {
-                            path,
-                            digest: staged_digest(digest.as_deref()),
-                        }),
-                        (None, None) => None,
-                    },
-                })
+                file_from_row(ocfl_id.to_string(), r, 0)
             })?;
             Ok(rows.collect::<rusqlite::Result<_>>()?)
         })
@@ -407,76 +624,42 @@ impl TransactionStore for SqliteCatalog {
         })
     }
 
-    async fn tx_ops(&self, tx: &str) -> Result<Vec<CatalogOp>> {
+    async fn tx_ops(&self, tx: &str, after: i64, limit: usize) -> Result<Vec<(i64, CatalogOp)>> {
         self.with_reader(|c| {
             let mut stmt = c.prepare_cached(
-                "SELECT kind, id, at, nanos, user, agent, types FROM tx_ops WHERE tx = ?1 ORDER BY seq",
+                "SELECT seq, kind, id, at, nanos, user, agent, types FROM tx_ops
+                 WHERE tx = ?1 AND seq > ?2 ORDER BY seq LIMIT ?3",
             )?;
-            let rows = stmt.query_map(params![tx], |r| {
+            let rows = stmt.query_map(params![tx, after, limit as i64], |r| {
                 Ok((
-                    r.get::<_, String>(0)?,
-                    r.get::<_, String>(1)?,
-                    r.get::<_, Option<String>>(2)?,
-                    r.get::<_, Option<i64>>(3)?,
-                    r.get::<_, Option<String>>(4)?,
-                    r.get::<_, Option<String>>(5)?,
-                    r.get::<_, Option<String>>(6)?,
+                    r.get::<_, i64>(0)?,
+                    (
+                        r.get::<_, String>(1)?,
+                        r.get::<_, String>(2)?,
+                        r.get::<_, Option<String>>(3)?,
+                        r.get::<_, Option<i64>>(4)?,
+                        r.get::<_, Option<String>>(5)?,
+                        r.get::<_, Option<String>>(6)?,
+                        r.get::<_, Option<String>>(7)?,
+                    ),
                 ))
             })?;
             let mut out = Vec::new();
             for row in rows {
-                let (kind, id, at, nanos, user, agent, types) = row?;
-                let id = parse_id(&id)?;
-                out.push(if kind == CHILDREN_CHANGED {
-                    CatalogOp::ChildrenChanged(id, nanos.unwrap_or_default())
-                } else {
-                    CatalogOp::Log(Change {
-                        kind: ChangeKind::parse(&kind).ok_or_else(|| Error::Corrupt {
-                            id: id.to_string(),
-                            message: format!("unknown change kind {kind:?}"),
-                        })?,
-                        id,
-                        at: at.unwrap_or_default(),
-                        user: user.unwrap_or_default(),
-                        agent,
-                        types: split_types(types.as_deref()),
-                    })
-                });
+                let (seq, row) = row?;
+                out.push((seq, op_from_row(row)?));
             }
             Ok(out)
         })
     }
 
-    async fn tx_forget(&self, tx: &str) -> Result<Vec<String>> {
-        let mut conn = self.write_lock();
-        let sql_tx = conn.transaction()?;
-        let uploads: Vec<String> = {
-            let mut stmt = sql_tx.prepare_cached(
-                "SELECT upload FROM tx_files WHERE tx = ?1 AND upload IS NOT NULL",
-            )?;
-            let rows = stmt.query_map(params![tx], |r| r.get(0))?;
-            rows.collect::<rusqlite::Result<_>>()?
-        };
-        for sql in [
-            "DELETE FROM tx_files WHERE tx = ?1",
-            "DELETE FROM tx_resources WHERE tx = ?1",
-            "DELETE FROM tx_ops WHERE tx = ?1",
-            "DELETE FROM tx_objects WHERE tx = ?1",
-        ] {
-            sql_tx.prepare_cached(sql)?.execute(params![tx])?;
-        }
-        let claims: bool =
-            sql_tx.query_row("SELECT EXISTS(SELECT 1 FROM tx_objects)", [], |r| r.get(0))?;
-        sql_tx.commit()?;
-        // Under the writer lock: no stage can claim an object meanwhile.
-        self.tx_claims.store(claims, Ordering::SeqCst);
-        Ok(uploads)
-    }
-
     async fn tx_prune(&self, before: i64) -> Result<()> {
         self.tx_write(|c| {
-            c.prepare_cached("DELETE FROM transactions WHERE ended IS NOT NULL AND ended_at < ?1")?
-                .execute(params![before])?;
+            c.prepare_cached(
+                "DELETE FROM transactions WHERE ended IS NOT NULL AND ended NOT IN (?2, ?3)
+                   AND ended_at < ?1",
+            )?
+            .execute(params![before, CLOSING, COMMITTING])?;
             Ok(())
         })
     }

@@ -55,6 +55,24 @@ pub fn object_dir(root: &Path, ocfl_id: &str) -> PathBuf {
         .join(&hex)
 }
 
+/// How many versions (`vN` directories) the object in `dir` has; 0 when there is none.
+pub fn version_count(dir: &Path) -> usize {
+    fs::read_dir(dir)
+        .map(|entries| {
+            entries
+                .filter_map(|e| e.ok())
+                .filter(|e| {
+                    let name = e.file_name();
+                    let name = name.to_string_lossy();
+                    name.len() > 1
+                        && name.starts_with('v')
+                        && name[1..].bytes().all(|b| b.is_ascii_digit())
+                })
+                .count()
+        })
+        .unwrap_or(0)
+}
+
 /// Every object directory (one holding `0=ocfl_object_1.1`) below `root`, sorted.
 pub fn object_dirs(root: &Path) -> Vec<PathBuf> {
     fn walk(dir: &Path, out: &mut Vec<PathBuf>) {
