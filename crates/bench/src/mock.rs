@@ -25,7 +25,7 @@ use crate::report::{Kind, Report, SearchDetail, Status};
 use crate::BenchArgs;
 
 /// How long after its answer a title update becomes visible to queries.
-const VISIBILITY_LAG: Duration = Duration::from_millis(20);
+const VISIBILITY_LAG: Duration = Duration::from_millis(100);
 /// How long a reindex runs.
 const REINDEX_TIME: Duration = Duration::from_millis(30);
 
@@ -771,8 +771,9 @@ async fn search_runs_end_to_end_against_a_mock() {
             SearchDetail::Visibility(v) => {
                 assert_eq!(s.summary.ok, 10, "{}", s.name);
                 assert_eq!(v.writes.ok, 10);
-                // About the mock's indexing lag (which starts before the answer is sent).
-                assert!(s.summary.p50_ms >= 15.0, "{}", s.summary.p50_ms);
+                // About the mock's indexing lag (which starts before the answer is sent:
+                // half of it leaves room for a loaded machine's delivery of the answer).
+                assert!(s.summary.p50_ms >= 50.0, "{}", s.summary.p50_ms);
             }
             SearchDetail::Cell(c) => {
                 assert!(s.summary.ok > 0, "{}", s.name);
@@ -788,7 +789,7 @@ async fn search_runs_end_to_end_against_a_mock() {
                     assert_eq!(u.errors + v.errors, 0, "{}", s.name);
                     assert_eq!(v.ok, u.ok, "{}: every update found", s.name);
                     if v.ok > 0 {
-                        assert!(v.p50_ms >= 15.0, "{}: {}", s.name, v.p50_ms);
+                        assert!(v.p50_ms >= 50.0, "{}: {}", s.name, v.p50_ms);
                     }
                 } else {
                     assert!(c.updates.is_none() && c.visibility.is_none());
