@@ -452,10 +452,16 @@ impl Arca {
         format!("{}{path}", self.base)
     }
 
-    /// SIGKILL: no shutdown code runs.
-    pub fn kill(mut self) {
+    /// SIGKILL: no shutdown code runs. Returns the whole log it wrote.
+    pub fn kill(mut self) -> String {
         self.child.kill().expect("SIGKILL");
         self.child.wait().expect("reaped");
+        // The log reader ends (dropping its handle) once it has read the last line.
+        let deadline = std::time::Instant::now() + Duration::from_secs(5);
+        while Arc::strong_count(&self.log) > 1 && std::time::Instant::now() < deadline {
+            std::thread::sleep(Duration::from_millis(10));
+        }
+        self.log()
     }
 
     /// Reads the server's log, SIGKILLs it, tells the writers to `stop` and waits (30 s at
