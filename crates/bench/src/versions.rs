@@ -294,13 +294,24 @@ async fn transaction_row(ctx: &Ctx, phase: &Phase, target: &Arc<Target>, n: u64)
     })
     .await;
     complete(&mut r, &d, probe, true).await;
+    // The kernel's high-water mark sees the commit's peak, which samples can miss.
+    if let (Some(note), Some((_, Some(peak)))) = (r.note.as_mut(), server_memory_mb(ctx)) {
+        note.push_str(&format!(
+            "; peak RSS of the server's whole life (VmHWM) {peak:.1} MB after the commit"
+        ));
+    }
     r
 }
 
 /// The spawned (or `--pid`) server's resident set, in MB.
 fn server_rss_mb(ctx: &Ctx) -> Option<f64> {
+    server_memory_mb(ctx)?.0
+}
+
+/// The spawned (or `--pid`) server's resident set and its high-water mark, in MB.
+fn server_memory_mb(ctx: &Ctx) -> Option<(Option<f64>, Option<f64>)> {
     let text = std::fs::read_to_string(format!("/proc/{}/status", ctx.server_pid?)).ok()?;
-    crate::procfs::parse_status(&text)
-        .0
-        .map(|kb| kb as f64 / 1024.0)
+    let (rss, hwm) = crate::procfs::parse_status(&text);
+    let mb = |kb: u64| kb as f64 / 1024.0;
+    Some((rss.map(mb), hwm.map(mb)))
 }
