@@ -342,8 +342,9 @@ fn search_study_runs_against_arca() {
     );
     assert!(
         output.status.success(),
-        "{}",
-        String::from_utf8_lossy(&output.stderr)
+        "{}\n{}",
+        String::from_utf8_lossy(&output.stderr),
+        r.to_markdown()
     );
     check_counting(&r);
     assert_eq!(r.errors, 0, "{}", r.summary);

@@ -89,7 +89,16 @@ impl PgCoordination {
                 .fetch_one(&mut **conn)
                 .await?;
             if !granted {
-                // Dropping the session lets go of the locks taken so far.
+                // The locks taken so far go before the answer, so that a caller may take
+                // them again at once (dropping the session would let go of them later).
+                let mut conn = held.conn.take().expect("held until dropped");
+                if sqlx::query("SELECT pg_advisory_unlock_all()")
+                    .execute(&mut *conn)
+                    .await
+                    .is_err()
+                {
+                    drop(conn.detach());
+                }
                 return Ok(None);
             }
         }
