@@ -13,7 +13,7 @@ before=$(realpath "$1") after=$(realpath "$2") out=$3
 rounds=${4:-2} seconds=${5:-20} gb=${6:-5}
 mkdir -p "$out"
 img=$(mktemp -u /tmp/arca-regress-XXXX.img) mnt=$(mktemp -d /tmp/arca-regress-mnt-XXXX)
-cleanup() { mountpoint -q "$mnt" && umount "$mnt"; rm -f "$img"; rmdir "$mnt" 2>/dev/null || true; }
+cleanup() { mountpoint -q "$mnt" && umount -l "$mnt"; rm -f "$img"; rmdir "$mnt" 2>/dev/null || true; }
 trap cleanup EXIT
 for ((i = 1; i <= rounds; i++)); do
   if ((i % 2)); then order="before after"; else order="after before"; fi
@@ -24,7 +24,8 @@ for ((i = 1; i <= rounds; i++)); do
     "$after" bench ingest-object-only ingest-small access-small --spawn --arca-bin "$bin" \
       --data-dir "$mnt" --no-raw --no-progress --duration "$seconds" --count 1000000 \
       --out "$out/$v-$i" > "$out/$v-$i.md" 2> "$out/$v-$i.err"
-    umount "$mnt"; rm -f "$img"
+    # lazily: the run's files are still being deleted in the background
+    umount -l "$mnt"; rm -f "$img"
   done
 done
 python3 - "$out" "$rounds" <<'EOF'
@@ -40,7 +41,7 @@ for i in range(1, rounds + 1):
         cells = []
         for r in rows:
             s = next(x for x in rep["scenarios"] if x["name"] == r)
-            tps = s["summary"]["tps"]
+            tps = s["tps"]
             cpu = s["server"]["mean_cpu_pct"] * 10 / tps if s.get("server") and tps else float("nan")
             res.setdefault((v, r), []).append((tps, cpu))
             cells.append(f"{tps:,.0f} | {cpu:.3f}")

@@ -18,6 +18,7 @@ usage: scale-out.py costs ARCA WORK [--rounds 2] [--seconds 20]
          (b) 1, 2 and 3 nodes over one PostgreSQL database and one bucket prefix, 16 clients
          spread round-robin (one `arca bench` per node with its share, run together; the
          sums over the window from the first start to the last end)
+       (--no-search: every node without its search index, which follows every change)
        scale-out.py bigingest ARCA WORK [--rounds 1] [--count 100] [--size 50]
          (c) COUNT objects of SIZE MiB with 1 and 7 clients into the S3 root, alternated with
          raw S3 PUTs of the same bytes to the same MinIO (one PUT per object, from a plain
@@ -49,6 +50,7 @@ PAGE = os.sysconf("SC_PAGE_SIZE")
 S3_USER, S3_SECRET, BUCKET, REGION = "arca-bench", "arca-bench-secret", "arca-bench", "us-east-1"
 ADMIN = "Basic ZmVkb3JhQWRtaW46ZmVkb3JhQWRtaW4="  # fedoraAdmin:fedoraAdmin, arca's quick start
 OUT = []
+NO_SEARCH = False  # --no-search: every node without its search index
 
 
 def emit(record):
@@ -264,8 +266,14 @@ class S3:
                                     f"SignedHeaders={names}, Signature={sig}")
         if body is not None:
             headers["Content-Length"] = str(len(body))
-        self.conn.request(method, path + ("?" + q if q else ""), body=body, headers=headers)
-        r = self.conn.getresponse()
+        try:
+            self.conn.request(method, path + ("?" + q if q else ""), body=body, headers=headers)
+            r = self.conn.getresponse()
+        except (http.client.RemoteDisconnected, ConnectionError):
+            # the server closed the idle keep-alive connection: once more on a new one
+            self.conn.close()
+            self.conn.request(method, path + ("?" + q if q else ""), body=body, headers=headers)
+            r = self.conn.getresponse()
         data = r.read()
         if r.status >= 300:
             raise RuntimeError(f"S3 {method} {key}: {r.status} {data[:300]!r}")
@@ -297,6 +305,8 @@ class Node:
 
     def __init__(self, arca, data, catalog=None, minio=None, prefix=None):
         env = {**os.environ, "ARCA_LOG": "warn"}
+        if NO_SEARCH:
+            env["ARCA_SEARCH_ENABLED"] = "false"
         if catalog:
             env["ARCA_CATALOG_URL"] = catalog
         if minio:
@@ -475,10 +485,10 @@ def costs(args):
                         raise SystemExit(f"bench failed: {open(out + '.err').read()[-2000:]}")
                     after = env.counters(nodes)
                     row = row_of(out, scenario)
-                    ops = row["summary"]["ok"]
+                    ops = row["ok"]
                     rec = {"round": r, "mode": mode, "scenario": scenario, "ops": ops,
-                           "errors": row["summary"]["errors"], "ops_s": row["summary"]["tps"],
-                           "requests_per_op": row["summary"]["requests"] / max(ops, 1),
+                           "errors": row["errors"], "ops_s": row["tps"],
+                           "requests_per_op": row["requests"] / max(ops, 1),
                            "load_before": load}
                     totals = {
                         "arca_cpu_ms": 1000 * (after["arca_cpu"] - before["arca_cpu"]),
@@ -554,16 +564,16 @@ def nodes_cmd(args):
                     ends[i] = time.monotonic()
                 after = env.counters(nodes)
                 per = [row_of(o, scenario) for o in outs]
-                ok = sum(x["summary"]["ok"] for x in per)
-                errors = sum(x["summary"]["errors"] for x in per)
+                ok = sum(x["ok"] for x in per)
+                errors = sum(x["errors"] for x in per)
                 # the union of the measured windows: each ends when its bench exits
                 start = min(e - x["elapsed_s"] for e, x in zip(ends, per))
                 window = max(ends) - start
                 rec = {"round": r, "nodes": count, "clients": shares, "scenario": scenario,
                        "ok": ok, "errors": errors, "ops_s": ok / window,
-                       "sum_of_node_ops_s": sum(x["summary"]["tps"] for x in per),
-                       "per_node_ops_s": [round(x["summary"]["tps"]) for x in per],
-                       "mean_ms": sum(x["summary"]["mean_ms"] * x["summary"]["ok"] for x in per) / max(ok, 1),
+                       "sum_of_node_ops_s": sum(x["tps"] for x in per),
+                       "per_node_ops_s": [round(x["tps"]) for x in per],
+                       "mean_ms": sum(x["mean_ms"] * x["ok"] for x in per) / max(ok, 1),
                        "cpu_total_pct": 100 * ((after["arca_cpu"] + after["pg_cpu"] + after["minio_cpu"])
                                                - (before["arca_cpu"] + before["pg_cpu"] + before["minio_cpu"]))
                        / (after["t"] - before["t"]),
@@ -667,11 +677,11 @@ def bigingest(args):
                             raise SystemExit(f"bench failed: {open(out + '.err').read()[-2000:]}")
                         after = env.counters(nodes)
                         row = row_of(out, "ingest-large")
-                        ok = row["summary"]["ok"]
+                        ok = row["ok"]
                         rec = {"round": r, "kind": "arca (PG+S3)", "clients": clients,
-                               "objects": ok, "errors": row["summary"]["errors"],
-                               "mb_s": row["summary"]["mb_per_s"], "elapsed_s": row["elapsed_s"],
-                               "mean_ms": row["summary"]["mean_ms"],
+                               "objects": ok, "errors": row["errors"],
+                               "mb_s": row["mb_per_s"], "elapsed_s": row["elapsed_s"],
+                               "mean_ms": row["mean_ms"],
                                "rss_mb_first_max_last": [round(rss[0]), round(max(rss)), round(rss[-1])],
                                "rss_mb_median": round(sorted(rss)[len(rss) // 2]),
                                "arca_cpu_ms_per_object": 1000 * (after["arca_cpu"] - before["arca_cpu"]) / ok,
@@ -708,7 +718,11 @@ def main():
     p.add_argument("--size", type=int, default=50, help="MiB per object (bigingest)")
     p.add_argument("--json", help="also write every JSON line to this file")
     p.add_argument("--keep", action="store_true", help="keep WORK afterwards")
+    p.add_argument("--no-search", action="store_true",
+                   help="run every node without its search index (ARCA_SEARCH_ENABLED=false)")
     args = p.parse_args()
+    global NO_SEARCH
+    NO_SEARCH = args.no_search
     if args.rounds is None:
         args.rounds = 1 if args.what == "bigingest" else 2
     try:

@@ -29,7 +29,7 @@ for n in "${counts[@]}"; do
 import json, sys
 report = json.load(open(sys.argv[1]))
 row = next(s for s in report["scenarios"] if s["name"].startswith("tx-commit"))
-print(f"| {int(sys.argv[2]):,} | {row.get('note')} | {row['summary']['mean_ms']:,.0f} |")
+print(f"| {int(sys.argv[2]):,} | {row.get('note')} | {row['mean_ms']:,.0f} |")
 EOF
 done
 [[ -z $gb ]] && exit 0
@@ -52,7 +52,7 @@ tx=$(curl -sS -u "$auth" -X POST -D - -o /dev/null "$base/fcr:tx" | tr -d '\r' |
 before=$(hwm)
 start=$(date +%s.%N)
 curl -sS -u "$auth" -X PUT -H "Atomic-ID: $tx" -H "Content-Type: application/octet-stream" \
-  --data-binary "@$work/big.bin" -o /dev/null -w '%{http_code}\n' "$base/big" > "$work/put.code"
+  -T "$work/big.bin" -o /dev/null -w '%{http_code}\n' "$base/big" > "$work/put.code"
 staged=$(hwm)
 code=$(curl -sS -u "$auth" -X PUT -o /dev/null -w '%{http_code}' "$tx")
 end=$(date +%s.%N)
