@@ -9,7 +9,7 @@ mod common;
 
 use arca_storage::{ObjectStorage, S3Credentials, S3Settings, S3Storage};
 use arca_testkit::s3::{Minio, BUCKET, REGION, ROOT_PASSWORD, ROOT_USER};
-use common::fedora::Fedora;
+use common::fedora::{inventory_as_ocfl_1_0, Fedora};
 use common::{Arca, Http};
 
 const PREFIX: &str = "shared-root";
@@ -59,7 +59,7 @@ fn store(minio: &Minio) -> S3Storage {
 }
 
 /// Turns the OCFL 1.1 root in `s3` into the OCFL 1.0 root Fedora 6.1's ocfl-java can read
-/// (as `common::fedora::declare_ocfl_1_0` does on a local root): the declarations, and each
+/// (as [`common::fedora::declare_ocfl_1_0`] does on a local root): the declarations, and each
 /// inventory's `type` with its sidecar.
 fn declare_ocfl_1_0(s3: &S3Storage) {
     s3.put("0=ocfl_1.0", b"ocfl_1.0\n").unwrap();
@@ -70,22 +70,10 @@ fn declare_ocfl_1_0(s3: &S3Storage) {
                 .unwrap();
             s3.delete(&file.key).unwrap();
         } else if file.key.ends_with("/inventory.json") {
-            let text = String::from_utf8(s3.read(&file.key).unwrap().bytes)
-                .unwrap()
-                .replace(
-                    "\"type\":\"https://ocfl.io/1.1/spec/#inventory\"",
-                    "\"type\":\"https://ocfl.io/1.0/spec/#inventory\"",
-                );
-            let algorithm = serde_json::from_str::<serde_json::Value>(&text).unwrap()
-                ["digestAlgorithm"]
-                .as_str()
-                .unwrap()
-                .to_string();
-            s3.put(&file.key, text.as_bytes()).unwrap();
-            let sidecar = format!(
-                "{}  inventory.json\n",
-                common::digest_hex(&algorithm, text.as_bytes())
+            let (text, algorithm, sidecar) = inventory_as_ocfl_1_0(
+                &String::from_utf8(s3.read(&file.key).unwrap().bytes).unwrap(),
             );
+            s3.put(&file.key, text.as_bytes()).unwrap();
             s3.put(&format!("{}.{algorithm}", file.key), sidecar.as_bytes())
                 .unwrap();
         }

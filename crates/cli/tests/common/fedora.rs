@@ -256,24 +256,32 @@ pub fn declare_ocfl_1_0(root: &Path) {
                 continue;
             }
             let path = dir.join(&file);
-            let text = fs::read_to_string(&path).unwrap().replace(
-                "\"type\":\"https://ocfl.io/1.1/spec/#inventory\"",
-                "\"type\":\"https://ocfl.io/1.0/spec/#inventory\"",
-            );
-            let algorithm = serde_json::from_str::<serde_json::Value>(&text).unwrap()
-                ["digestAlgorithm"]
-                .as_str()
-                .unwrap()
-                .to_string();
+            let (text, algorithm, sidecar) =
+                inventory_as_ocfl_1_0(&fs::read_to_string(&path).unwrap());
             fs::write(&path, &text).unwrap();
             fs::write(
                 path.with_file_name(format!("inventory.json.{algorithm}")),
-                format!(
-                    "{}  inventory.json\n",
-                    super::digest_hex(&algorithm, text.as_bytes())
-                ),
+                sidecar,
             )
             .unwrap();
         }
     }
+}
+
+/// An OCFL 1.1 inventory's text as OCFL 1.0 (its `type`), with its digest algorithm and the
+/// text of its new sidecar.
+pub fn inventory_as_ocfl_1_0(text: &str) -> (String, String, String) {
+    let text = text.replace(
+        "\"type\":\"https://ocfl.io/1.1/spec/#inventory\"",
+        "\"type\":\"https://ocfl.io/1.0/spec/#inventory\"",
+    );
+    let algorithm = serde_json::from_str::<serde_json::Value>(&text).unwrap()["digestAlgorithm"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let sidecar = format!(
+        "{}  inventory.json\n",
+        super::digest_hex(&algorithm, text.as_bytes())
+    );
+    (text, algorithm, sidecar)
 }
