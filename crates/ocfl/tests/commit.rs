@@ -1,33 +1,13 @@
 //! Version commits, dedup, purge and crash recovery of the OCFL writer.
 
+mod common;
+
+use common::{check_sidecar, dir_of, head_file};
 use std::fs;
 use std::path::Path;
 
 use arca_model::{DigestAlgorithm, DigestValue, MultiHasher};
 use arca_ocfl::{Change, Content, HeadMode, OcflRoot, VersionInfo};
-
-/// The local directory of an object read from a local root.
-fn dir_of(root: &OcflRoot, object: &arca_ocfl::ObjectState) -> std::path::PathBuf {
-    root.local_path(&object.prefix).expect("a local root")
-}
-
-/// The local content file of a logical path in an object's head state.
-fn head_file(
-    root: &OcflRoot,
-    object: &arca_ocfl::ObjectState,
-    logical: &str,
-) -> Option<std::path::PathBuf> {
-    object
-        .head_key(logical)
-        .map(|key| root.local_path(&key).expect("a local root"))
-}
-
-/// Whether the inventory in the local directory `dir` of `root` matches its sidecar.
-fn check_sidecar(root: &OcflRoot, dir: &std::path::Path) -> bool {
-    let local = root.local_root().expect("a local root");
-    let prefix = dir.strip_prefix(&local).expect("inside the root");
-    root.check_sidecar(&prefix.to_string_lossy()).unwrap()
-}
 
 fn info() -> VersionInfo {
     VersionInfo {

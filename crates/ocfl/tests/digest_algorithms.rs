@@ -2,29 +2,14 @@
 //! either, `fcrepo.persistence.defaultDigestAlgorithm`): the official fixtures read and
 //! extended, sidecar names, and an object keeping its algorithm whatever the root's is.
 
+mod common;
+
+use common::{check_sidecar, head_file};
 use std::fs;
 use std::path::{Path, PathBuf};
 
 use arca_model::{DigestAlgorithm, DigestValue, MultiHasher};
 use arca_ocfl::{Change, Content, Error, HeadMode, Inventory, OcflRoot, VersionInfo};
-
-/// The local content file of a logical path in an object's head state.
-fn head_file(
-    root: &OcflRoot,
-    object: &arca_ocfl::ObjectState,
-    logical: &str,
-) -> Option<std::path::PathBuf> {
-    object
-        .head_key(logical)
-        .map(|key| root.local_path(&key).expect("a local root"))
-}
-
-/// Whether the inventory in the local directory `dir` of `root` matches its sidecar.
-fn check_sidecar(root: &OcflRoot, dir: &std::path::Path) -> bool {
-    let local = root.local_root().expect("a local root");
-    let prefix = dir.strip_prefix(&local).expect("inside the root");
-    root.check_sidecar(&prefix.to_string_lossy()).unwrap()
-}
 
 fn fixture(name: &str) -> PathBuf {
     let dir = Path::new(env!("CARGO_MANIFEST_DIR"))

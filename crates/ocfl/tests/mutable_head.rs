@@ -2,6 +2,9 @@
 //! against the Fedora-written sample objects `mh1`/`mh2`, validated with ocfl-py, and
 //! written onto the sample's own objects.
 
+mod common;
+
+use common::head_file;
 use std::collections::BTreeMap;
 use std::fs;
 use std::path::{Path, PathBuf};
@@ -12,17 +15,6 @@ use arca_ocfl::{Change, Content, HeadMode, OcflRoot, VersionInfo};
 
 const MH1: &str = "df1/17d/763/df117d7630469a2e6ca12e6f96061713c398aa78afe3b144e623fe2a5ef9140e";
 const MH2: &str = "5a4/07f/e84/5a407fe84d648f90de6c014118ac959c76faceb478a8b23d1d6610db6d75b1bd";
-
-/// The local content file of a logical path in an object's head state.
-fn head_file(
-    root: &OcflRoot,
-    object: &arca_ocfl::ObjectState,
-    logical: &str,
-) -> Option<std::path::PathBuf> {
-    object
-        .head_key(logical)
-        .map(|key| root.local_path(&key).expect("a local root"))
-}
 
 fn sample() -> PathBuf {
     let sample =
