@@ -219,8 +219,8 @@ ORDER BY t, id
 /// longer only keeps a client from hearing `503 Retry-After` while PostgreSQL restarts.
 pub(crate) const ACQUIRE_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(3);
 
-/// How many connections a catalog keeps at most.
-const MAX_CONNECTIONS: u32 = 16;
+/// How many connections a catalog keeps at most unless told otherwise.
+pub const DEFAULT_MAX_CONNECTIONS: u32 = 16;
 
 /// The catalog on a PostgreSQL database, shared by every node that names it. Reads run on a
 /// connection pool; writes of [`Catalog::apply`] are group-committed per node (see the
@@ -252,15 +252,21 @@ impl PostgresCatalog {
     /// creating or migrating the schema. Fails at once when the server is unreachable, the
     /// credentials are refused, or the schema is newer than this code.
     pub async fn connect(url: &str) -> Result<Self> {
-        let options: PgConnectOptions = url.parse()?;
-        Self::connect_with(options).await
+        Self::connect_pooled(url, DEFAULT_MAX_CONNECTIONS).await
     }
 
-    /// [`connect`](Self::connect) with options built by the caller.
-    pub async fn connect_with(options: PgConnectOptions) -> Result<Self> {
+    /// [`connect`](Self::connect) keeping at most `max_connections` connections in the pool
+    /// (the listener and the advisory-lock sessions come on top).
+    pub async fn connect_pooled(url: &str, max_connections: u32) -> Result<Self> {
+        let options: PgConnectOptions = url.parse()?;
+        Self::connect_with(options, max_connections).await
+    }
+
+    /// [`connect_pooled`](Self::connect_pooled) with options built by the caller.
+    pub async fn connect_with(options: PgConnectOptions, max_connections: u32) -> Result<Self> {
         let coordination = coordination::PgCoordination::new(&options);
         let pool = PgPoolOptions::new()
-            .max_connections(MAX_CONNECTIONS)
+            .max_connections(max_connections.max(1))
             .acquire_timeout(ACQUIRE_TIMEOUT)
             .connect_with(options)
             .await?;

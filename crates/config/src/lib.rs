@@ -163,13 +163,26 @@ impl StorageSettings {
 
 /// Where the catalog lives: SQLite in the data directory by default, or a PostgreSQL
 /// database (scale-out).
-#[derive(Clone, Default, PartialEq, Eq, Deserialize)]
+#[derive(Clone, PartialEq, Eq, Deserialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct CatalogSettings {
     /// `postgres://USER[:PASSWORD]@HOST[:PORT]/DATABASE` keeps the catalog in PostgreSQL
     /// (`ARCA_CATALOG_URL`, where a password belongs rather than in a file); unset, the
     /// catalog is `catalog.sqlite` in the data directory.
     pub url: Option<String>,
+    /// Connections to PostgreSQL this node keeps at most (`ARCA_CATALOG_MAX_CONNECTIONS`,
+    /// `16`). PostgreSQL serves every node: the nodes' sum should stay well under its
+    /// `max_connections`, and near its core count × 2–4 for the least contention.
+    pub max_connections: u32,
+}
+
+impl Default for CatalogSettings {
+    fn default() -> Self {
+        Self {
+            url: None,
+            max_connections: 16,
+        }
+    }
 }
 
 impl std::fmt::Debug for CatalogSettings {
@@ -177,6 +190,7 @@ impl std::fmt::Debug for CatalogSettings {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("CatalogSettings")
             .field("url", &self.url.as_deref().map(redact_password))
+            .field("max_connections", &self.max_connections)
             .finish()
     }
 }
@@ -197,13 +211,26 @@ pub fn redact_password(url: &str) -> String {
 }
 
 impl CatalogSettings {
-    fn apply_env(&mut self, get: &impl Fn(&str) -> Option<String>) {
+    fn apply_env(&mut self, get: &impl Fn(&str) -> Option<String>) -> Result<(), Error> {
         if let Some(v) = get("ARCA_CATALOG_URL") {
             self.url = (!v.trim().is_empty()).then(|| v.trim().to_string());
         }
+        if let Some(v) = get("ARCA_CATALOG_MAX_CONNECTIONS") {
+            self.max_connections = v.trim().parse().map_err(|_| {
+                Error::Invalid(format!(
+                    "ARCA_CATALOG_MAX_CONNECTIONS must be a number (got {v:?})"
+                ))
+            })?;
+        }
+        Ok(())
     }
 
     fn validate(&self) -> Result<(), Error> {
+        if self.max_connections == 0 {
+            return Err(Error::Invalid(
+                "catalog.max_connections must be at least 1".into(),
+            ));
+        }
         match &self.url {
             Some(url) if !(url.starts_with("postgres://") || url.starts_with("postgresql://")) => {
                 Err(Error::Invalid(format!(
@@ -273,6 +300,10 @@ pub struct Search {
     /// The program that extracts a PDF's text [default: this `arca` binary's hidden
     /// `extract-text` command].
     pub extract_program: Option<PathBuf>,
+    /// The longest, in milliseconds, the index waits between two commits while changes keep
+    /// coming (`500`): the bound on a write's time to become searchable, less the commit's
+    /// own. The index commits sooner when commits are quick (100 ms apart at the least).
+    pub max_commit_interval_ms: u64,
     /// The field mapping; without it, Dublin Core (see the README). Each entry:
     /// `name`, `predicates` (IRIs), `kind` (`text`, `keyword` or `date`), optional
     /// `first_name`/`last_name` fields for "Last, First" values.
@@ -309,6 +340,7 @@ impl Default for Search {
             extract_memory_mib: 1024,
             extract_workers: 0,
             child_binaries: 64,
+            max_commit_interval_ms: 500,
             extract_program: None,
             fields: None,
         }
@@ -336,6 +368,9 @@ impl Search {
         }
         if let Some(v) = get("ARCA_SEARCH_EXTRACT_MEMORY_MIB") {
             self.extract_memory_mib = number("ARCA_SEARCH_EXTRACT_MEMORY_MIB", v)?;
+        }
+        if let Some(v) = get("ARCA_SEARCH_MAX_COMMIT_INTERVAL_MS") {
+            self.max_commit_interval_ms = number("ARCA_SEARCH_MAX_COMMIT_INTERVAL_MS", v)?;
         }
         if let Some(v) = get("ARCA_SEARCH_EXTRACT_WORKERS") {
             self.extract_workers = number("ARCA_SEARCH_EXTRACT_WORKERS", v)? as usize;
@@ -741,7 +776,7 @@ impl Config {
         self.auth.apply_env(&get)?;
         self.events.apply_env(&get)?;
         self.search.apply_env(&get)?;
-        self.catalog.apply_env(&get);
+        self.catalog.apply_env(&get)?;
         self.storage.apply_env(&get);
         if let Some(v) = get("ARCA_FEDORA3_FACADE") {
             self.fedora3.facade = Facade::parse(&v).ok_or_else(|| {
@@ -941,6 +976,15 @@ mod tests {
             shown.contains("postgresql://arca:***@other/arca"),
             "{shown}"
         );
+        assert_eq!(c.catalog.max_connections, 16);
+        c.apply_env(|k| (k == "ARCA_CATALOG_MAX_CONNECTIONS").then(|| "6".to_string()))
+            .unwrap();
+        assert_eq!(c.catalog.max_connections, 6);
+        assert!(c
+            .apply_env(|k| (k == "ARCA_CATALOG_MAX_CONNECTIONS").then(|| "many".to_string()))
+            .is_err());
+        let mut zero: Config = toml::from_str("[catalog]\nmax_connections = 0").unwrap();
+        assert!(zero.validate().is_err());
         c.catalog.url = Some("mysql://root:pw@db/arca".into());
         let e = c.validate().unwrap_err().to_string();
         assert!(e.contains("catalog.url") && !e.contains("pw@"), "{e}");

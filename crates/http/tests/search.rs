@@ -417,6 +417,11 @@ async fn a_rebuild_equals_the_live_index() {
         live.0["pagination"]["totalResults"], 7,
         "root, r1, r3, r4, their papers, r5"
     );
+    // The rebuild's writer gave way to the live one: changes are indexed again.
+    let patch = "PREFIX dcterms: <http://purl.org/dc/terms/> INSERT DATA { <> dcterms:title \"afterwards\" }";
+    assert_eq!(sparql(&s, "r5", patch).await.status, 204);
+    indexed(&s).await;
+    assert_eq!(paths(&s, "TITLE:afterwards").await, v(&["r5"]));
 }
 
 /// Every document's stored fields, and the hits of the unstored text fields.

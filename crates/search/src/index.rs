@@ -23,8 +23,13 @@ use crate::query::{FieldKind, QueryParser};
 use crate::schema::{analyzer, IndexSchema};
 use crate::{Error, Result};
 
-/// Memory of the index writer (shared by its threads).
-const WRITER_BUDGET: usize = 96 << 20;
+/// Memory of the writer while it follows the change log (one thread; tantivy's least is
+/// 15 MB per thread).
+const LIVE_BUDGET: usize = 32 << 20;
+/// Memory of the writer during a full rebuild (shared by its threads).
+const BULK_BUDGET: usize = 96 << 20;
+/// Indexing threads of a full rebuild, at most.
+const BULK_THREADS: usize = 4;
 /// The merge policy's smallest level: segments of fewer documents count as this many.
 /// tantivy's default (10,000) makes every commit's small segment merge again and again with
 /// the level's largest one (up to about 17,000 documents, each record carrying some 45 KB of
@@ -68,11 +73,25 @@ pub struct Page {
     pub hits: Vec<DocAddress>,
 }
 
+/// How the index writer is set up. Every indexing thread makes a segment of its own at each
+/// commit, and each segment has a fixed cost (tantivy allocates and walks a term table of
+/// 2^19 slots, whatever the documents): the live loop's small, frequent commits take one
+/// thread, a full rebuild (one commit, tokenizing everything) as many as the cores allow.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum WriterMode {
+    /// One thread, a small budget: following the change log.
+    Live,
+    /// Up to four threads and a large budget: a full rebuild.
+    Bulk,
+}
+
 /// The index.
 pub struct SearchIndex {
     schema: IndexSchema,
+    index: Index,
     reader: IndexReader,
-    writer: Mutex<IndexWriter>,
+    /// `None` only while the writer is being replaced (there can be one at a time).
+    writer: Mutex<Option<(WriterMode, IndexWriter)>>,
     parser: QueryParser,
     fingerprint: String,
     epoch: Mutex<String>,
@@ -121,16 +140,7 @@ impl SearchIndex {
 
     fn with_index(index: Index, schema: IndexSchema, fingerprint: String) -> Result<Self> {
         schema.register(&index);
-        let threads = std::thread::available_parallelism().map_or(1, |n| n.get().min(4));
-        let writer = index
-            .writer_with_num_threads(threads, WRITER_BUDGET)
-            .map_err(|e| match e {
-                tantivy::TantivyError::LockFailure(..) => Error::Locked,
-                e => e.into(),
-            })?;
-        let mut policy = LogMergePolicy::default();
-        policy.set_min_layer_size(MERGE_MIN_LAYER);
-        writer.set_merge_policy(Box::new(policy));
+        let writer = new_writer(&index, WriterMode::Live)?;
         let reader = index
             .reader_builder()
             .reload_policy(ReloadPolicy::Manual)
@@ -138,8 +148,9 @@ impl SearchIndex {
         let parser = QueryParser::new(schema.query_fields.clone(), "ALL", analyzer());
         Ok(Self {
             schema,
+            index,
             reader,
-            writer: Mutex::new(writer),
+            writer: Mutex::new(Some((WriterMode::Live, writer))),
             parser,
             fingerprint,
             epoch: Mutex::new(String::new()),
@@ -156,26 +167,66 @@ impl SearchIndex {
         &self.parser
     }
 
+    /// Runs `f` with the writer.
+    fn with_writer<T>(&self, f: impl FnOnce(&mut IndexWriter) -> Result<T>) -> Result<T> {
+        match self.writer.lock().as_mut() {
+            Some((_, w)) => f(w),
+            None => Err(Error::BadRequest(
+                "the search index has no writer (it could not be reopened; see the log)".into(),
+            )),
+        }
+    }
+
+    /// Sets the writer up for `mode` (see [`WriterMode`]). Call only with nothing added since
+    /// the last commit: the old writer goes, and what it held uncommitted with it.
+    pub fn set_mode(&self, mode: WriterMode) -> Result<()> {
+        let mut slot = self.writer.lock();
+        if matches!(&*slot, Some((m, _)) if *m == mode) {
+            return Ok(());
+        }
+        // One writer at a time: the old one (and its threads) ends before the new one starts.
+        let old = slot.take().map(|(m, w)| {
+            drop(w);
+            m
+        });
+        match new_writer(&self.index, mode) {
+            Ok(w) => {
+                *slot = Some((mode, w));
+                Ok(())
+            }
+            Err(e) => {
+                if let Some(m) = old {
+                    *slot = new_writer(&self.index, m).ok().map(|w| (m, w));
+                }
+                Err(e)
+            }
+        }
+    }
+
     /// Replaces the document of resource `path` (adds it if it had none).
     pub fn upsert(&self, path: &str, doc: TantivyDocument) -> Result<()> {
-        let w = self.writer.lock();
-        w.delete_term(Term::from_field_text(self.schema.system.id, path));
-        w.add_document(doc)?;
-        Ok(())
+        self.with_writer(|w| {
+            w.delete_term(Term::from_field_text(self.schema.system.id, path));
+            w.add_document(doc)?;
+            Ok(())
+        })
     }
 
     /// Removes the document of resource `path`.
-    pub fn remove(&self, path: &str) {
-        self.writer
-            .lock()
-            .delete_term(Term::from_field_text(self.schema.system.id, path));
+    pub fn remove(&self, path: &str) -> Result<()> {
+        self.with_writer(|w| {
+            w.delete_term(Term::from_field_text(self.schema.system.id, path));
+            Ok(())
+        })
     }
 
     /// Removes every document (the next commit makes that visible, so searches see the old
     /// documents until a rebuild commits).
     pub fn clear(&self) -> Result<()> {
-        self.writer.lock().delete_all_documents()?;
-        Ok(())
+        self.with_writer(|w| {
+            w.delete_all_documents()?;
+            Ok(())
+        })
     }
 
     /// Makes everything added and removed so far durable and visible, recording that the
@@ -187,12 +238,12 @@ impl SearchIndex {
             epoch: self.epoch.lock().clone(),
         })
         .expect("payload serializes");
-        {
-            let mut w = self.writer.lock();
+        self.with_writer(|w| {
             let mut prepared = w.prepare_commit()?;
             prepared.set_payload(&payload);
             prepared.commit()?;
-        }
+            Ok(())
+        })?;
         self.reader.reload()?;
         Ok(())
     }
@@ -209,8 +260,10 @@ impl SearchIndex {
 
     /// Drops what was added since the last commit.
     pub fn rollback(&self) -> Result<()> {
-        self.writer.lock().rollback()?;
-        Ok(())
+        self.with_writer(|w| {
+            w.rollback()?;
+            Ok(())
+        })
     }
 
     /// The searcher of the last commit (one snapshot for a whole request).
@@ -357,4 +410,25 @@ fn clear_dir(dir: &Path) -> Result<()> {
         r.map_err(|e| Error::Io(path, e))?;
     }
     Ok(())
+}
+
+/// A writer for `mode`, with arca's merge policy.
+fn new_writer(index: &Index, mode: WriterMode) -> Result<IndexWriter> {
+    let (threads, budget) = match mode {
+        WriterMode::Live => (1, LIVE_BUDGET),
+        WriterMode::Bulk => (
+            std::thread::available_parallelism().map_or(1, |n| n.get().min(BULK_THREADS)),
+            BULK_BUDGET,
+        ),
+    };
+    let writer = index
+        .writer_with_num_threads(threads, budget)
+        .map_err(|e| match e {
+            tantivy::TantivyError::LockFailure(..) => Error::Locked,
+            e => e.into(),
+        })?;
+    let mut policy = LogMergePolicy::default();
+    policy.set_min_layer_size(MERGE_MIN_LAYER);
+    writer.set_merge_policy(Box::new(policy));
+    Ok(writer)
 }

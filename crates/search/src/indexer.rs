@@ -24,7 +24,7 @@ use tokio::sync::{mpsc, oneshot, watch};
 
 use crate::document::{self, ResourceView};
 use crate::extract::{is_extractable, ExtractLimits, ExtractProgram, Extractor, TextCache};
-use crate::index::SearchIndex;
+use crate::index::{SearchIndex, WriterMode};
 use crate::mapping::Mapping;
 use crate::{Error, Result};
 
@@ -69,7 +69,10 @@ const EPOCH_KEY: &str = "search.epoch";
 /// Changes read from the log per batch.
 const BATCH: usize = 2_000;
 /// Least time between two commits of the live loop (each commit makes a segment).
-const COMMIT_INTERVAL: Duration = Duration::from_millis(100);
+const MIN_COMMIT_INTERVAL: Duration = Duration::from_millis(100);
+/// The live loop spends at most about 1/N of its time committing: after a commit that took
+/// `t`, the next waits until `N·t` has passed (within the least and the configured most).
+const COMMIT_SHARE: u32 = 10;
 /// Live resources read per page by a rebuild.
 const REBUILD_PAGE: usize = 256;
 /// Texts kept in memory after their extraction (see `Indexer::recent`).
@@ -95,6 +98,10 @@ pub struct IndexerSettings {
     /// while its location is still allowed (checked at each read, as proxied reads are);
     /// without a list, external binaries have no text.
     pub external_allowed: Option<Arc<arca_repository::AllowList>>,
+    /// The longest the live loop waits between commits while changes keep coming (the
+    /// bound on how long a write takes to become searchable, commit time aside). It commits
+    /// sooner when commits are quick: 100 ms after the last one at the least.
+    pub max_commit_interval: Duration,
 }
 
 /// Where indexing stands, for operators (`fcr:search/status`).
@@ -177,6 +184,7 @@ pub struct Indexer {
     child_binaries: usize,
     external_allowed: Option<Arc<arca_repository::AllowList>>,
     max_text: usize,
+    max_commit_interval: Duration,
     counters: Counters,
     rebuild: Mutex<Option<(Instant, RebuildProgress)>>,
     /// Extractions running, by text key, with the binaries waiting for them.
@@ -217,6 +225,7 @@ impl Indexer {
             cache,
             child_binaries: settings.child_binaries,
             external_allowed: settings.external_allowed,
+            max_commit_interval: settings.max_commit_interval.max(MIN_COMMIT_INTERVAL),
             counters,
             rebuild: Mutex::new(None),
             inflight: Mutex::new(HashMap::new()),
@@ -320,7 +329,10 @@ impl Indexer {
         let mut waiting: BTreeMap<i64, usize> = BTreeMap::new();
         let mut refresh: BTreeSet<FedoraId> = BTreeSet::new();
         let mut replies: Vec<oneshot::Sender<Result<()>>> = Vec::new();
-        let mut last_commit = Instant::now() - COMMIT_INTERVAL;
+        // When the next commit may come: the live loop waits so that committing takes no
+        // more than 1/COMMIT_SHARE of its time (a commit's cost hardly depends on how many
+        // documents it holds, so under load fewer, larger commits cost far less).
+        let mut next_commit = Instant::now();
         let mut texts_in: u64 = 0;
         loop {
             let behind = *last.borrow_and_update() > position;
@@ -343,9 +355,8 @@ impl Indexer {
                 self.take_ready(t, &mut waiting, &mut refresh);
                 texts_in += 1;
             }
-            let pause = COMMIT_INTERVAL.saturating_sub(last_commit.elapsed());
-            if !pause.is_zero() && replies.is_empty() {
-                tokio::time::sleep(pause).await;
+            if replies.is_empty() {
+                tokio::time::sleep_until(next_commit.into()).await;
             }
             let entries = self.catalog.changes_since(position, BATCH).await?;
             let mut targets: BTreeMap<FedoraId, i64> = BTreeMap::new();
@@ -360,7 +371,7 @@ impl Indexer {
             if targets.is_empty() && entries.is_empty() && replies.is_empty() && texts_in == 0 {
                 if behind {
                     // The log said more was coming but had nothing yet: do not spin.
-                    tokio::time::sleep(COMMIT_INTERVAL).await;
+                    tokio::time::sleep(MIN_COMMIT_INTERVAL).await;
                 }
                 continue;
             }
@@ -382,8 +393,13 @@ impl Indexer {
             let safe = waiting
                 .first_key_value()
                 .map_or(position, |(seq, _)| (seq - 1).min(position));
+            let committing = Instant::now();
             self.commit(safe).await?;
-            last_commit = Instant::now();
+            let took = committing.elapsed();
+            next_commit = Instant::now()
+                + (took * COMMIT_SHARE)
+                    .clamp(MIN_COMMIT_INTERVAL, self.max_commit_interval)
+                    .saturating_sub(took);
             // Texts that arrived are in this commit: only now are they no longer pending.
             self.counters
                 .pending
@@ -484,6 +500,25 @@ impl Indexer {
         ));
         tracing::info!(resources = total, "rebuilding the search index");
         let started = Instant::now();
+        // The live loop waits meanwhile and has committed what it added: the writer can
+        // change.
+        self.index.set_mode(WriterMode::Bulk)?;
+        let result = self.rebuild_pages(at, total, started, progress).await;
+        if let Err(e) = self.index.set_mode(WriterMode::Live) {
+            tracing::error!(error = %e, "cannot set the search index's writer up for the live loop again");
+            return Err(e);
+        }
+        result
+    }
+
+    /// The rebuild proper, with the bulk writer.
+    async fn rebuild_pages(
+        self: &Arc<Self>,
+        at: i64,
+        total: u64,
+        started: Instant,
+        progress: impl Fn(u64, u64) + Sync,
+    ) -> Result<i64> {
         self.index.clear()?;
         let done = AtomicU64::new(0);
         let mut after: Option<FedoraId> = None;
@@ -569,7 +604,7 @@ impl Indexer {
     ) -> Result<Option<FedoraId>> {
         let record = self.catalog.get(id).await?;
         let Some(record) = record.filter(|r| !r.is_deleted()) else {
-            self.index.remove(id.path());
+            self.index.remove(id.path())?;
             // A deleted binary's text leaves its parent.
             return Ok(id.path_parent());
         };

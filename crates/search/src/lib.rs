@@ -19,7 +19,7 @@ pub mod schema;
 
 use std::path::PathBuf;
 
-pub use index::{Page, SearchIndex, Sort};
+pub use index::{Page, SearchIndex, Sort, WriterMode};
 pub use indexer::{Indexer, IndexerSettings, SearchStatus};
 pub use mapping::{FieldMapping, MappedKind, Mapping};
 

@@ -55,14 +55,16 @@ impl OpenCatalog {
                 },
             )?)),
             Some(url) => Self::Postgres(Arc::new(
-                PostgresCatalog::connect(url).await.with_context(|| {
-                    format!(
-                        "cannot open the catalog in PostgreSQL at {} (catalog.url, \
+                PostgresCatalog::connect_pooled(url, config.catalog.max_connections)
+                    .await
+                    .with_context(|| {
+                        format!(
+                            "cannot open the catalog in PostgreSQL at {} (catalog.url, \
                          ARCA_CATALOG_URL): check that the server is reachable, the user and \
                          password are right and the database exists",
-                        arca_config::redact_password(url)
-                    )
-                })?,
+                            arca_config::redact_password(url)
+                        )
+                    })?,
             )),
         })
     }
@@ -388,6 +390,7 @@ pub fn search_settings(
         program: extract_program(s.extract_program.as_deref()),
         child_binaries: s.child_binaries,
         external_allowed,
+        max_commit_interval: std::time::Duration::from_millis(s.max_commit_interval_ms),
     })
 }
 

@@ -1116,6 +1116,36 @@ async fn reindex(ctx: &Ctx, phase: &Phase, run: &Run, objects: u64) -> ScenarioR
         ),
     }
     let elapsed = done.unwrap_or(now) - start;
+    if done.is_some() {
+        // The rebuilt index must answer what the live one did: the same hits for the
+        // study's queries (a rebuild that lost the PDFs' text would find fewer).
+        let mut notes = Vec::new();
+        for (q, query) in QUERIES.iter().enumerate() {
+            let (Some(want), Ok((_, hits, _))) = (
+                expected(&run.matches, q, objects),
+                run.api.query(&run.api.query_url(query, 1)).await,
+            ) else {
+                continue;
+            };
+            let got = hits.pagination.total_results;
+            if got != want {
+                let message = format!("after the reindex q{}: {got} hits, expected {want}", q + 1);
+                let t = Instant::now();
+                rec.record(
+                    t,
+                    t - start,
+                    &TxOutcome::failed(Code::BadAnswer, message.clone()),
+                );
+                notes.push(message);
+            } else {
+                notes.push(format!(
+                    "after the reindex q{}: {got} hits as expected",
+                    q + 1
+                ));
+            }
+        }
+        row.note = Some(notes.join("; "));
+    }
     row.elapsed_s = elapsed.as_secs_f64();
     row.summary = rec.summary(elapsed);
     let (server, loadgen, _) = probe.finish(1, 0).await;
