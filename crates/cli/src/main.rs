@@ -114,6 +114,10 @@ fn main() -> ExitCode {
         // A child of the indexer: no runtime, no logging, just the text or a reason.
         return ExitCode::from(arca_search::extract::run_child(args).clamp(0, 255) as u8);
     }
+    // This program is arca whatever its file is called: its own `extract-text` reads PDFs.
+    if let Ok(exe) = std::env::current_exe() {
+        arca_server::set_arca_executable(exe);
+    }
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()

@@ -99,6 +99,40 @@ async fn load(http: &Http, arca: &Arca, n: usize, pdfs: &[Vec<u8>]) -> (u64, u64
     (with_pdf, n as u64)
 }
 
+/// The server extracts PDFs with its own program, whatever that file is called (a packaged
+/// `arca-2.1`, a benchmark's `arca-before`): not with some `arca` found elsewhere, or none.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn pdf_text_is_extracted_by_a_renamed_arca() {
+    let pdf = std::fs::read(&pdfs()[0]).unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    // Nested, so that no `arca` stands next to it or one level up.
+    std::fs::create_dir(dir.path().join("bin")).unwrap();
+    let renamed = dir.path().join("bin/arca-renamed");
+    if std::fs::hard_link(env!("CARGO_BIN_EXE_arca"), &renamed).is_err() {
+        std::fs::copy(env!("CARGO_BIN_EXE_arca"), &renamed).unwrap();
+    }
+    let data = dir.path().join("data");
+    let http = Http::new();
+    // No `arca` on PATH to fall back on.
+    let arca = Arca::serve_program(&renamed, &data, &[("PATH", "/usr/bin:/bin")]);
+    let r = http
+        .request(
+            Method::PUT,
+            &format!("{}/paper", arca.base),
+            &[("content-type", "application/pdf")],
+            pdf,
+        )
+        .await;
+    assert_eq!(r.status, 201, "{}", r.text());
+    indexed(&http, &arca).await;
+    assert_eq!(
+        total(&http, &arca, "FULLTEXT:university").await,
+        1,
+        "{}",
+        arca.log()
+    );
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn pdf_text_is_indexed_and_the_index_resumes_after_sigkill() {
     let pdfs: Vec<Vec<u8>> = pdfs().iter().map(|p| std::fs::read(p).unwrap()).collect();

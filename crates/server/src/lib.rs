@@ -397,6 +397,17 @@ pub fn search_settings(
 /// The program that extracts a PDF's text: the configured one, else the `arca` binary's
 /// hidden `extract-text` command (this program when it is `arca`, else an `arca` next to
 /// it or one directory up — test binaries live in `target/*/deps` — else `arca` on PATH).
+/// The arca executable, when the running program is it (set by the `arca` command at start).
+static ARCA_EXECUTABLE: std::sync::OnceLock<std::path::PathBuf> = std::sync::OnceLock::new();
+
+/// Tells the server that `path` is the arca program running it, so that its PDF text
+/// extraction runs `path extract-text` whatever the file is called (`/usr/local/bin/arca-2.1`).
+/// Without it (a test harness embedding the server), `arca` is looked for next to the
+/// running program, then on `PATH`.
+pub fn set_arca_executable(path: std::path::PathBuf) {
+    let _ = ARCA_EXECUTABLE.set(path);
+}
+
 fn extract_program(configured: Option<&std::path::Path>) -> arca_search::extract::ExtractProgram {
     use arca_search::extract::ExtractProgram;
     let args = vec![std::ffi::OsString::from("extract-text")];
@@ -404,6 +415,12 @@ fn extract_program(configured: Option<&std::path::Path>) -> arca_search::extract
         return ExtractProgram {
             program: p.to_path_buf(),
             args: Vec::new(),
+        };
+    }
+    if let Some(own) = ARCA_EXECUTABLE.get() {
+        return ExtractProgram {
+            program: own.clone(),
+            args,
         };
     }
     let exe = std::env::current_exe().ok();
@@ -420,7 +437,13 @@ fn extract_program(configured: Option<&std::path::Path>) -> arca_search::extract
     let program = candidates
         .flatten()
         .find(|p| p.is_file())
-        .unwrap_or_else(|| std::path::PathBuf::from("arca"));
+        .unwrap_or_else(|| {
+            tracing::warn!(
+                "no arca program next to this one: PDF text extraction runs `arca extract-text` \
+                 from PATH (set search.extract_program if that is not arca)"
+            );
+            std::path::PathBuf::from("arca")
+        });
     ExtractProgram { program, args }
 }
 

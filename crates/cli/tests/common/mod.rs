@@ -395,7 +395,13 @@ impl Arca {
 
     /// [`serve`](Self::serve) with extra environment variables (e.g. `ARCA_LIMIT_*`).
     pub fn serve_with(data: &Path, env: &[(&str, &str)]) -> Self {
-        let mut cmd = Command::new(env!("CARGO_BIN_EXE_arca"));
+        Self::serve_program(Path::new(env!("CARGO_BIN_EXE_arca")), data, env)
+    }
+
+    /// [`serve_with`](Self::serve_with) running `program` (the arca binary, perhaps under
+    /// another name).
+    pub fn serve_program(program: &Path, data: &Path, env: &[(&str, &str)]) -> Self {
+        let mut cmd = Command::new(program);
         cmd.arg("serve")
             .arg("--listen")
             .arg("127.0.0.1:0")
