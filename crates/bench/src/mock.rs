@@ -755,6 +755,25 @@ async fn search_runs_end_to_end_against_a_mock() {
     assert_eq!(names[29], "search-reindex@20");
     assert_eq!(names[30], "search-load@50");
     assert_eq!(names[59], "search-reindex@50");
+    // The rebuilt index is asked the three queries and answers what the live one did.
+    let q1 = r
+        .row("search-q1-1t-0pct@50")
+        .unwrap()
+        .search
+        .as_ref()
+        .unwrap();
+    let SearchDetail::Cell(q1) = q1 else {
+        unreachable!()
+    };
+    let note = r.row("search-reindex@50").unwrap().note.clone().unwrap();
+    let q1_hits = q1.hits_max.unwrap();
+    assert!(
+        note.contains(&format!(
+            "q1: {q1_hits} hits before the reindex, {q1_hits} after"
+        )),
+        "{note}"
+    );
+    assert!(note.contains("q3: "), "{note}");
     let rows = search_rows(&r);
     let mut pdfs = 0;
     for (s, d) in &rows {
