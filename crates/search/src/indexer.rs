@@ -70,9 +70,14 @@ const EPOCH_KEY: &str = "search.epoch";
 const BATCH: usize = 2_000;
 /// Least time between two commits of the live loop (each commit makes a segment).
 const MIN_COMMIT_INTERVAL: Duration = Duration::from_millis(100);
-/// The live loop spends at most about 1/N of its time committing: after a commit that took
-/// `t`, the next waits until `N·t` has passed (within the least and the configured most).
+/// Under load the live loop spends at most about 1/N of its time committing: after a commit
+/// that took `t`, the next waits until `N·t` has passed (within the least and the configured
+/// most; see [`commit_pause`]).
 const COMMIT_SHARE: u32 = 10;
+/// Documents in a batch from which the commit pace is fully stretched; smaller batches (a
+/// trickle of writes, a lone updater) stretch it in proportion, so that they stay searchable
+/// within about the least interval.
+const FULL_BATCH: usize = 64;
 /// Live resources read per page by a rebuild.
 const REBUILD_PAGE: usize = 256;
 /// Texts kept in memory after their extraction (see `Indexer::recent`).
@@ -329,9 +334,7 @@ impl Indexer {
         let mut waiting: BTreeMap<i64, usize> = BTreeMap::new();
         let mut refresh: BTreeSet<FedoraId> = BTreeSet::new();
         let mut replies: Vec<oneshot::Sender<Result<()>>> = Vec::new();
-        // When the next commit may come: the live loop waits so that committing takes no
-        // more than 1/COMMIT_SHARE of its time (a commit's cost hardly depends on how many
-        // documents it holds, so under load fewer, larger commits cost far less).
+        // When the next commit may come (see `commit_pause`).
         let mut next_commit = Instant::now();
         let mut texts_in: u64 = 0;
         loop {
@@ -383,6 +386,7 @@ impl Indexer {
                     }
                 }
             }
+            let parents_indexed = parents.len();
             for id in parents {
                 self.index_one(&id, 0, &mut waiting).await?;
             }
@@ -396,10 +400,8 @@ impl Indexer {
             let committing = Instant::now();
             self.commit(safe).await?;
             let took = committing.elapsed();
-            next_commit = Instant::now()
-                + (took * COMMIT_SHARE)
-                    .clamp(MIN_COMMIT_INTERVAL, self.max_commit_interval)
-                    .saturating_sub(took);
+            let documents = targets.len() + parents_indexed;
+            next_commit = committing + commit_pause(took, documents, self.max_commit_interval);
             // Texts that arrived are in this commit: only now are they no longer pending.
             self.counters
                 .pending
@@ -807,6 +809,17 @@ enum Text {
     None,
 }
 
+/// How long after the start of a commit that took `took` and held `documents` the next one
+/// may start. A commit costs about the same however few documents it holds (a segment per
+/// indexing thread, merged later), so under load commits are spaced to take at most
+/// 1/[`COMMIT_SHARE`] of the time, up to `max`; a small batch (a trickle of writes) stretches
+/// the pace only in proportion to its size, so a lone write stays searchable quickly.
+fn commit_pause(took: Duration, documents: usize, max: Duration) -> Duration {
+    let stretched = (took * COMMIT_SHARE).clamp(MIN_COMMIT_INTERVAL, max);
+    let share = documents.min(FULL_BATCH) as u32;
+    MIN_COMMIT_INTERVAL + (stretched - MIN_COMMIT_INTERVAL) * share / FULL_BATCH as u32
+}
+
 /// The resource whose document a change affects: a description's binary, nothing for an
 /// ACL, else the resource itself.
 fn target_of(id: &FedoraId) -> Option<FedoraId> {
@@ -874,5 +887,27 @@ impl std::fmt::Debug for Indexer {
         f.debug_struct("Indexer")
             .field("indexed", &self.counters.indexed.load(Ordering::Relaxed))
             .finish_non_exhaustive()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn commits_are_spaced_by_their_cost_under_load_and_not_for_a_trickle() {
+        let ms = Duration::from_millis;
+        let max = ms(500);
+        // A full batch: ten times the commit's duration, within 100 ms and the most.
+        assert_eq!(commit_pause(ms(5), 2_000, max), ms(100));
+        assert_eq!(commit_pause(ms(30), 2_000, max), ms(300));
+        assert_eq!(commit_pause(ms(200), 64, max), ms(500));
+        // A lone write waits about the least, however slow its commit (an fsync on a busy
+        // disk is not CPU spent).
+        assert!(commit_pause(ms(200), 1, max) < ms(110));
+        // In between, in proportion.
+        assert_eq!(commit_pause(ms(50), 32, max), ms(300));
+        // The most wins over the least when set lower.
+        assert_eq!(commit_pause(ms(50), 2_000, ms(100)), ms(100));
     }
 }
