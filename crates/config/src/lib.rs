@@ -216,11 +216,7 @@ impl CatalogSettings {
             self.url = (!v.trim().is_empty()).then(|| v.trim().to_string());
         }
         if let Some(v) = get("ARCA_CATALOG_MAX_CONNECTIONS") {
-            self.max_connections = v.trim().parse().map_err(|_| {
-                Error::Invalid(format!(
-                    "ARCA_CATALOG_MAX_CONNECTIONS must be a number (got {v:?})"
-                ))
-            })?;
+            self.max_connections = parse_number("ARCA_CATALOG_MAX_CONNECTIONS", &v)?;
         }
         Ok(())
     }
@@ -352,28 +348,23 @@ impl Search {
         if let Some(v) = get("ARCA_SEARCH_ENABLED") {
             self.enabled = parse_bool("ARCA_SEARCH_ENABLED", &v)?;
         }
-        let number = |var: &str, v: String| -> Result<u64, Error> {
-            v.trim()
-                .parse()
-                .map_err(|_| Error::Invalid(format!("{var} must be a whole number (got {v:?})")))
-        };
         if let Some(v) = get("ARCA_SEARCH_MAX_RESULTS") {
-            self.max_results = number("ARCA_SEARCH_MAX_RESULTS", v)? as usize;
+            self.max_results = parse_number("ARCA_SEARCH_MAX_RESULTS", &v)?;
         }
         if let Some(v) = get("ARCA_SEARCH_TEXT_LIMIT") {
-            self.text_limit = number("ARCA_SEARCH_TEXT_LIMIT", v)? as usize;
+            self.text_limit = parse_number("ARCA_SEARCH_TEXT_LIMIT", &v)?;
         }
         if let Some(v) = get("ARCA_SEARCH_EXTRACT_TIMEOUT") {
-            self.extract_timeout = number("ARCA_SEARCH_EXTRACT_TIMEOUT", v)?;
+            self.extract_timeout = parse_number("ARCA_SEARCH_EXTRACT_TIMEOUT", &v)?;
         }
         if let Some(v) = get("ARCA_SEARCH_EXTRACT_MEMORY_MIB") {
-            self.extract_memory_mib = number("ARCA_SEARCH_EXTRACT_MEMORY_MIB", v)?;
+            self.extract_memory_mib = parse_number("ARCA_SEARCH_EXTRACT_MEMORY_MIB", &v)?;
         }
         if let Some(v) = get("ARCA_SEARCH_MAX_COMMIT_INTERVAL_MS") {
-            self.max_commit_interval_ms = number("ARCA_SEARCH_MAX_COMMIT_INTERVAL_MS", v)?;
+            self.max_commit_interval_ms = parse_number("ARCA_SEARCH_MAX_COMMIT_INTERVAL_MS", &v)?;
         }
         if let Some(v) = get("ARCA_SEARCH_EXTRACT_WORKERS") {
-            self.extract_workers = number("ARCA_SEARCH_EXTRACT_WORKERS", v)? as usize;
+            self.extract_workers = parse_number("ARCA_SEARCH_EXTRACT_WORKERS", &v)?;
         }
         if let Some(v) = get("ARCA_SEARCH_EXTRACT_PROGRAM") {
             self.extract_program = Some(PathBuf::from(v));
@@ -591,6 +582,13 @@ impl Auth {
     }
 }
 
+/// The whole number in environment variable `var`'s value `v`.
+fn parse_number<T: std::str::FromStr>(var: &str, v: &str) -> Result<T, Error> {
+    v.trim()
+        .parse()
+        .map_err(|_| Error::Invalid(format!("{var} must be a whole number (got {v:?})")))
+}
+
 fn parse_bool(var: &str, v: &str) -> Result<bool, Error> {
     match v.trim() {
         "true" | "1" => Ok(true),
@@ -744,9 +742,7 @@ impl Config {
         for (key, value) in self.limits.entries() {
             let var = format!("ARCA_LIMIT_{}", key.to_ascii_uppercase());
             if let Some(v) = get(&var) {
-                *value = Some(v.trim().parse().map_err(|_| {
-                    Error::Invalid(format!("{var} must be a whole number (got {v:?})"))
-                })?);
+                *value = Some(parse_number(&var, &v)?);
             }
         }
         if let Some(v) = get("ARCA_LISTEN") {
