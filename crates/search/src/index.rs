@@ -184,11 +184,9 @@ impl SearchIndex {
         if matches!(&*slot, Some((m, _)) if *m == mode) {
             return Ok(());
         }
-        // One writer at a time: the old one (and its threads) ends before the new one starts.
-        let old = slot.take().map(|(m, w)| {
-            drop(w);
-            m
-        });
+        // One writer at a time: the old one (and its threads) ends here, before the new one
+        // starts.
+        let old = slot.take().map(|(m, _)| m);
         match new_writer(&self.index, mode) {
             Ok(w) => {
                 *slot = Some((mode, w));
