@@ -510,7 +510,36 @@ impl Indexer {
             tracing::error!(error = %e, "cannot set the search index's writer up for the live loop again");
             return Err(e);
         }
+        if result.is_ok() {
+            self.merge_in_background();
+        }
         result
+    }
+
+    /// Merges the index into one segment behind the live loop (after a rebuild, which leaves
+    /// several; queries cost less on one), and shows the result when it is done. A failed
+    /// merge is only logged: the segments stay as they were.
+    fn merge_in_background(self: &Arc<Self>) {
+        let merging = match self.index.merge_all() {
+            Ok(Some(m)) => m,
+            Ok(None) => return,
+            Err(e) => {
+                tracing::warn!(error = %e, "cannot merge the rebuilt search index");
+                return;
+            }
+        };
+        let me = self.clone();
+        tokio::task::spawn_blocking(move || {
+            let (segments, started) = (merging.segments, Instant::now());
+            match merging.wait().and_then(|()| me.index.reload()) {
+                Ok(()) => tracing::info!(
+                    segments,
+                    seconds = started.elapsed().as_secs_f64(),
+                    "the rebuilt search index is merged into one segment"
+                ),
+                Err(e) => tracing::warn!(error = %e, "merging the rebuilt search index failed"),
+            }
+        });
     }
 
     /// The rebuild proper, with the bulk writer.
