@@ -205,6 +205,11 @@ async fn pdf_text_is_indexed_and_the_index_resumes_after_sigkill() {
     );
     let said = String::from_utf8_lossy(&out.stdout);
     assert!(said.contains(&format!("{live_docs} documents")), "{said}");
+    // ... merged into one segment before the command ends (queries cost less on one).
+    let meta: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(data.path().join("search/index/meta.json")).unwrap())
+            .unwrap();
+    assert_eq!(meta["segments"].as_array().unwrap().len(), 1, "{meta}");
     let arca = Arca::serve(data.path());
     indexed(&http, &arca).await;
     assert_eq!(total(&http, &arca, "ABSTRACT:fish").await, records - 1);

@@ -470,6 +470,9 @@ impl Indexer {
     pub async fn rebuild_now(self: &Arc<Self>) -> Result<i64> {
         self.counters.rebuilding.store(true, Ordering::SeqCst);
         let result = self.rebuild_inner(|_, _| {}).await;
+        if result.is_ok() {
+            self.merge_in_background();
+        }
         self.counters.rebuilding.store(false, Ordering::SeqCst);
         let mut guard = self.rebuild.lock();
         if let Some((started, p)) = guard.as_mut() {
@@ -483,10 +486,13 @@ impl Indexer {
         result
     }
 
-    /// As [`rebuild_now`](Self::rebuild_now), telling `progress` (done, total) as it goes
-    /// (the offline `arca reindex`).
+    /// As [`rebuild_now`](Self::rebuild_now), telling `progress` (done, total) as it goes,
+    /// and returning once the rebuilt index is merged (the offline `arca reindex`).
     pub async fn rebuild_with(self: &Arc<Self>, progress: impl Fn(u64, u64) + Sync) -> Result<i64> {
-        self.rebuild_inner(progress).await
+        let at = self.rebuild_inner(progress).await?;
+        let me = self.clone();
+        let _ = tokio::task::spawn_blocking(move || me.merge_into_one()).await;
+        Ok(at)
     }
 
     async fn rebuild_inner(self: &Arc<Self>, progress: impl Fn(u64, u64) + Sync) -> Result<i64> {
@@ -510,34 +516,42 @@ impl Indexer {
             tracing::error!(error = %e, "cannot set the search index's writer up for the live loop again");
             return Err(e);
         }
-        if result.is_ok() {
-            self.merge_in_background();
-        }
         result
     }
 
-    /// Merges the index into one segment behind the live loop (after a rebuild, which leaves
-    /// several; queries cost less on one), and shows the result when it is done. A failed
-    /// merge is only logged: the segments stay as they were.
+    /// Merges the index into one segment (after a rebuild, which leaves several; queries cost
+    /// less on one) and shows the result; blocks until done. A failed merge is only logged:
+    /// the segments stay as they were.
+    fn merge_into_one(&self) {
+        match self.index.merge_all() {
+            Ok(Some(merging)) => {
+                let (segments, started) = (merging.segments, Instant::now());
+                let result = merging.wait().and_then(|()| self.index.reload());
+                log_merge(segments, started, result);
+            }
+            Ok(None) => {}
+            Err(e) => tracing::warn!(error = %e, "cannot merge the rebuilt search index"),
+        }
+    }
+
+    /// As [`merge_into_one`](Self::merge_into_one), behind the live loop, which goes on
+    /// indexing meanwhile. The merge does not keep the indexer (and its index's lock) alive:
+    /// a server that stops meanwhile drops it, and tantivy the unfinished segment.
     fn merge_in_background(self: &Arc<Self>) {
         let merging = match self.index.merge_all() {
-            Ok(Some(m)) => m,
+            Ok(Some(merging)) => merging,
             Ok(None) => return,
             Err(e) => {
                 tracing::warn!(error = %e, "cannot merge the rebuilt search index");
                 return;
             }
         };
-        let me = self.clone();
+        let indexer = Arc::downgrade(self);
         tokio::task::spawn_blocking(move || {
             let (segments, started) = (merging.segments, Instant::now());
-            match merging.wait().and_then(|()| me.index.reload()) {
-                Ok(()) => tracing::info!(
-                    segments,
-                    seconds = started.elapsed().as_secs_f64(),
-                    "the rebuilt search index is merged into one segment"
-                ),
-                Err(e) => tracing::warn!(error = %e, "merging the rebuilt search index failed"),
+            let result = merging.wait();
+            if let Some(me) = indexer.upgrade() {
+                log_merge(segments, started, result.and_then(|()| me.index.reload()));
             }
         });
     }
@@ -836,6 +850,18 @@ enum Text {
     Ready(String),
     Asked,
     None,
+}
+
+/// Logs how a merge of the rebuilt index ended.
+fn log_merge(segments: usize, started: Instant, result: Result<()>) {
+    match result {
+        Ok(()) => tracing::info!(
+            segments,
+            seconds = started.elapsed().as_secs_f64(),
+            "the rebuilt search index is merged into one segment"
+        ),
+        Err(e) => tracing::warn!(error = %e, "merging the rebuilt search index failed"),
+    }
 }
 
 /// How long after the start of a commit that took `took` and held `documents` the next one
