@@ -24,7 +24,7 @@ use tokio::sync::{mpsc, oneshot, watch};
 
 use crate::document::{self, ResourceView};
 use crate::extract::{is_extractable, ExtractLimits, ExtractProgram, Extractor, TextCache};
-use crate::index::{SearchIndex, WriterMode};
+use crate::index::{Merging, SearchIndex, WriterMode};
 use crate::mapping::Mapping;
 use crate::{Error, Result};
 
@@ -523,14 +523,10 @@ impl Indexer {
     /// less on one) and shows the result; blocks until done. A failed merge is only logged:
     /// the segments stay as they were.
     fn merge_into_one(&self) {
-        match self.index.merge_all() {
-            Ok(Some(merging)) => {
-                let (segments, started) = (merging.segments, Instant::now());
-                let result = merging.wait().and_then(|()| self.index.reload());
-                log_merge(segments, started, result);
-            }
-            Ok(None) => {}
-            Err(e) => tracing::warn!(error = %e, "cannot merge the rebuilt search index"),
+        if let Some(merging) = self.start_merge() {
+            let (segments, started) = (merging.segments, Instant::now());
+            let result = merging.wait().and_then(|()| self.index.reload());
+            log_merge(segments, started, result);
         }
     }
 
@@ -538,13 +534,8 @@ impl Indexer {
     /// indexing meanwhile. The merge does not keep the indexer (and its index's lock) alive:
     /// a server that stops meanwhile drops it, and tantivy the unfinished segment.
     fn merge_in_background(self: &Arc<Self>) {
-        let merging = match self.index.merge_all() {
-            Ok(Some(merging)) => merging,
-            Ok(None) => return,
-            Err(e) => {
-                tracing::warn!(error = %e, "cannot merge the rebuilt search index");
-                return;
-            }
+        let Some(merging) = self.start_merge() else {
+            return;
         };
         let indexer = Arc::downgrade(self);
         tokio::task::spawn_blocking(move || {
@@ -554,6 +545,15 @@ impl Indexer {
                 log_merge(segments, started, result.and_then(|()| me.index.reload()));
             }
         });
+    }
+
+    /// Starts merging every segment into one (`None`: nothing to merge, or it could not start,
+    /// which is logged).
+    fn start_merge(&self) -> Option<Merging> {
+        self.index.merge_all().unwrap_or_else(|e| {
+            tracing::warn!(error = %e, "cannot merge the rebuilt search index");
+            None
+        })
     }
 
     /// The rebuild proper, with the bulk writer.

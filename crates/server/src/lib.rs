@@ -394,9 +394,6 @@ pub fn search_settings(
     })
 }
 
-/// The program that extracts a PDF's text: the configured one, else the `arca` binary's
-/// hidden `extract-text` command (this program when it is `arca`, else an `arca` next to
-/// it or one directory up — test binaries live in `target/*/deps` — else `arca` on PATH).
 /// The arca executable, when the running program is it (set by the `arca` command at start).
 static ARCA_EXECUTABLE: std::sync::OnceLock<std::path::PathBuf> = std::sync::OnceLock::new();
 
@@ -408,6 +405,10 @@ pub fn set_arca_executable(path: std::path::PathBuf) {
     let _ = ARCA_EXECUTABLE.set(path);
 }
 
+/// The program that extracts a PDF's text: the configured one, else the `arca` binary's
+/// hidden `extract-text` command (the running program when the `arca` command said so — see
+/// [`set_arca_executable`] —, else an `arca` next to it or one directory up — test binaries
+/// live in `target/*/deps` — else `arca` on PATH).
 fn extract_program(configured: Option<&std::path::Path>) -> arca_search::extract::ExtractProgram {
     use arca_search::extract::ExtractProgram;
     let args = vec![std::ffi::OsString::from("extract-text")];
