@@ -14,6 +14,7 @@ pub mod extract;
 pub mod index;
 pub mod indexer;
 pub mod mapping;
+mod merge;
 pub mod query;
 pub mod schema;
 
