@@ -6,6 +6,7 @@
 //! - [`document`]: a resource as a document;
 //! - [`query`]: Lucene's query syntax, parsed and built into tantivy queries;
 //! - [`index`]: the index on disk, committed with the change-log position it reflects;
+//! - `merge`: which segments are merged, and when;
 //! - [`indexer`]: the task that follows the change log, and full rebuilds.
 #![warn(missing_docs)]
 
