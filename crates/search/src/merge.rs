@@ -14,7 +14,8 @@
 //! 43–72 ms of server CPU per update, two thirds of it merging). Without a floor, and with
 //! levels four times apart merged four at a time, each merge makes what a document is in at
 //! least 1.75 times larger (four segments, none under a quarter of the largest), so a document
-//! is rewritten a logarithmic number of times.
+//! is rewritten a logarithmic number of times (merges for deletions aside, which wait until a
+//! fifth of a segment is gone).
 
 use tantivy::indexer::{LogMergePolicy, MergePolicy, NoMergePolicy};
 
