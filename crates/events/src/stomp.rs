@@ -39,6 +39,11 @@ const DISCONNECT_WAIT: Duration = Duration::from_secs(2);
 const SUBSCRIBED_RECEIPT: &str = "subscribed";
 const DISCONNECT_RECEIPT: &str = "disconnected";
 
+/// The refusal reported when the broker closes the connection in answer to `CONNECT`
+/// without an `ERROR` frame.
+pub const CLOSED_AT_CONNECT: &str =
+    "the broker closed the connection in answer to CONNECT without an ERROR frame (a refused login does this at times: check the login and passcode)";
+
 /// Why a STOMP operation failed.
 #[derive(thiserror::Error, Debug)]
 pub enum StompError {
@@ -416,9 +421,15 @@ impl Connection {
             connection.write(&frame).await?;
             connection.read_frame().await
         };
-        let reply = timeout_at(deadline, handshake)
-            .await
-            .map_err(|_| StompError::Timeout("CONNECTED"))??;
+        let reply = match timeout_at(deadline, handshake).await {
+            Err(_) => return Err(StompError::Timeout("CONNECTED")),
+            // ActiveMQ refuses a login with an ERROR frame and closes the connection, but at
+            // times the close overtakes the frame: the close is the refusal then.
+            Ok(Err(StompError::Io(e))) if e.kind() == ErrorKind::UnexpectedEof => {
+                return Err(StompError::Broker(CLOSED_AT_CONNECT.into()))
+            }
+            Ok(reply) => reply?,
+        };
         if reply.command != "CONNECTED" {
             unexpected(&reply, "CONNECTED")?;
         }
@@ -1029,6 +1040,27 @@ mod tests {
             Err(StompError::Io(e)) => assert_eq!(e.kind(), ErrorKind::UnexpectedEof),
             other => panic!("{other:?}"),
         }
+    }
+
+    #[tokio::test]
+    async fn a_close_in_answer_to_connect_is_a_refusal() {
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let port = listener.local_addr().unwrap().port();
+        let peer = tokio::spawn(async move {
+            let (mut socket, _) = listener.accept().await.unwrap();
+            let mut buffer = BytesMut::new();
+            let connect = read_frame(&mut socket, &mut buffer).await.unwrap();
+            assert_eq!(connect.command, "CONNECT");
+            assert_eq!(connect.header("passcode"), Some("wrong"));
+        });
+        let mut target = StompTarget::parse(&format!("stomp://127.0.0.1:{port}")).unwrap();
+        target.login = Some("arca".into());
+        target.passcode = Some("wrong".into());
+        match Publisher::connect(&target, Duration::from_secs(10)).await {
+            Err(StompError::Broker(message)) => assert_eq!(message, CLOSED_AT_CONNECT),
+            other => panic!("{other:?}"),
+        }
+        peer.await.unwrap();
     }
 
     /// A reader that hands out `wire` in pieces of `piece` bytes.

@@ -413,6 +413,17 @@ async fn a_rebuild_equals_the_live_index() {
     assert_eq!(after["documents"], before["documents"]);
     let rebuilt = snapshot(&s).await;
     assert_eq!(live, rebuilt);
+    // The rebuilt index is merged into one segment behind it, and the status says so.
+    let deadline = Instant::now() + Duration::from_secs(30);
+    let merged = loop {
+        let v: Value = serde_json::from_slice(&s.get("fcr:search/status", &[]).await.body).unwrap();
+        if v["merging"] == false {
+            break v;
+        }
+        assert!(Instant::now() < deadline, "the merge did not end: {v}");
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    };
+    assert_eq!(merged["segments"], 1, "{merged}");
     assert_eq!(
         live.0["pagination"]["totalResults"], 7,
         "root, r1, r3, r4, their papers, r5"

@@ -120,6 +120,10 @@ pub struct SearchStatus {
     pub last_change: i64,
     /// Changes not indexed yet.
     pub lag: i64,
+    /// Segments of the searchable index: each query visits every one, so fewer is cheaper.
+    pub segments: usize,
+    /// Whether the index is being merged into one segment after a rebuild.
+    pub merging: bool,
     /// The running or last rebuild.
     pub reindex: Option<RebuildProgress>,
     /// Text extraction.
@@ -167,6 +171,7 @@ struct Counters {
     pending: AtomicU64,
     extract_nanos: AtomicU64,
     rebuilding: AtomicBool,
+    merging: AtomicBool,
 }
 
 enum Command {
@@ -259,6 +264,8 @@ impl Indexer {
             indexed,
             last_change,
             lag: (last_change - indexed).max(0),
+            segments: self.index.segments(),
+            merging: self.counters.merging.load(Ordering::Relaxed),
             reindex: self.rebuild.lock().as_ref().map(|(started, p)| {
                 let mut p = p.clone();
                 if p.running {
@@ -526,6 +533,7 @@ impl Indexer {
         if let Some(merging) = self.start_merge() {
             let (segments, started) = (merging.segments, Instant::now());
             let result = merging.wait().and_then(|()| self.index.reload());
+            self.counters.merging.store(false, Ordering::Relaxed);
             log_merge(segments, started, result);
         }
     }
@@ -542,7 +550,9 @@ impl Indexer {
             let (segments, started) = (merging.segments, Instant::now());
             let result = merging.wait();
             if let Some(me) = indexer.upgrade() {
-                log_merge(segments, started, result.and_then(|()| me.index.reload()));
+                let result = result.and_then(|()| me.index.reload());
+                me.counters.merging.store(false, Ordering::Relaxed);
+                log_merge(segments, started, result);
             }
         });
     }
@@ -550,10 +560,14 @@ impl Indexer {
     /// Starts merging every segment into one (`None`: nothing to merge, or it could not start,
     /// which is logged).
     fn start_merge(&self) -> Option<Merging> {
-        self.index.merge_all().unwrap_or_else(|e| {
+        let merging = self.index.merge_all().unwrap_or_else(|e| {
             tracing::warn!(error = %e, "cannot merge the rebuilt search index");
             None
-        })
+        });
+        self.counters
+            .merging
+            .store(merging.is_some(), Ordering::Relaxed);
+        merging
     }
 
     /// The rebuild proper, with the bulk writer.

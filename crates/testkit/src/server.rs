@@ -68,7 +68,11 @@ impl Http {
         let req = req
             .body(Full::new(body.into()))
             .map_err(|e| e.to_string())?;
-        let resp = self.client.request(req).await.map_err(|e| e.to_string())?;
+        let resp = self
+            .client
+            .request(req)
+            .await
+            .map_err(|e| with_causes(&e))?;
         let status = resp.status();
         let headers = resp.headers().clone();
         let body = resp
@@ -101,6 +105,18 @@ impl Http {
     pub async fn get(&self, url: &str, headers: &[(&str, &str)]) -> Reply {
         self.request(Method::GET, url, headers, Bytes::new()).await
     }
+}
+
+/// `error` and each of its causes, so that a transport failure says what happened
+/// (hyper's client names only the step that failed).
+fn with_causes(error: &dyn std::error::Error) -> String {
+    let mut text = error.to_string();
+    let mut cause = error.source();
+    while let Some(e) = cause {
+        text.push_str(&format!(": {e}"));
+        cause = e.source();
+    }
+    text
 }
 
 /// A running in-process arca server.
