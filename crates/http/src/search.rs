@@ -7,7 +7,7 @@ use std::ops::Bound;
 use std::sync::Arc;
 
 use arca_model::FedoraId;
-use arca_search::{Indexer, Sort};
+use arca_search::{Indexer, Sort, StoredHit};
 use axum::extract::Request;
 use axum::response::{IntoResponse, Response};
 use http::{header, StatusCode};
@@ -51,7 +51,7 @@ struct SearchRequest {
 /// One page of visible hits.
 struct Hits {
     total: usize,
-    items: Vec<(String, Map<String, Value>)>,
+    items: Vec<StoredHit>,
 }
 
 fn indexer(ctx: &Ctx) -> Result<&Arc<Indexer>, ApiError> {
@@ -232,15 +232,15 @@ async fn run(ctx: &Ctx, indexer: &Indexer, req: &SearchRequest) -> Result<Hits, 
         .map_err(search_error)?;
     let mut total = 0;
     let mut items = Vec::new();
-    for (id, values) in ids_and_fields(&searcher, all.hits)? {
-        let Ok(fid) = FedoraId::from_path(&id) else {
+    for hit in ids_and_fields(&searcher, all.hits)? {
+        let Ok(fid) = FedoraId::from_path(&hit.id) else {
             continue;
         };
         if !ctx.access.can_read(&ctx.repo, &ctx.caller, &fid).await {
             continue;
         }
         if total >= req.offset && items.len() < req.limit {
-            items.push((id, values));
+            items.push(hit);
         }
         total += 1;
     }
@@ -312,13 +312,13 @@ pub(crate) async fn search(ctx: &Ctx, head: bool, req: Request) -> Result<Respon
     let items: Vec<Value> = hits
         .items
         .into_iter()
-        .map(|(id, mut values)| {
+        .map(|hit| {
             // Every field asked for is there, as in Fedora's answers: rdf_type a sorted
             // list, content_size 0 and others null when the resource has none.
-            for (name, _) in &request.fields {
-                let value = values.remove(name);
+            let mut values = Map::new();
+            for ((name, _), value) in request.fields.iter().zip(hit.values) {
                 let value = match (name.as_str(), value) {
-                    ("fedora_id", _) => match FedoraId::from_path(&id) {
+                    ("fedora_id", _) => match FedoraId::from_path(&hit.id) {
                         Ok(fid) => crate::handlers::url_of(&ctx.base_url, &fid).into(),
                         Err(_) => Value::Null,
                     },
@@ -339,10 +339,13 @@ pub(crate) async fn search(ctx: &Ctx, head: bool, req: Request) -> Result<Respon
             Value::Object(values)
         })
         .collect();
-    let body = json!({
-        "pagination": {"totalResults": hits.total, "offset": offset, "maxResults": limit},
-        "items": items,
-    });
+    // Built by hand: `json!` would copy every item.
+    let mut body = Map::new();
+    body.insert(
+        "pagination".into(),
+        json!({"totalResults": hits.total, "offset": offset, "maxResults": limit}),
+    );
+    body.insert("items".into(), Value::Array(items));
     let bytes = serde_json::to_vec_pretty(&body).expect("JSON serializes");
     let mut r = if head {
         ([(header::CONTENT_LENGTH, bytes.len().to_string())], ()).into_response()
@@ -446,10 +449,11 @@ pub(crate) async fn gsearch(ctx: &Ctx, req: Request) -> Result<Response, ApiErro
                 hits.total,
                 escape(q)
             );
-            for (i, (id, values)) in hits.items.into_iter().enumerate() {
+            for (i, hit) in hits.items.into_iter().enumerate() {
                 out.push_str(&format!("<object no=\"{}\">", start + i));
-                out.push_str(&format!("<field name=\"PID\">{}</field>", escape(&id)));
-                for (name, v) in values {
+                out.push_str(&format!("<field name=\"PID\">{}</field>", escape(&hit.id)));
+                let present = request.fields.iter().zip(hit.values);
+                for ((name, _), v) in present.filter_map(|(f, v)| Some((f, v?))) {
                     let list = match v {
                         Value::Array(a) => a,
                         v => vec![v],
@@ -461,7 +465,7 @@ pub(crate) async fn gsearch(ctx: &Ctx, req: Request) -> Result<Response, ApiErro
                         };
                         out.push_str(&format!(
                             "<field name=\"{}\">{}</field>",
-                            escape(&name),
+                            escape(name),
                             escape(&text)
                         ));
                     }

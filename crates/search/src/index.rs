@@ -11,12 +11,13 @@ use parking_lot::Mutex;
 use serde::{Deserialize, Serialize};
 use tantivy::collector::{Count, TopDocs};
 use tantivy::query::Query;
-use tantivy::schema::{Field, OwnedValue, Value};
+use tantivy::schema::Field;
 use tantivy::{
     DocAddress, Index, IndexReader, IndexWriter, Order, ReloadPolicy, Searcher, TantivyDocument,
     Term,
 };
 
+use crate::hit::{StoredHit, StoredJson};
 use crate::mapping::Mapping;
 use crate::merge;
 use crate::query::{FieldKind, QueryParser};
@@ -383,56 +384,16 @@ impl SearchIndex {
         Ok(Page { total, hits })
     }
 
-    /// The stored values of `fields` of one hit, as JSON (dates in RFC 3339), each a single
-    /// value or, when the document has several, an array. The resource's path is always
-    /// included as `id`.
+    /// The stored values of `fields` of one hit (dates in RFC 3339), and its resource's
+    /// path.
     pub fn stored(
         &self,
         searcher: &Searcher,
         hit: DocAddress,
         fields: &[(String, Field)],
-    ) -> Result<(String, serde_json::Map<String, serde_json::Value>)> {
-        let doc: TantivyDocument = searcher.doc(hit)?;
-        let id = doc
-            .get_first(self.schema.system.id)
-            .and_then(|v| v.as_str())
-            .unwrap_or_default()
-            .to_string();
-        let mut out = serde_json::Map::new();
-        for (name, field) in fields {
-            let values: Vec<serde_json::Value> = doc
-                .get_all(*field)
-                .map(|v| json_value(&OwnedValue::from(v)))
-                .collect();
-            match values.len() {
-                0 => {}
-                1 => {
-                    out.insert(name.clone(), values.into_iter().next().expect("one"));
-                }
-                _ => {
-                    out.insert(name.clone(), serde_json::Value::Array(values));
-                }
-            }
-        }
-        Ok((id, out))
-    }
-}
-
-fn json_value(v: &OwnedValue) -> serde_json::Value {
-    match v {
-        OwnedValue::Str(s) => s.clone().into(),
-        OwnedValue::U64(n) => (*n).into(),
-        OwnedValue::I64(n) => (*n).into(),
-        OwnedValue::F64(n) => serde_json::json!(n),
-        OwnedValue::Bool(b) => (*b).into(),
-        OwnedValue::Date(d) => {
-            let t = time::OffsetDateTime::from_unix_timestamp(d.into_timestamp_secs())
-                .unwrap_or(time::OffsetDateTime::UNIX_EPOCH);
-            t.format(&time::format_description::well_known::Rfc3339)
-                .unwrap_or_default()
-                .into()
-        }
-        other => format!("{other:?}").into(),
+    ) -> Result<StoredHit> {
+        let document: StoredJson = searcher.doc(hit)?;
+        Ok(StoredHit::pick(document, self.schema.system.id, fields))
     }
 }
 

@@ -6,12 +6,14 @@
 //! - [`document`]: a resource as a document;
 //! - [`query`]: Lucene's query syntax, parsed and built into tantivy queries;
 //! - [`index`]: the index on disk, committed with the change-log position it reflects;
+//! - [`hit`]: a hit's stored values, read straight into JSON;
 //! - `merge`: which segments are merged, and when;
 //! - [`indexer`]: the task that follows the change log, and full rebuilds.
 #![warn(missing_docs)]
 
 pub mod document;
 pub mod extract;
+pub mod hit;
 pub mod index;
 pub mod indexer;
 pub mod mapping;
@@ -21,6 +23,7 @@ pub mod schema;
 
 use std::path::PathBuf;
 
+pub use hit::StoredHit;
 pub use index::{Page, SearchIndex, Sort, WriterMode};
 pub use indexer::{Indexer, IndexerSettings, SearchStatus};
 pub use mapping::{FieldMapping, MappedKind, Mapping};

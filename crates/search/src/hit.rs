@@ -1,0 +1,229 @@
+//! A hit's stored values, read from the document store straight into the JSON they are
+//! shown as.
+//!
+//! Showing a page of hits is most of what a selective query costs: tantivy's own document
+//! type copies every stored value into its node buffer, and turning that into JSON copied
+//! each again. Here every value is decoded once, into its JSON form, and only the fields
+//! asked for are kept.
+
+use serde_json::Value as Json;
+use tantivy::schema::document::{
+    DeserializeError, DocumentDeserialize, DocumentDeserializer, ValueDeserialize,
+    ValueDeserializer, ValueVisitor,
+};
+use tantivy::schema::Field;
+use tantivy::DateTime;
+
+/// A hit's stored values: its resource's path and, for each field asked for, its value
+/// (`None` when the document has none, an array when it has several).
+#[derive(Debug, Clone, PartialEq)]
+pub struct StoredHit {
+    /// The resource's path below the repository's root.
+    pub id: String,
+    /// One entry per field asked for, in the order asked.
+    pub values: Vec<Option<Json>>,
+}
+
+impl StoredHit {
+    /// Picks `id_field` and `fields` out of `document`.
+    pub(crate) fn pick(document: StoredJson, id_field: Field, fields: &[(String, Field)]) -> Self {
+        let mut id = String::new();
+        let mut values: Vec<Option<Json>> = vec![None; fields.len()];
+        for (field, mut value) in document.0 {
+            if field == id_field && id.is_empty() {
+                if let Json::String(path) = &value {
+                    id.clone_from(path);
+                }
+            }
+            let mut slots = fields
+                .iter()
+                .enumerate()
+                .filter(|(_, (_, wanted))| *wanted == field)
+                .map(|(i, _)| i)
+                .peekable();
+            while let Some(i) = slots.next() {
+                let value = if slots.peek().is_some() {
+                    value.clone()
+                } else {
+                    std::mem::take(&mut value)
+                };
+                // Stored values are never arrays: an array in a slot holds several values.
+                values[i] = Some(match values[i].take() {
+                    None => value,
+                    Some(Json::Array(mut several)) => {
+                        several.push(value);
+                        Json::Array(several)
+                    }
+                    Some(first) => Json::Array(vec![first, value]),
+                });
+            }
+        }
+        Self { id, values }
+    }
+}
+
+/// Every stored value of a document, decoded into JSON, in the order stored.
+pub(crate) struct StoredJson(Vec<(Field, Json)>);
+
+impl DocumentDeserialize for StoredJson {
+    fn deserialize<'de, D>(mut deserializer: D) -> Result<Self, DeserializeError>
+    where
+        D: DocumentDeserializer<'de>,
+    {
+        let mut values = Vec::with_capacity(deserializer.size_hint());
+        while let Some((field, JsonValue(value))) = deserializer.next_field::<JsonValue>()? {
+            values.push((field, value));
+        }
+        Ok(Self(values))
+    }
+}
+
+/// One stored value as JSON.
+struct JsonValue(Json);
+
+impl ValueDeserialize for JsonValue {
+    fn deserialize<'de, D>(deserializer: D) -> Result<Self, DeserializeError>
+    where
+        D: ValueDeserializer<'de>,
+    {
+        deserializer.deserialize_any(ToJson).map(JsonValue)
+    }
+}
+
+/// Decodes the kinds of values the schema stores (text, dates, numbers); any other kind is
+/// an error, as the schema never stores one.
+struct ToJson;
+
+impl ValueVisitor for ToJson {
+    type Value = Json;
+
+    fn visit_null(&self) -> Result<Json, DeserializeError> {
+        Ok(Json::Null)
+    }
+
+    fn visit_string(&self, value: String) -> Result<Json, DeserializeError> {
+        Ok(Json::String(value))
+    }
+
+    fn visit_u64(&self, value: u64) -> Result<Json, DeserializeError> {
+        Ok(value.into())
+    }
+
+    fn visit_i64(&self, value: i64) -> Result<Json, DeserializeError> {
+        Ok(value.into())
+    }
+
+    fn visit_f64(&self, value: f64) -> Result<Json, DeserializeError> {
+        Ok(serde_json::Number::from_f64(value).map_or(Json::Null, Json::Number))
+    }
+
+    fn visit_bool(&self, value: bool) -> Result<Json, DeserializeError> {
+        Ok(value.into())
+    }
+
+    fn visit_datetime(&self, value: DateTime) -> Result<Json, DeserializeError> {
+        Ok(rfc3339(value).into())
+    }
+}
+
+/// A stored date in RFC 3339, to the second (the precision the schema indexes).
+pub(crate) fn rfc3339(value: DateTime) -> String {
+    let t = time::OffsetDateTime::from_unix_timestamp(value.into_timestamp_secs())
+        .unwrap_or(time::OffsetDateTime::UNIX_EPOCH);
+    t.format(&time::format_description::well_known::Rfc3339)
+        .unwrap_or_default()
+}
+
+#[cfg(test)]
+mod tests {
+    use tantivy::schema::OwnedValue;
+    use tantivy::TantivyDocument;
+
+    use super::*;
+    use crate::mapping::Mapping;
+    use crate::SearchIndex;
+
+    /// What a hit shows equals what tantivy's own document type decodes: several values
+    /// as an array in stored order, a missing field as `None`, dates in RFC 3339, numbers
+    /// as numbers, a field asked for twice in both places.
+    #[test]
+    fn a_hit_shows_what_tantivy_stored() {
+        let dir = tempfile::tempdir().unwrap();
+        let (index, _) = SearchIndex::open(dir.path(), &Mapping::dublin_core()).unwrap();
+        let schema = index.schema();
+        let sys = &schema.system;
+        let field = |name: &str| schema.stored_field(name).unwrap().1;
+        let (title, creator, date) = (field("TITLE"), field("CREATOR"), field("DATE"));
+        let mut doc = TantivyDocument::default();
+        doc.add_text(sys.id, "a/b c");
+        doc.add_text(title, "Fish \"of\" the sea\nand rivers");
+        for name in ["Smith, Jane", "Öztürk, Ali", "Doe, John"] {
+            doc.add_text(creator, name);
+        }
+        doc.add_u64(sys.content_size, 42);
+        let day = tantivy::DateTime::from_timestamp_secs(1_700_000_000);
+        doc.add_date(sys.created, day);
+        doc.add_date(date, day);
+        doc.add_date(date, tantivy::DateTime::from_timestamp_secs(0));
+        index.upsert("a/b c", doc).unwrap();
+        index.commit(1).unwrap();
+        index.reload().unwrap();
+
+        let searcher = index.searcher();
+        let address = tantivy::DocAddress::new(0, 0);
+        let asked: Vec<(String, Field)> = [
+            ("TITLE", title),
+            ("CREATOR", creator),
+            ("content_size", sys.content_size),
+            ("created", sys.created),
+            ("DATE", date),
+            ("mime_type", sys.mime_type),
+            ("TITLE", title),
+        ]
+        .into_iter()
+        .map(|(n, f)| (n.to_string(), f))
+        .collect();
+        let hit = index.stored(&searcher, address, &asked).unwrap();
+
+        let reference: TantivyDocument = searcher.doc(address).unwrap();
+        let expected: Vec<Option<Json>> = asked
+            .iter()
+            .map(|(_, f)| {
+                let values: Vec<Json> = reference
+                    .get_all(*f)
+                    .map(|v| match OwnedValue::from(v) {
+                        OwnedValue::Str(s) => Json::String(s),
+                        OwnedValue::U64(n) => n.into(),
+                        OwnedValue::Date(d) => rfc3339(d).into(),
+                        other => panic!("unexpected {other:?}"),
+                    })
+                    .collect();
+                match values.len() {
+                    0 => None,
+                    1 => values.into_iter().next(),
+                    _ => Some(Json::Array(values)),
+                }
+            })
+            .collect();
+        assert_eq!(hit.id, "a/b c");
+        assert_eq!(hit.values, expected);
+        assert_eq!(
+            hit.values[1],
+            Some(serde_json::json!([
+                "Smith, Jane",
+                "Öztürk, Ali",
+                "Doe, John"
+            ]))
+        );
+        assert_eq!(hit.values[3], Some("2023-11-14T22:13:20Z".into()));
+        assert_eq!(
+            hit.values[4],
+            Some(serde_json::json!([
+                "2023-11-14T22:13:20Z",
+                "1970-01-01T00:00:00Z"
+            ]))
+        );
+        assert_eq!(hit.values[5], None);
+        assert_eq!(hit.values[0], hit.values[6]);
+    }
+}
