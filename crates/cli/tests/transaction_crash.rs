@@ -209,7 +209,6 @@ async fn run_then_kill(arca: Arca, round: u64, kill_after: Duration) -> Log {
 async fn check(arca: &Arca, data: &Path, txs: &[Tx]) -> (usize, usize) {
     let root = data.join("ocfl-root");
     common::assert_staging_clean(data);
-    common::check_storage(&root);
     let http = Http::new();
     let (mut all, mut none) = (0, 0);
     for tx in txs {
@@ -294,6 +293,9 @@ async fn transactions_are_all_or_nothing_across_sigkill() {
             txs.len()
         );
         arca.stop();
+        // The root at rest: a commit the restart rolled forward is published behind its
+        // answer, and until then its object's directory may exist before its files.
+        common::check_storage(&data.join("ocfl-root"));
     }
     assert!(
         committed >= 8,
