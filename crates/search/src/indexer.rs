@@ -532,9 +532,7 @@ impl Indexer {
     fn merge_into_one(&self) {
         if let Some(merging) = self.start_merge() {
             let (segments, started) = (merging.segments, Instant::now());
-            let result = merging.wait().and_then(|()| self.index.reload());
-            self.counters.merging.store(false, Ordering::Relaxed);
-            log_merge(segments, started, result);
+            self.end_merge(segments, started, merging.wait());
         }
     }
 
@@ -548,13 +546,19 @@ impl Indexer {
         let indexer = Arc::downgrade(self);
         tokio::task::spawn_blocking(move || {
             let (segments, started) = (merging.segments, Instant::now());
-            let result = merging.wait();
+            let waited = merging.wait();
             if let Some(me) = indexer.upgrade() {
-                let result = result.and_then(|()| me.index.reload());
-                me.counters.merging.store(false, Ordering::Relaxed);
-                log_merge(segments, started, result);
+                me.end_merge(segments, started, waited);
             }
         });
+    }
+
+    /// After a merge of `segments` started at `started` has ended (`waited`): searches see
+    /// its result, the status no longer says merging, and the log says how it went.
+    fn end_merge(&self, segments: usize, started: Instant, waited: Result<()>) {
+        let result = waited.and_then(|()| self.index.reload());
+        self.counters.merging.store(false, Ordering::Relaxed);
+        log_merge(segments, started, result);
     }
 
     /// Starts merging every segment into one (`None`: nothing to merge, or it could not start,
