@@ -83,6 +83,9 @@ impl Minio {
             .prefix("arca-minio-")
             .tempdir()
             .expect("a temporary directory for MinIO");
+        if let Err(why) = drive_has_room(dir.path()) {
+            panic!("MinIO cannot be tested here: {why}");
+        }
         let data = dir.path().join("data");
         fs::create_dir_all(data.join(BUCKET)).expect("the MinIO data directory and bucket");
         fs::create_dir_all(dir.path().join("certs")).expect("the MinIO certs directory");
@@ -280,6 +283,38 @@ impl Drop for Minio {
     fn drop(&mut self) {
         self.kill();
     }
+}
+
+/// Checks MinIO's own rule for a drive it writes to: it refuses every write
+/// (`507 XMinioStorageFull`) once the free space is 1 % or less of the drive's size (the
+/// size without the blocks reserved for root), so a test on such a drive would fail with
+/// storage errors that are no fault of the code under test. `Err` says how full it is.
+fn drive_has_room(dir: &Path) -> Result<(), String> {
+    let path = std::ffi::CString::new(dir.as_os_str().as_encoded_bytes())
+        .map_err(|_| format!("{} has a NUL byte", dir.display()))?;
+    // SAFETY: statvfs writes into the zeroed struct we own; the path is NUL-terminated.
+    let mut stat: libc::statvfs = unsafe { std::mem::zeroed() };
+    if unsafe { libc::statvfs(path.as_ptr(), &mut stat) } != 0 {
+        return Err(format!(
+            "statvfs {}: {}",
+            dir.display(),
+            std::io::Error::last_os_error()
+        ));
+    }
+    let block = stat.f_frsize as u64;
+    let reserved = (stat.f_bfree as u64).saturating_sub(stat.f_bavail as u64);
+    let size = block * (stat.f_blocks as u64).saturating_sub(reserved);
+    let free = block * stat.f_bavail as u64;
+    if free <= size / 100 {
+        return Err(format!(
+            "the drive holding {} has {} MiB free of {} MiB, and MinIO refuses every write \
+             on a drive with 1 % or less free (XMinioStorageFull); free some disk space",
+            dir.display(),
+            free >> 20,
+            size >> 20
+        ));
+    }
+    Ok(())
 }
 
 /// The MinIO release `scripts/test` builds (a Go pseudo-version of its repository).
