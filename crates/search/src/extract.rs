@@ -486,6 +486,11 @@ impl Worker {
             .arg(limits.max_text_bytes.to_string())
             .arg(limits.memory_bytes.to_string())
             .arg(limits.cpu_seconds().to_string())
+            // mimalloc (the allocator of `arca`, whose `extract-text` the workers are)
+            // reserves a 1 GiB arena of address space up front by default, which the
+            // worker's RLIMIT_AS cannot hold: below 1 GiB the workers crashed (SIGSEGV).
+            // Reserving nothing makes it take memory from the OS as needed, within the limit.
+            .env("MIMALLOC_ARENA_RESERVE", "0")
             // Backtraces would bury the one line that says why.
             .env_remove("RUST_BACKTRACE")
             .env_remove("RUST_LIB_BACKTRACE")
