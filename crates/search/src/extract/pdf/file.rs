@@ -4,9 +4,9 @@
 //!
 //! Only what text needs is ever read: images and font programs are never parsed or inflated.
 
+use std::borrow::Cow;
 use std::cell::RefCell;
 use std::collections::{HashMap, HashSet};
-use std::io::Read;
 use std::rc::Rc;
 
 use super::syntax::{is_white, Dict, Lexer, Obj, Tok};
@@ -386,10 +386,10 @@ pub fn decode_stream(dict: &Dict, raw: &[u8]) -> Result<Vec<u8>, PdfError> {
         Obj::Array(a) => a.iter().map(|o| o.as_dict().map(|d| &**d)).collect(),
         _ => Vec::new(),
     };
-    let mut data = raw.to_vec();
+    let mut data = Cow::Borrowed(raw);
     for (i, filter) in filters.iter().enumerate() {
         let param = params.get(i).copied().flatten();
-        data = match *filter {
+        data = Cow::Owned(match *filter {
             b"FlateDecode" | b"Fl" => predict(inflate(&data)?, param)?,
             b"ASCIIHexDecode" | b"AHx" => ascii_hex(&data)?,
             b"ASCII85Decode" | b"A85" => ascii85(&data)?,
@@ -399,35 +399,41 @@ pub fn decode_stream(dict: &Dict, raw: &[u8]) -> Result<Vec<u8>, PdfError> {
                     String::from_utf8_lossy(other)
                 )))
             }
-        };
+        });
     }
-    Ok(data)
+    Ok(data.into_owned())
 }
 
-/// zlib data, inflated; data cut short yields what was inflated before the cut.
+/// zlib data, inflated; data cut short yields what was inflated before the cut. Data without
+/// the zlib header (some writers omit it) is inflated as raw deflate.
 fn inflate(data: &[u8]) -> Result<Vec<u8>, PdfError> {
-    let mut out = Vec::with_capacity(data.len() * 4);
-    let mut z = flate2::read::ZlibDecoder::new(data);
-    match z.read_to_end(&mut out) {
-        Ok(_) => Ok(out),
-        // `read_to_end` reports a failed allocation instead of aborting: a zlib bomb has hit
-        // the worker's address-space limit. Fail as any other allocation does (the worker
-        // dies with "memory allocation of N bytes failed", which the parent reports).
-        Err(e) if e.kind() == std::io::ErrorKind::OutOfMemory => {
-            let wanted = out.capacity().saturating_mul(2).max(1);
-            std::alloc::handle_alloc_error(
-                std::alloc::Layout::array::<u8>(wanted).unwrap_or(std::alloc::Layout::new::<u8>()),
-            )
+    inflate_as(data, true).or_else(|e| {
+        inflate_as(data, false)
+            .map_err(|_| PdfError::corrupt(format!("cannot inflate a stream: {e}")))
+    })
+}
+
+/// Inflates `data` (zlib if `zlib_header`, else raw deflate) straight from the slice into one
+/// growing buffer. Damage or a cut after some output yields that output. A buffer that cannot
+/// grow fails as any other allocation does: a zlib bomb that hits the worker's address-space
+/// limit ends the worker with "memory allocation of N bytes failed", which the parent reports.
+fn inflate_as(data: &[u8], zlib_header: bool) -> Result<Vec<u8>, flate2::DecompressError> {
+    use flate2::{Decompress, FlushDecompress, Status};
+    let mut z = Decompress::new(zlib_header);
+    let mut out = Vec::with_capacity(data.len().saturating_mul(4).max(256));
+    loop {
+        if out.len() == out.capacity() {
+            out.reserve(out.capacity());
         }
-        Err(_) if !out.is_empty() => Ok(out),
-        Err(e) => {
-            // Some writers omit the zlib header: try raw deflate.
-            out.clear();
-            match flate2::read::DeflateDecoder::new(data).read_to_end(&mut out) {
-                Ok(_) => Ok(out),
-                Err(_) if !out.is_empty() => Ok(out),
-                Err(_) => Err(PdfError::corrupt(format!("cannot inflate a stream: {e}"))),
-            }
+        let (read, written) = (z.total_in(), z.total_out());
+        let rest = &data[read as usize..];
+        match z.decompress_vec(rest, &mut out, FlushDecompress::None) {
+            Ok(Status::StreamEnd) => return Ok(out),
+            // No progress with room to write: the input ended (or stopped making sense).
+            Ok(_) if z.total_in() == read && z.total_out() == written => return Ok(out),
+            Ok(_) => {}
+            Err(_) if !out.is_empty() => return Ok(out),
+            Err(e) => return Err(e),
         }
     }
 }
@@ -579,5 +585,89 @@ mod tests {
         ]);
         let data = vec![2, 1, 2, 2, 1, 1];
         assert_eq!(predict(data, Some(&params)).unwrap(), vec![1, 2, 2, 3]);
+    }
+
+    /// `len` bytes that compress well but not trivially (a content stream's kind of text).
+    fn sample(len: usize) -> Vec<u8> {
+        (0..len)
+            .map(|i| b"BT /F1 9 Tf (word) Tj ET 0.5 0 Td "[i % 33] ^ (i / 997) as u8)
+            .collect()
+    }
+
+    fn compress(data: &[u8], zlib_header: bool) -> Vec<u8> {
+        use std::io::Write;
+        let level = flate2::Compression::default();
+        if zlib_header {
+            let mut z = flate2::write::ZlibEncoder::new(Vec::new(), level);
+            z.write_all(data).unwrap();
+            z.finish().unwrap()
+        } else {
+            let mut z = flate2::write::DeflateEncoder::new(Vec::new(), level);
+            z.write_all(data).unwrap();
+            z.finish().unwrap()
+        }
+    }
+
+    #[test]
+    fn inflates_zlib_and_raw_deflate_of_any_ratio() {
+        // From a few bytes to far more than the first guess of four times the input.
+        for len in [0, 1, 300, 70_000, 3 << 20] {
+            let data = sample(len);
+            assert_eq!(
+                inflate(&compress(&data, true)).unwrap(),
+                data,
+                "zlib, {len} bytes"
+            );
+            assert_eq!(
+                inflate(&compress(&data, false)).unwrap(),
+                data,
+                "raw, {len} bytes"
+            );
+        }
+        let zeros = vec![0u8; 1 << 20];
+        assert_eq!(inflate(&compress(&zeros, true)).unwrap(), zeros);
+    }
+
+    #[test]
+    fn a_cut_stream_yields_what_came_before_the_cut() {
+        let data = sample(200_000);
+        let packed = compress(&data, true);
+        let cut = inflate(&packed[..packed.len() / 2]).unwrap();
+        assert!(
+            !cut.is_empty() && cut.len() < data.len(),
+            "{} bytes",
+            cut.len()
+        );
+        assert_eq!(cut[..], data[..cut.len()]);
+    }
+
+    #[test]
+    fn what_is_not_deflate_is_corrupt() {
+        let err = inflate(b"\xff\xfe this is not compressed data at all").unwrap_err();
+        assert!(
+            matches!(&err, PdfError::Corrupt(why) if why.starts_with("cannot inflate")),
+            "{err:?}"
+        );
+    }
+
+    #[test]
+    fn filters_apply_in_order_and_unfiltered_data_is_kept() {
+        let data = sample(5_000);
+        let packed: String = compress(&data, true)
+            .iter()
+            .map(|b| format!("{b:02x}"))
+            .collect();
+        let dict = Dict(vec![(
+            b"Filter".to_vec(),
+            Obj::Array(vec![
+                Obj::Name(b"ASCIIHexDecode".to_vec()),
+                Obj::Name(b"FlateDecode".to_vec()),
+            ]),
+        )]);
+        assert_eq!(decode_stream(&dict, packed.as_bytes()).unwrap(), data);
+        assert_eq!(
+            decode_stream(&Dict(Vec::new()), b"as is").unwrap(),
+            b"as is"
+        );
     }
 }
