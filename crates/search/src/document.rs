@@ -35,6 +35,7 @@ pub struct ResourceView<'a> {
 pub fn build(schema: &IndexSchema, view: &ResourceView<'_>) -> TantivyDocument {
     let s = &schema.system;
     let mut doc = TantivyDocument::default();
+    // The system fields first, in field order: `hit::SystemStored` reads them alone.
     doc.add_text(s.id, view.path);
     if let Some(p) = view.parent {
         doc.add_text(s.parent, p);

@@ -14,6 +14,8 @@ use tantivy::schema::document::{
 use tantivy::schema::Field;
 use tantivy::DateTime;
 
+use crate::schema::SYSTEM_STORED_END;
+
 /// A hit's stored values: its resource's path and, for each field asked for, its value
 /// (`None` when the document has none, an array when it has several).
 #[derive(Debug, Clone, PartialEq)]
@@ -75,6 +77,30 @@ impl DocumentDeserialize for StoredJson {
             values.push((field, value));
         }
         Ok(Self(values))
+    }
+}
+
+/// The stored values of a document's system fields alone. They come first, in field order:
+/// the schema makes the system fields first (numbers below [`SYSTEM_STORED_END`]) and the
+/// document builder stores them before any mapped field. Decoding stops at the first value
+/// of another field, skipping the mapped fields' values (titles, abstracts, creators), which
+/// are most of a document's stored bytes and which a hit shown with system fields only (the
+/// default) does not need.
+pub(crate) struct SystemStored(pub(crate) StoredJson);
+
+impl DocumentDeserialize for SystemStored {
+    fn deserialize<'de, D>(mut deserializer: D) -> Result<Self, DeserializeError>
+    where
+        D: DocumentDeserializer<'de>,
+    {
+        let mut values = Vec::with_capacity(SYSTEM_STORED_END as usize);
+        while let Some((field, JsonValue(value))) = deserializer.next_field::<JsonValue>()? {
+            if field.field_id() >= SYSTEM_STORED_END {
+                break;
+            }
+            values.push((field, value));
+        }
+        Ok(Self(StoredJson(values)))
     }
 }
 
@@ -225,5 +251,106 @@ mod tests {
         );
         assert_eq!(hit.values[5], None);
         assert_eq!(hit.values[0], hit.values[6]);
+    }
+
+    /// A hit that asks for system fields only (or none) decodes the system fields alone,
+    /// and shows what decoding the whole document shows; the document builder stores the
+    /// system fields first, so that this holds for every document of the index.
+    #[test]
+    fn system_fields_are_read_alone_and_first() {
+        let dir = tempfile::tempdir().unwrap();
+        let (index, _) = SearchIndex::open(dir.path(), &Mapping::dublin_core()).unwrap();
+        let schema = index.schema();
+        let sys = &schema.system;
+        let title = schema.stored_field("TITLE").unwrap().1;
+        let mut headers = arca_model::ResourceHeaders::new(
+            "info:fedora/a/b",
+            Some("info:fedora/a".to_string()),
+            arca_model::InteractionModel::NonRdfSource,
+        );
+        headers.mime_type = Some("application/pdf".to_string());
+        headers.content_size = Some(1234);
+        headers.created_date = Some("2024-01-02T03:04:05Z".to_string());
+        headers.last_modified_date = Some("2024-02-03T04:05:06Z".to_string());
+        let triple = |p: &str, o: &str| {
+            oxrdf::Triple::new(
+                oxrdf::NamedNode::new("info:fedora/a/b").unwrap(),
+                oxrdf::NamedNode::new(p).unwrap(),
+                oxrdf::Literal::new_simple_literal(o),
+            )
+        };
+        let triples = [
+            triple("http://purl.org/dc/elements/1.1/title", "A title"),
+            triple("http://purl.org/dc/terms/abstract", "An abstract"),
+        ];
+        let types = [
+            "http://example.org/One".to_string(),
+            "http://example.org/Two".to_string(),
+        ];
+        let view = crate::document::ResourceView {
+            path: "a/b",
+            parent: Some("a"),
+            headers: &headers,
+            types: &types,
+            subject: "info:fedora/a/b",
+            triples: &triples,
+            text: Some("some text"),
+            child_texts: &[],
+        };
+        let built = crate::document::build(schema, &view);
+        let stored: Vec<u32> = built
+            .field_values()
+            .map(|(f, _)| f)
+            .filter(|f| schema.schema.get_field_entry(*f).is_stored())
+            .map(|f| f.field_id())
+            .collect();
+        let system_end = stored
+            .iter()
+            .position(|&id| id >= SYSTEM_STORED_END)
+            .unwrap();
+        assert!(
+            stored[..system_end].windows(2).all(|w| w[0] <= w[1])
+                && stored[system_end..]
+                    .iter()
+                    .all(|&id| id >= SYSTEM_STORED_END),
+            "system fields first, in order: {stored:?}"
+        );
+        index.upsert("a/b", built).unwrap();
+        index.commit(1).unwrap();
+        index.reload().unwrap();
+
+        let searcher = index.searcher();
+        let address = tantivy::DocAddress::new(0, 0);
+        let SystemStored(StoredJson(alone)) = searcher.doc(address).unwrap();
+        assert!(alone.iter().all(|(f, _)| f.field_id() < SYSTEM_STORED_END));
+        assert_eq!(alone.len(), system_end);
+        let asked = |names: &[&str]| -> Vec<(String, Field)> {
+            names
+                .iter()
+                .map(|n| (n.to_string(), schema.stored_field(n).unwrap().1))
+                .collect()
+        };
+        let system = asked(&["rdf_type", "created", "mime_type", "content_size", "parent"]);
+        let hit = index.stored(&searcher, address, &system).unwrap();
+        let StoredJson(whole) = searcher.doc(address).unwrap();
+        assert_eq!(hit, StoredHit::pick(StoredJson(whole), sys.id, &system));
+        assert_eq!(hit.id, "a/b");
+        assert_eq!(
+            hit.values,
+            vec![
+                Some(serde_json::json!(types)),
+                Some("2024-01-02T03:04:05Z".into()),
+                Some("application/pdf".into()),
+                Some(1234.into()),
+                Some("a".into()),
+            ]
+        );
+        let none = index.stored(&searcher, address, &[]).unwrap();
+        assert_eq!((none.id.as_str(), none.values.len()), ("a/b", 0));
+        let with_title = index
+            .stored(&searcher, address, &asked(&["TITLE", "created"]))
+            .unwrap();
+        assert_eq!(with_title.values[0], Some("A title".into()));
+        assert_eq!(title, schema.stored_field("TITLE").unwrap().1);
     }
 }

@@ -17,11 +17,11 @@ use tantivy::{
     Term,
 };
 
-use crate::hit::{StoredHit, StoredJson};
+use crate::hit::{StoredHit, StoredJson, SystemStored};
 use crate::mapping::Mapping;
 use crate::merge;
 use crate::query::{FieldKind, QueryParser};
-use crate::schema::{analyzer, IndexSchema};
+use crate::schema::{analyzer, IndexSchema, SYSTEM_STORED_END};
 use crate::{Error, Result};
 
 /// Memory of the writer while it follows the change log (one thread; tantivy's least is
@@ -392,7 +392,11 @@ impl SearchIndex {
         hit: DocAddress,
         fields: &[(String, Field)],
     ) -> Result<StoredHit> {
-        let document: StoredJson = searcher.doc(hit)?;
+        let document = if fields.iter().all(|(_, f)| f.field_id() < SYSTEM_STORED_END) {
+            searcher.doc::<SystemStored>(hit)?.0
+        } else {
+            searcher.doc::<StoredJson>(hit)?
+        };
         Ok(StoredHit::pick(document, self.schema.system.id, fields))
     }
 }

@@ -28,6 +28,10 @@ pub fn analyzer() -> TextAnalyzer {
         .build()
 }
 
+/// The system fields are the schema's first fields: their numbers are below this, every other
+/// field's above (see `hit::SystemStored`).
+pub(crate) const SYSTEM_STORED_END: u32 = 10;
+
 /// The system fields every document has (when the resource has the value).
 #[derive(Debug, Clone, Copy)]
 pub struct SystemFields {
@@ -166,6 +170,11 @@ impl IndexSchema {
                 .set_fast(),
         );
         add("content_size", &[], FieldKind::Number, content_size, true);
+        assert_eq!(
+            content_size.field_id() + 1,
+            SYSTEM_STORED_END,
+            "the stored system fields are the schema's first"
+        );
         let all = b.add_text_field("ALL", text(false));
         add("ALL", &[], FieldKind::Text, all, false);
         let fulltext = b.add_text_field("FULLTEXT", text(false));
