@@ -208,7 +208,6 @@ async fn run_then_kill(arca: Arca, round: u64, kill_after: Duration) -> Log {
 /// Every transaction is all or nothing, as its outcome allows.
 async fn check(arca: &Arca, data: &Path, txs: &[Tx]) -> (usize, usize) {
     let root = data.join("ocfl-root");
-    common::assert_staging_clean(data);
     let http = Http::new();
     let (mut all, mut none) = (0, 0);
     for tx in txs {
@@ -294,8 +293,10 @@ async fn transactions_are_all_or_nothing_across_sigkill() {
         );
         arca.stop();
         // The root at rest: a commit the restart rolled forward is published behind its
-        // answer, and until then its object's directory may exist before its files.
+        // answer, and until then its object's directory may exist before its files, and
+        // its uploads stay in staging/ (seen once in CI when checked before the stop).
         common::check_storage(&data.join("ocfl-root"));
+        common::assert_staging_clean(data);
     }
     assert!(
         committed >= 8,
