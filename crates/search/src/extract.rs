@@ -489,8 +489,10 @@ impl Worker {
             // mimalloc (the allocator of `arca`, whose `extract-text` the workers are)
             // reserves a 1 GiB arena of address space up front by default, which the
             // worker's RLIMIT_AS cannot hold: below 1 GiB the workers crashed (SIGSEGV).
-            // Reserving nothing makes it take memory from the OS as needed, within the limit.
-            .env("MIMALLOC_ARENA_RESERVE", "0")
+            // Arenas of 16 MiB fit any sensible limit; reserving none made every large
+            // buffer (a file, an inflated stream) a fresh mapping faulted in page by page,
+            // ~55 page faults per PDF (BENCHMARKS, issue #12).
+            .env("MIMALLOC_ARENA_RESERVE", "16MiB")
             // Backtraces would bury the one line that says why.
             .env_remove("RUST_BACKTRACE")
             .env_remove("RUST_LIB_BACKTRACE")

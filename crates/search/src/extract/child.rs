@@ -138,20 +138,31 @@ fn run(args: Vec<OsString>) -> Result<(), Failure> {
     set_limits(&args).map_err(|e| Failure::Io(format!("cannot set resource limits: {e}")))?;
     // The default hook would print a multi-line message; the payload says enough.
     panic::set_hook(Box::new(|_| {}));
-    let text = extract_file(file, &args.path, args.max_text_bytes)?;
+    let text = extract_file(file, &args.path, args.max_text_bytes, &mut Vec::new())?;
     stdout
         .write_all(text.as_bytes())
         .and_then(|()| stdout.flush())
         .map_err(|e| Failure::Io(format!("cannot write the text: {e}")))
 }
 
-/// Reads `file` (at `path`) and extracts its text, catching panics.
-fn extract_file(mut file: File, path: &std::path::Path, max: usize) -> Result<String, Failure> {
-    let mut data = Vec::new();
-    file.read_to_end(&mut data)
+/// The largest file buffer a worker keeps for the next file.
+const KEEP_BUFFER_BYTES: usize = 16 << 20;
+
+/// Reads `file` (at `path`) into `data` (emptied first; a worker passes the same buffer for
+/// every file, so its pages stay mapped instead of being faulted in afresh per file) and
+/// extracts its text, catching panics.
+fn extract_file(
+    mut file: File,
+    path: &std::path::Path,
+    max: usize,
+    data: &mut Vec<u8>,
+) -> Result<String, Failure> {
+    data.clear();
+    file.read_to_end(data)
         .map_err(|e| Failure::Io(format!("cannot read {}: {e}", path.display())))?;
     drop(file);
-    panic::catch_unwind(AssertUnwindSafe(|| pdf_text(&data, max))).map_err(|payload| {
+    let data = &data[..];
+    panic::catch_unwind(AssertUnwindSafe(|| pdf_text(data, max))).map_err(|payload| {
         let message = payload
             .downcast_ref::<&str>()
             .map(|s| (*s).to_owned())
@@ -184,6 +195,7 @@ fn serve(args: Vec<OsString>) -> Result<(), Failure> {
     let stdin = io::stdin();
     let mut input = stdin.lock();
     let mut line = Vec::new();
+    let mut data = Vec::new();
     loop {
         line.clear();
         let n = input
@@ -202,7 +214,11 @@ fn serve(args: Vec<OsString>) -> Result<(), Failure> {
             .map_err(|e| Failure::Io(format!("cannot set the CPU limit: {e}")))?;
         let result = File::open(&path)
             .map_err(|e| Failure::Io(format!("cannot open {}: {e}", path.display())))
-            .and_then(|file| extract_file(file, &path, args.max_text_bytes));
+            .and_then(|file| extract_file(file, &path, args.max_text_bytes, &mut data));
+        if data.capacity() > KEEP_BUFFER_BYTES {
+            // An exceptional file's buffer would count against the next files' memory limit.
+            data = Vec::new();
+        }
         let written = match result {
             Ok(text) => writeln!(stdout, "ok {}", text.len())
                 .and_then(|()| stdout.write_all(text.as_bytes())),

@@ -418,8 +418,32 @@ fn inflate(data: &[u8]) -> Result<Vec<u8>, PdfError> {
 /// grow fails as any other allocation does: a zlib bomb that hits the worker's address-space
 /// limit ends the worker with "memory allocation of N bytes failed", which the parent reports.
 fn inflate_as(data: &[u8], zlib_header: bool) -> Result<Vec<u8>, flate2::DecompressError> {
-    use flate2::{Decompress, FlushDecompress, Status};
-    let mut z = Decompress::new(zlib_header);
+    use flate2::Decompress;
+    thread_local! {
+        /// A decompressor kept for the thread's next stream: a new one allocates and clears
+        /// its 32 KiB window (a document has hundreds of streams).
+        static DECOMPRESS: std::cell::RefCell<Option<Decompress>> =
+            const { std::cell::RefCell::new(None) };
+    }
+    DECOMPRESS.with(|cell| {
+        let mut kept = cell.borrow_mut();
+        let z = match kept.as_mut() {
+            Some(z) => {
+                z.reset(zlib_header);
+                z
+            }
+            None => kept.insert(Decompress::new(zlib_header)),
+        };
+        inflate_with(z, data)
+    })
+}
+
+/// Inflates `data` with `z` (fresh or reset), as [`inflate_as`] says.
+fn inflate_with(
+    z: &mut flate2::Decompress,
+    data: &[u8],
+) -> Result<Vec<u8>, flate2::DecompressError> {
+    use flate2::{FlushDecompress, Status};
     let mut out = Vec::with_capacity(data.len().saturating_mul(4).max(256));
     loop {
         if out.len() == out.capacity() {

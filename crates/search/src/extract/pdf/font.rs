@@ -8,6 +8,7 @@
 //! from `ToUnicode` only.
 
 use std::collections::HashMap;
+use std::sync::LazyLock;
 
 use super::file::File;
 use super::glyphs::{self, Base};
@@ -21,8 +22,8 @@ const MAX_RANGE: u32 = 1 << 16;
 #[derive(Debug)]
 pub struct Font {
     /// Simple fonts: each code's text (empty when unknown).
-    simple: Option<Box<[Box<str>; 256]>>,
-    /// Composite fonts and CMaps: a code's text.
+    simple: Option<Box<CodeTexts>>,
+    /// Composite fonts and CMaps: a code's text (as [`push_clean`] writes it).
     map: HashMap<u32, Box<str>>,
     /// The code space: which byte lengths codes have (composite fonts).
     ranges: Vec<CodeRange>,
@@ -43,6 +44,72 @@ struct CodeRange {
     hi: [u8; 4],
 }
 
+/// A simple font's 256 codes' texts, as [`push_clean`] writes them: spans of one string.
+#[derive(Debug, Clone)]
+struct CodeTexts {
+    text: String,
+    spans: [(u32, u32); 256],
+}
+
+/// The texts of the base encodings, built once: `[Standard, WinAnsi, MacRoman]`.
+static BASE_TEXTS: LazyLock<[CodeTexts; 3]> = LazyLock::new(|| {
+    [Base::Standard, Base::WinAnsi, Base::MacRoman].map(|base| {
+        let mut texts = CodeTexts {
+            text: String::new(),
+            spans: [(0, 0); 256],
+        };
+        let mut buf = [0u8; 4];
+        for code in 0..=255u8 {
+            if let Some(c) = base.char(code) {
+                texts.set(code, c.encode_utf8(&mut buf));
+            }
+        }
+        texts
+    })
+});
+
+impl CodeTexts {
+    /// The texts of `base`.
+    fn of(base: Base) -> CodeTexts {
+        BASE_TEXTS[match base {
+            Base::Standard => 0,
+            Base::WinAnsi => 1,
+            Base::MacRoman => 2,
+        }]
+        .clone()
+    }
+
+    /// Makes `text` the text of `code` (what it replaces stays in the string, unused).
+    fn set(&mut self, code: u8, text: &str) {
+        let start = self.text.len() as u32;
+        push_clean(&mut self.text, text);
+        self.spans[code as usize] = (start, self.text.len() as u32);
+    }
+
+    #[inline]
+    fn get(&self, code: u8) -> &str {
+        let (start, end) = self.spans[code as usize];
+        &self.text[start as usize..end as usize]
+    }
+}
+
+/// Appends `text` as extracted text shows it: control characters dropped, ligatures
+/// (U+FB00–FB06) spelt out.
+fn push_clean(out: &mut String, text: &str) {
+    for c in text.chars() {
+        match c {
+            '\u{fb00}' => out.push_str("ff"),
+            '\u{fb01}' => out.push_str("fi"),
+            '\u{fb02}' => out.push_str("fl"),
+            '\u{fb03}' => out.push_str("ffi"),
+            '\u{fb04}' => out.push_str("ffl"),
+            '\u{fb05}' | '\u{fb06}' => out.push_str("st"),
+            c if c.is_control() => {}
+            c => out.push(c),
+        }
+    }
+}
+
 impl CodeRange {
     fn matches(&self, bytes: &[u8]) -> bool {
         bytes.len() >= self.len
@@ -51,17 +118,13 @@ impl CodeRange {
 }
 
 impl Font {
-    /// Splits `bytes` into codes: calls `f(code, text, width, is_single_byte_32)` for each,
-    /// width in text space units (per unit of font size).
+    /// Splits `bytes` into codes: calls `f(text, width, is_single_byte_32)` for each, text as
+    /// [`push_clean`] writes it, width in text space units (per unit of font size).
     #[inline]
     pub fn each_code(&self, bytes: &[u8], mut f: impl FnMut(&str, f32, bool)) {
         if let (Some(simple), Some(widths)) = (&self.simple, &self.simple_widths) {
             for &b in bytes {
-                f(
-                    &simple[b as usize],
-                    widths[b as usize] * self.scale,
-                    b == 32,
-                );
+                f(simple.get(b), widths[b as usize] * self.scale, b == 32);
             }
             return;
         }
@@ -97,7 +160,6 @@ impl Font {
         if subtype.as_name() == Some(b"Type0") {
             return Self::composite(file, dict, to_unicode);
         }
-        let mut codes: Box<[Box<str>; 256]> = Box::new(std::array::from_fn(|_| Box::from("")));
         let encoding = file.get(dict, b"Encoding")?;
         let (base, differences) = match &encoding {
             Obj::Name(n) => (Base::from_name(n), None),
@@ -117,14 +179,8 @@ impl Font {
             Some(b"TrueType") => Base::WinAnsi,
             _ => Base::Standard,
         });
+        let mut codes = Box::new(CodeTexts::of(base));
         let mut buf = String::new();
-        for (code, slot) in codes.iter_mut().enumerate() {
-            if let Some(c) = base.char(code as u8) {
-                buf.clear();
-                buf.push(c);
-                *slot = Box::from(buf.as_str());
-            }
-        }
         if let Some(diffs) = differences {
             let mut code: i64 = 0;
             for item in diffs {
@@ -134,7 +190,7 @@ impl Font {
                         if let Ok(c) = u8::try_from(code) {
                             buf.clear();
                             glyphs::push_glyph(&name, &mut buf);
-                            codes[c as usize] = Box::from(buf.as_str());
+                            codes.set(c, &buf);
                         }
                         code += 1;
                     }
@@ -145,7 +201,7 @@ impl Font {
         if let Some(cmap) = to_unicode {
             for (code, text) in cmap.map {
                 if let Ok(c) = u8::try_from(code) {
-                    codes[c as usize] = text;
+                    codes.set(c, &text);
                 }
             }
         }
@@ -383,15 +439,20 @@ fn target_text(dst: &Obj, offset: u32) -> Option<Box<str>> {
             if let Some(last) = units.last_mut() {
                 *last = last.wrapping_add(offset as u16);
             }
-            let text: String = char::decode_utf16(units)
+            let decoded: String = char::decode_utf16(units)
                 .map(|c| c.unwrap_or('\u{FFFD}'))
-                .filter(|&c| c != '\0')
                 .collect();
+            let mut text = String::with_capacity(decoded.len());
+            push_clean(&mut text, &decoded);
             Some(text.into_boxed_str())
         }
         Obj::Name(name) => {
-            let mut text = String::new();
-            glyphs::push_glyph(name, &mut text).then(|| text.into_boxed_str())
+            let mut glyph = String::new();
+            glyphs::push_glyph(name, &mut glyph).then(|| {
+                let mut text = String::with_capacity(glyph.len());
+                push_clean(&mut text, &glyph);
+                text.into_boxed_str()
+            })
         }
         _ => None,
     }
@@ -406,7 +467,7 @@ mod tests {
         let cmap = parse_cmap(
             b"/CIDInit /ProcSet findresource begin 12 dict begin begincmap\n\
               1 begincodespacerange <0000> <FFFF> endcodespacerange\n\
-              2 beginbfchar <0003> <0020> <0011> <00660069> endbfchar\n\
+              4 beginbfchar <0003> <0020> <0011> <00660069> <0012> <FB02> <0013> <00070041> endbfchar\n\
               2 beginbfrange <0024> <0026> <0041> <0030> <0031> [<0078> /eacute] endbfrange\n\
               endcmap CMapName currentdict /CMap defineresource pop end end",
         );
@@ -420,5 +481,23 @@ mod tests {
         assert_eq!(get(0x30).as_deref(), Some("x"));
         assert_eq!(get(0x31).as_deref(), Some("é"));
         assert_eq!(get(0x27), None);
+        // Ligatures are spelt out, control characters dropped.
+        assert_eq!(get(0x12).as_deref(), Some("fl"));
+        assert_eq!(get(0x13).as_deref(), Some("A"));
+    }
+
+    #[test]
+    fn simple_fonts_texts_are_clean_and_replaceable() {
+        let mut texts = CodeTexts::of(Base::Standard);
+        assert_eq!(texts.get(b'A'), "A");
+        // StandardEncoding's 0xAE is the fi ligature; its text is the two letters.
+        assert_eq!(texts.get(0xae), "fi");
+        assert_eq!(texts.get(0x07), "");
+        let win = CodeTexts::of(Base::WinAnsi);
+        assert_eq!(win.get(0xe9), "é");
+        assert_eq!(win.get(0x80), "€");
+        texts.set(b'A', "\u{fb03}x\u{1}");
+        assert_eq!(texts.get(b'A'), "ffix");
+        assert_eq!(texts.get(b'B'), "B");
     }
 }

@@ -130,6 +130,19 @@ fn is_regular(c: u8) -> bool {
     !is_white(c) && !is_delimiter(c)
 }
 
+/// The value of decimal digit `c`.
+#[inline]
+fn digit(c: u8) -> Option<u64> {
+    let d = c.wrapping_sub(b'0');
+    (d < 10).then_some(u64::from(d))
+}
+
+/// `POW10[k]` is 10 to the power `k`, exactly.
+const POW10: [f64; 19] = [
+    1e0, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1e10, 1e11, 1e12, 1e13, 1e14, 1e15, 1e16,
+    1e17, 1e18,
+];
+
 fn hex_value(c: u8) -> Option<u8> {
     match c {
         b'0'..=b'9' => Some(c - b'0'),
@@ -165,6 +178,7 @@ impl<'a> Lexer<'a> {
     }
 
     /// Skips white space and comments.
+    #[inline]
     pub fn skip_white(&mut self) {
         let s = self.s;
         while self.pos < s.len() {
@@ -182,6 +196,7 @@ impl<'a> Lexer<'a> {
     }
 
     /// The next token, `None` at the end.
+    #[inline]
     pub fn next_tok(&mut self) -> Result<Option<Tok<'a>>, PdfError> {
         self.skip_white();
         let s = self.s;
@@ -250,6 +265,7 @@ impl<'a> Lexer<'a> {
         Ok(Some(tok))
     }
 
+    #[inline]
     fn number(&mut self) -> Tok<'a> {
         let s = self.s;
         let start = self.pos;
@@ -264,25 +280,30 @@ impl<'a> Lexer<'a> {
         }
         let mut int: i64 = 0;
         let mut digits = 0;
-        while self.pos < s.len() && s[self.pos].is_ascii_digit() {
-            int = int
-                .saturating_mul(10)
-                .saturating_add(i64::from(s[self.pos] - b'0'));
+        while let Some(d) = s.get(self.pos).and_then(|c| digit(*c)) {
+            // 18 digits cannot overflow; more saturate.
+            int = if digits < 18 {
+                int * 10 + d as i64
+            } else {
+                i64::MAX
+            };
             self.pos += 1;
             digits += 1;
         }
         if self.pos < s.len() && s[self.pos] == b'.' {
             self.pos += 1;
-            let mut frac = 0f64;
-            let mut scale = 1f64;
-            while self.pos < s.len() && s[self.pos].is_ascii_digit() {
-                if scale > 1e-15 {
-                    scale *= 0.1;
-                    frac += f64::from(s[self.pos] - b'0') * scale;
+            // The fraction's digits as one integer, divided once; digits past the 18th are
+            // below any precision text needs.
+            let mut frac: u64 = 0;
+            let mut places = 0;
+            while let Some(d) = s.get(self.pos).and_then(|c| digit(*c)) {
+                if places < 18 {
+                    frac = frac * 10 + d;
+                    places += 1;
                 }
                 self.pos += 1;
             }
-            let value = int as f64 + frac;
+            let value = int as f64 + frac as f64 / POW10[places];
             // Trailing garbage of a malformed number ("1.2.3") is dropped.
             while self.pos < s.len() && is_regular(s[self.pos]) {
                 self.pos += 1;
@@ -555,6 +576,21 @@ mod tests {
         );
         assert_eq!(d.get(b"N"), &Obj::Int(3));
         assert_eq!(d.get(b"Missing"), &Obj::Null);
+    }
+
+    #[test]
+    fn numbers() {
+        fn num(s: &str) -> Tok<'_> {
+            Lexer::content(s.as_bytes()).next_tok().unwrap().unwrap()
+        }
+        assert_eq!(num("12.3456"), Tok::Real(12.3456));
+        assert_eq!(num("+7."), Tok::Real(7.0));
+        assert_eq!(num("--3"), Tok::Int(-3));
+        // Digits past the 18th of a fraction are dropped; an integer of more saturates.
+        assert_eq!(num("0.1234567890123456789999"), Tok::Real(0.123456789012345678));
+        assert_eq!(num("123456789012345678901"), Tok::Int(i64::MAX));
+        assert_eq!(num("1.2.3"), Tok::Real(1.2));
+        assert_eq!(num("-x"), Tok::Keyword(b"-x"));
     }
 
     #[test]

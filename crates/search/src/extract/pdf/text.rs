@@ -381,6 +381,9 @@ impl<'f, 'a> Extraction<'f, 'a> {
             ));
         }
         let data = self.file.stream_data(&obj)?;
+        if !can_show_text(&data) {
+            return Ok(());
+        }
         let own = match self.file.get(dict, b"Resources")? {
             Obj::Dict(d) => Some(d),
             _ => None,
@@ -459,7 +462,11 @@ impl<'f, 'a> Extraction<'f, 'a> {
                     out.truncate(at);
                 }
             }
-            push_text(out, text);
+            match text.as_bytes() {
+                // Most codes are one ASCII byte: no copy call for them.
+                &[b] => out.push(char::from(b)),
+                _ => out.push_str(text),
+            }
             advance += (width * size_now + tc + if is_space { tw } else { 0.0 }) * th;
         });
         self.advance(advance);
@@ -504,21 +511,12 @@ impl<'f, 'a> Extraction<'f, 'a> {
     }
 }
 
-/// Appends a code's text: control characters dropped, ligatures (U+FB00–FB06) spelt out.
-#[inline]
-fn push_text(out: &mut String, text: &str) {
-    for c in text.chars() {
-        match c {
-            '\u{fb00}' => out.push_str("ff"),
-            '\u{fb01}' => out.push_str("fi"),
-            '\u{fb02}' => out.push_str("fl"),
-            '\u{fb03}' => out.push_str("ffi"),
-            '\u{fb04}' => out.push_str("ffl"),
-            '\u{fb05}' | '\u{fb06}' => out.push_str("st"),
-            c if c.is_control() => {}
-            c => out.push(c),
-        }
-    }
+/// Whether content stream `data` can show text: text is shown only inside a text object
+/// (`BT` … `ET`) or by a form it draws (`Do`). A stream of paths alone (a plot drawn as a
+/// form, say) is many thousands of tokens not worth reading; one spelling `BT` or `Do`
+/// anywhere, even inside a string or a number, is read as usual.
+fn can_show_text(data: &[u8]) -> bool {
+    memchr::memmem::find(data, b"BT").is_some() || memchr::memmem::find(data, b"Do").is_some()
 }
 
 /// Reads an array's items (its `[` read) into `items`: numbers and strings; nested arrays and
@@ -556,4 +554,19 @@ fn skip_inline_image(lx: &mut Lexer<'_>) {
         p += 1;
     }
     lx.pos = s.len();
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn only_streams_without_text_objects_or_forms_are_skipped() {
+        assert!(!can_show_text(b"q 1 0 0 1 5 5 cm 0 0 m 10 10 l S Q"));
+        assert!(!can_show_text(b""));
+        assert!(can_show_text(b"BT /F1 12 Tf (x) Tj ET"));
+        assert!(can_show_text(b"q /Fm1 Do Q"));
+        // A false alarm is only read as usual.
+        assert!(can_show_text(b"(BT) pop"));
+    }
 }
