@@ -120,7 +120,7 @@ impl CodeRange {
 impl Font {
     /// Splits `bytes` into codes: calls `f(text, width, is_single_byte_32)` for each, text as
     /// [`push_clean`] writes it, width in text space units (per unit of font size).
-    #[inline]
+    #[inline(always)]
     pub fn each_code(&self, bytes: &[u8], mut f: impl FnMut(&str, f32, bool)) {
         if let (Some(simple), Some(widths)) = (&self.simple, &self.simple_widths) {
             for &b in bytes {

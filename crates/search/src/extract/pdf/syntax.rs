@@ -587,7 +587,10 @@ mod tests {
         assert_eq!(num("+7."), Tok::Real(7.0));
         assert_eq!(num("--3"), Tok::Int(-3));
         // Digits past the 18th of a fraction are dropped; an integer of more saturates.
-        assert_eq!(num("0.1234567890123456789999"), Tok::Real(0.123456789012345678));
+        assert_eq!(
+            num("0.1234567890123456789999"),
+            Tok::Real(0.123456789012345678)
+        );
         assert_eq!(num("123456789012345678901"), Tok::Int(i64::MAX));
         assert_eq!(num("1.2.3"), Tok::Real(1.2));
         assert_eq!(num("-x"), Tok::Keyword(b"-x"));

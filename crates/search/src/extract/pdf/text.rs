@@ -445,21 +445,17 @@ impl<'f, 'a> Extraction<'f, 'a> {
                 self.space();
             }
         }
-        let hyphen = self.hyphen.take();
-        let (size_now, tc, tw, th) = (
-            self.ts.size,
-            self.ts.char_spacing,
-            self.ts.word_spacing,
-            self.ts.scale,
-        );
-        let mut advance = 0f32;
+        let mut hyphen = self.hyphen.take();
         let out = &mut self.out;
-        let mut first = hyphen.is_some();
+        // The advance is (Σ w·Tfs + n·Tc + spaces·Tw)·Th: summed once after the codes.
+        let (mut widths, mut codes, mut spaces) = (0f32, 0u32, 0u32);
         font.each_code(s, |text, width, is_space| {
-            if first && !text.is_empty() {
-                first = false;
-                if let (Some(at), true) = (hyphen, text.starts_with(char::is_lowercase)) {
-                    out.truncate(at);
+            if let Some(at) = hyphen {
+                if !text.is_empty() {
+                    hyphen = None;
+                    if text.starts_with(char::is_lowercase) {
+                        out.truncate(at);
+                    }
                 }
             }
             match text.as_bytes() {
@@ -467,8 +463,14 @@ impl<'f, 'a> Extraction<'f, 'a> {
                 &[b] => out.push(char::from(b)),
                 _ => out.push_str(text),
             }
-            advance += (width * size_now + tc + if is_space { tw } else { 0.0 }) * th;
+            widths += width;
+            codes += 1;
+            spaces += u32::from(is_space);
         });
+        let ts = &self.ts;
+        let advance =
+            (widths * ts.size + codes as f32 * ts.char_spacing + spaces as f32 * ts.word_spacing)
+                * ts.scale;
         self.advance(advance);
         self.last = Some((self.tm[4], self.tm[5], size));
         if self.out.len() >= self.max {
