@@ -589,7 +589,7 @@ mod tests {
         // Digits past the 18th of a fraction are dropped; an integer of more saturates.
         assert_eq!(
             num("0.1234567890123456789999"),
-            Tok::Real(0.123456789012345678)
+            Tok::Real(123_456_789_012_345_678.0 / 1e18)
         );
         assert_eq!(num("123456789012345678901"), Tok::Int(i64::MAX));
         assert_eq!(num("1.2.3"), Tok::Real(1.2));
