@@ -290,11 +290,11 @@ pub fn parse_size(s: &str) -> Result<u64, String> {
 pub fn format_size(n: u64) -> String {
     if n == 0 {
         "0 B".into()
-    } else if n % GIB == 0 {
+    } else if n.is_multiple_of(GIB) {
         format!("{} GiB", n / GIB)
-    } else if n % MIB == 0 {
+    } else if n.is_multiple_of(MIB) {
         format!("{} MiB", n / MIB)
-    } else if n % KIB == 0 {
+    } else if n.is_multiple_of(KIB) {
         format!("{} KiB", n / KIB)
     } else if n >= 10 * MIB {
         format!("{:.1} MiB", n as f64 / MIB as f64)

@@ -374,7 +374,7 @@ async fn handle(
             let id = st.next.fetch_add(1, Ordering::SeqCst);
             let mut r = resp(StatusCode::CREATED, Bytes::new());
             // Alternate absolute and path-only Locations.
-            let loc = if id % 2 == 0 {
+            let loc = if id.is_multiple_of(2) {
                 format!("{}{id}", st.base)
             } else {
                 format!("/rest/{id}")
@@ -384,7 +384,7 @@ async fn handle(
         }
         (Method::PUT, p) if p.ends_with("/file") => {
             let k = st.puts.fetch_add(1, Ordering::SeqCst) + 1;
-            if st.fail_every_put > 0 && k % st.fail_every_put == 0 {
+            if st.fail_every_put > 0 && k.is_multiple_of(st.fail_every_put) {
                 resp(StatusCode::INTERNAL_SERVER_ERROR, Bytes::new())
             } else {
                 st.sizes.lock().unwrap().insert(p.to_string(), n);
