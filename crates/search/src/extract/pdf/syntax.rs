@@ -195,8 +195,9 @@ impl<'a> Lexer<'a> {
         }
     }
 
-    /// The next token, `None` at the end.
-    #[inline]
+    /// The next token, `None` at the end. Inlined into its callers: the content-stream loop
+    /// calls it for every token, and the call and its result's move cost more than the work.
+    #[inline(always)]
     pub fn next_tok(&mut self) -> Result<Option<Tok<'a>>, PdfError> {
         self.skip_white();
         let s = self.s;
