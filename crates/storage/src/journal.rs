@@ -58,6 +58,9 @@ struct Shared {
     fsyncs: AtomicU64,
     sync_nanos: AtomicU64,
     checkpoints: AtomicU64,
+    /// Held for a whole checkpoint: the background one and the last one at shutdown list,
+    /// recycle and delete the same old segments, so they must not overlap.
+    checkpointing: Mutex<()>,
 }
 
 struct State {
@@ -228,6 +231,7 @@ impl Journal {
             fsyncs: AtomicU64::new(0),
             sync_nanos: AtomicU64::new(0),
             checkpoints: AtomicU64::new(0),
+            checkpointing: Mutex::new(()),
         });
         for _ in 0..SYNC_THREADS {
             let worker = shared.clone();
@@ -266,7 +270,8 @@ impl Journal {
 
     /// Starts a new segment, waits until every record of the older ones is applied, runs
     /// `sync` (which must make every applied write durable), then deletes the older
-    /// segments. Blocking; run it on its own thread.
+    /// segments. Blocking; run it on its own thread. Checkpoints run one at a time (a call
+    /// waits for one under way).
     ///
     /// With `recycle`, retired segments that saw real load are kept (zero-filled spares are
     /// made if needed) so later appends overwrite preallocated blocks; the background
@@ -276,6 +281,7 @@ impl Journal {
         sync: impl FnOnce() -> io::Result<()>,
         recycle: bool,
     ) -> io::Result<()> {
+        let _one_at_a_time = self.shared.checkpointing.lock();
         let (sealed, busy) = {
             let mut st = self.shared.state.lock();
             if st.size == 0
@@ -629,6 +635,52 @@ mod tests {
         }
         let (_j, replay) = Journal::open(dir.path()).unwrap();
         assert_eq!(replay, vec![b"before".to_vec(), b"after".to_vec()]);
+    }
+
+    /// The background checkpoint and the last one at shutdown may be called together; each
+    /// lists, recycles and deletes the old segments, and one used to find a file the other
+    /// had just moved (ENOENT at shutdown, seen in CI). They now take turns.
+    #[test]
+    fn concurrent_checkpoints_take_turns() {
+        let dir = tempfile::tempdir().unwrap();
+        let rt = tokio::runtime::Builder::new_current_thread()
+            .build()
+            .unwrap();
+        let (j, _) = Journal::open(dir.path()).unwrap();
+        let j = Arc::new(j);
+        let big = vec![7u8; 64 << 10];
+        for round in 0..100u32 {
+            rt.block_on(async {
+                // Enough to make the retired segments worth recycling.
+                for _ in 0..(RECYCLE_THRESHOLD / big.len() as u64 + 1) {
+                    drop(j.append(big.clone()).await.unwrap());
+                }
+                drop(j.append(round.to_le_bytes().to_vec()).await.unwrap());
+            });
+            let threads: Vec<_> = [true, false]
+                .into_iter()
+                .map(|recycle| {
+                    let j = j.clone();
+                    // A sync that takes a moment, as a real one does: both calls reach the
+                    // listing and deleting of old segments together.
+                    std::thread::spawn(move || {
+                        j.checkpoint(
+                            || {
+                                std::thread::sleep(std::time::Duration::from_millis(2));
+                                Ok(())
+                            },
+                            recycle,
+                        )
+                    })
+                })
+                .collect();
+            for t in threads {
+                t.join().unwrap().unwrap();
+            }
+        }
+        drop(j);
+        let (_j, replay) = Journal::open(dir.path()).unwrap();
+        assert!(replay.is_empty(), "{} records replayed", replay.len());
     }
 
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
