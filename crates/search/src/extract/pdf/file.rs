@@ -584,11 +584,11 @@ fn ascii85(data: &[u8]) -> Result<Vec<u8>, PdfError> {
 
 /// The first position of `needle` in `hay`.
 pub fn find(hay: &[u8], needle: &[u8]) -> Option<usize> {
-    hay.windows(needle.len()).position(|w| w == needle)
+    memchr::memmem::find(hay, needle)
 }
 
 fn rfind(hay: &[u8], needle: &[u8]) -> Option<usize> {
-    hay.windows(needle.len()).rposition(|w| w == needle)
+    memchr::memmem::rfind(hay, needle)
 }
 
 #[cfg(test)]

@@ -11,7 +11,7 @@ use std::borrow::Cow;
 use std::collections::{HashMap, HashSet};
 use std::rc::Rc;
 
-use super::file::File;
+use super::file::{find, File};
 use super::font::Font;
 use super::syntax::{is_white, Dict, Lexer, Obj, Tok};
 use super::PdfError;
@@ -518,7 +518,7 @@ impl<'f, 'a> Extraction<'f, 'a> {
 /// form, say) is many thousands of tokens not worth reading; one spelling `BT` or `Do`
 /// anywhere, even inside a string or a number, is read as usual.
 fn can_show_text(data: &[u8]) -> bool {
-    memchr::memmem::find(data, b"BT").is_some() || memchr::memmem::find(data, b"Do").is_some()
+    find(data, b"BT").is_some() || find(data, b"Do").is_some()
 }
 
 /// Reads an array's items (its `[` read) into `items`: numbers and strings; nested arrays and
