@@ -429,7 +429,7 @@ async fn import_and_rebuild_work_on_postgresql_and_s3() {
         assert!(out.status.success(), "arca {args:?}:\n{text}");
         text
     };
-    let legacy = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared/fedora3/legacy");
+    let legacy = arca_testkit::shared().join("fedora3/legacy");
     let data = cluster.dir.path().join("offline");
     let mut import = vec!["import", "fedora3"];
     let source = legacy.to_string_lossy().into_owned();

@@ -33,8 +33,9 @@ use hyper::Method;
 use serde_json::Value;
 use sha2::{Digest, Sha256};
 
+/// The Fedora 3 corpus in the shared fixtures (a clear panic when they are missing).
 fn corpus() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../../shared/fedora3")
+    arca_testkit::shared().join("fedora3")
 }
 
 /// The recording's host, replaced by arca's in expected bodies and headers.

@@ -15,8 +15,9 @@ use hyper::StatusCode;
 use serde_json::Value;
 use sha2::{Digest, Sha256};
 
+/// The Fedora 3 corpus in the shared fixtures (a clear panic when they are missing).
 fn corpus() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../../shared/fedora3")
+    arca_testkit::shared().join("fedora3")
 }
 
 fn arca_import(data: &Path, args: &[&str], sources: &[&Path]) -> Output {

@@ -1,4 +1,4 @@
-//! The FOXML reader against the Fedora 3 corpus (`/work/shared/fedora3`, see its README).
+//! The FOXML reader against the Fedora 3 corpus (`../shared/fedora3`, see its README).
 
 mod common;
 

@@ -1,4 +1,4 @@
-//! Object sources against the Fedora 3 corpus (`/work/shared/fedora3`, see its README).
+//! Object sources against the Fedora 3 corpus (`../shared/fedora3`, see its README).
 
 mod common;
 

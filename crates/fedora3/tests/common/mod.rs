@@ -1,4 +1,4 @@
-//! Shared by the integration tests: the Fedora 3 corpus at `/work/shared/fedora3`.
+//! Shared by the integration tests: the Fedora 3 corpus in the shared fixtures (`../shared/fedora3`).
 
 #![allow(dead_code)]
 
@@ -8,9 +8,9 @@ use std::path::{Path, PathBuf};
 use arca_fedora3::{ContentDigest, ControlGroup, DatastreamState};
 use md5::Digest as _;
 
-/// The corpus root.
+/// The corpus root (panics with a clear message when the shared fixtures are missing).
 pub fn corpus() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared/fedora3")
+    arca_testkit::shared().join("fedora3")
 }
 
 /// Every regular file under `dir`, sorted.
