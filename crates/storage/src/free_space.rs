@@ -91,7 +91,7 @@ impl FreeSpaceGuard {
     pub fn check(&self) -> Result<(), String> {
         let now = self.started.elapsed().as_nanos() as u64 + 1;
         let at = self.measured_at.load(Ordering::Relaxed);
-        if at != 0 && now - at < REFRESH_NANOS {
+        if is_fresh(now, at) {
             if let Some(last) = self.last.lock().clone() {
                 return last;
             }
@@ -127,9 +127,27 @@ impl FreeSpaceGuard {
     }
 }
 
+/// Whether a measurement taken at `at` (0: never) is still trusted at `now`. Another write's
+/// check may have measured after this one read the clock, so `at` can be later than `now`:
+/// that measurement is as fresh as any.
+fn is_fresh(now: u64, at: u64) -> bool {
+    at != 0 && now.saturating_sub(at) < REFRESH_NANOS
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A measurement taken by a concurrent check after this one read the clock is fresh (it
+    /// was an overflow panic in debug builds, seen in a CI run), one never taken is not, an
+    /// old one is not.
+    #[test]
+    fn freshness_holds_for_measurements_taken_after_the_clock_was_read() {
+        assert!(is_fresh(1_000, 2_000));
+        assert!(is_fresh(REFRESH_NANOS, 1));
+        assert!(!is_fresh(1_000, 0));
+        assert!(!is_fresh(REFRESH_NANOS + 1, 1));
+    }
 
     #[test]
     fn usage_of_this_file_system_is_plausible() {
