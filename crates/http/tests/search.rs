@@ -435,6 +435,53 @@ async fn a_rebuild_equals_the_live_index() {
     assert_eq!(paths(&s, "TITLE:afterwards").await, v(&["r5"]));
 }
 
+/// A rebuild leaves many segments and merges them into one behind it; a server stopped during
+/// that merge left them all, and every query paid for each, until the next rebuild. At the
+/// next start the merge runs again. The segments are made here as a rebuild makes them (the
+/// bulk writer, a commit each, no merges), on the index of a stopped server.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_merge_cut_short_by_a_stop_runs_at_the_next_start() {
+    let dir = tempfile::tempdir().unwrap();
+    let s = TestServer::start_at(dir.path()).await;
+    fixture(&s).await;
+    let before = indexed(&s).await;
+    let found = hits(&s, "ABSTRACT:fish").await;
+    s.stop().await;
+
+    let index_dir = dir.path().join("search/index");
+    let mapping = arca_search::Mapping::dublin_core();
+    let (index, position) = arca_search::SearchIndex::open(&index_dir, &mapping).unwrap();
+    let position = position.expect("the server's index");
+    index.set_mode(arca_search::WriterMode::Bulk).unwrap();
+    let id = index.schema().system.id;
+    let extra = arca_search::MOST_LIVE_SEGMENTS + 1;
+    for n in 0..extra {
+        let mut doc = tantivy::TantivyDocument::default();
+        doc.add_text(id, format!("segment-{n}"));
+        index.upsert(&format!("segment-{n}"), doc).unwrap();
+        index.commit(position).unwrap();
+    }
+    assert!(index.needs_merge(), "{} segments", index.segments());
+    drop(index);
+
+    let s = TestServer::start_at(dir.path()).await;
+    let deadline = Instant::now() + Duration::from_secs(30);
+    let merged = loop {
+        let v = indexed(&s).await;
+        if v["segments"] == 1 && v["merging"] == false {
+            break v;
+        }
+        assert!(Instant::now() < deadline, "the merge did not run: {v}");
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    };
+    assert_eq!(
+        merged["documents"].as_u64().unwrap(),
+        before["documents"].as_u64().unwrap() + extra as u64
+    );
+    assert_eq!(hits(&s, "ABSTRACT:fish").await, found);
+    s.stop().await;
+}
+
 /// Every document's stored fields, and the hits of the unstored text fields.
 async fn snapshot(s: &TestServer) -> (Value, Vec<(Vec<String>, u64)>) {
     let fields = "fedora_id,parent,interaction_model,mime_type,rdf_type,created,modified,created_by,last_modified_by,content_size,TITLE,ABSTRACT,CREATOR,FIRSTNAME,LASTNAME,SUBJECT,DATE,IDENTIFIER";

@@ -275,6 +275,13 @@ impl SearchIndex {
         }))
     }
 
+    /// Whether the index holds more segments than the live merge policy leaves
+    /// ([`merge::MOST_LIVE_SEGMENTS`]): a rebuild's merge into one was cut short by a stop, and
+    /// every query pays for each segment until [`merge_all`](Self::merge_all) runs again.
+    pub fn needs_merge(&self) -> bool {
+        self.segments() > merge::MOST_LIVE_SEGMENTS
+    }
+
     /// Makes what merges have done since the last commit visible to searches.
     pub fn reload(&self) -> Result<()> {
         self.reader.reload()?;
@@ -442,14 +449,16 @@ mod tests {
 
     /// After `merge_all` and a reload, one segment holds every document, deletions applied.
     /// The commits are a rebuild's (its writer merges nothing on the way), the merge starts
-    /// from the live writer, as in `Indexer`.
+    /// from the live writer, as in `Indexer`. Before it, the index says it needs the merge, also
+    /// when reopened (a stop before the merge).
     #[test]
     fn merge_all_leaves_one_segment_with_every_document() {
         let dir = tempfile::tempdir().unwrap();
         let (index, _) = SearchIndex::open(dir.path(), &Mapping::dublin_core()).unwrap();
         index.set_mode(WriterMode::Bulk).unwrap();
         let id = index.schema().system.id;
-        for commit in 0..5 {
+        let commits = merge::MOST_LIVE_SEGMENTS as i64 + 1;
+        for commit in 0..commits {
             for n in 0..3 {
                 let mut doc = TantivyDocument::default();
                 doc.add_text(id, format!("r{commit}-{n}"));
@@ -458,21 +467,25 @@ mod tests {
             index.commit(commit + 1).unwrap();
         }
         index.remove("r0-0").unwrap();
-        index.commit(6).unwrap();
-        index.set_mode(WriterMode::Live).unwrap();
+        index.commit(commits + 1).unwrap();
+        drop(index);
+        let (index, position) = SearchIndex::open(dir.path(), &Mapping::dublin_core()).unwrap();
+        assert_eq!(position, Some(commits + 1));
         // At least one segment per commit (one per indexing thread that had documents).
         let before = index.segments();
-        assert!(before >= 5, "{before} segments");
+        assert!(before as i64 >= commits, "{before} segments");
+        assert!(index.needs_merge());
         let merging = index.merge_all().unwrap().expect("segments to merge");
         assert_eq!(merging.segments, before);
         merging.wait().unwrap();
         index.reload().unwrap();
         assert_eq!(index.segments(), 1);
-        assert_eq!(index.documents(), 14);
+        assert!(!index.needs_merge());
+        assert_eq!(index.documents(), 3 * commits as u64 - 1);
         assert!(index.merge_all().unwrap().is_none());
         // The merge kept the last commit's position.
         drop(index);
         let (_, position) = SearchIndex::open(dir.path(), &Mapping::dublin_core()).unwrap();
-        assert_eq!(position, Some(6));
+        assert_eq!(position, Some(commits + 1));
     }
 }

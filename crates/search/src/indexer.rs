@@ -329,7 +329,16 @@ impl Indexer {
         let epoch = self.catalog.meta(EPOCH_KEY).await?;
         let same_catalog = epoch.is_some_and(|e| e == self.index.epoch());
         let mut position = match start {
-            Some(p) if same_catalog && (p + 1 >= first || p >= *last.borrow()) => p,
+            Some(p) if same_catalog && (p + 1 >= first || p >= *last.borrow()) => {
+                if self.index.needs_merge() {
+                    tracing::info!(
+                        segments = self.index.segments(),
+                        "the search index has more segments than its merges leave (a rebuild's merge was cut short by a stop): merging them into one"
+                    );
+                    self.merge_in_background();
+                }
+                p
+            }
             _ => {
                 if start.is_some() {
                     tracing::warn!("the search index was built from another catalog, or the change log no longer reaches back to its position: rebuilding it");

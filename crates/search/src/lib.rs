@@ -27,6 +27,7 @@ pub use hit::StoredHit;
 pub use index::{Page, SearchIndex, Sort, WriterMode};
 pub use indexer::{Indexer, IndexerSettings, SearchStatus};
 pub use mapping::{FieldMapping, MappedKind, Mapping};
+pub use merge::MOST_LIVE_SEGMENTS;
 
 /// Errors of the search index.
 #[derive(Debug, thiserror::Error)]
