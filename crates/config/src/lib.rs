@@ -300,6 +300,10 @@ pub struct Search {
     /// coming (`500`): the bound on a write's time to become searchable, less the commit's
     /// own. The index commits sooner when commits are quick (100 ms apart at the least).
     pub max_commit_interval_ms: u64,
+    /// After how many documents written the index, once caught up, is merged into one segment
+    /// when they are half of it or more (`10000`; `0`: never): a bulk load leaves about ten
+    /// segments and older versions of documents that every query pays for.
+    pub bulk_merge_documents: u64,
     /// The field mapping; without it, Dublin Core (see the README). Each entry:
     /// `name`, `predicates` (IRIs), `kind` (`text`, `keyword` or `date`), optional
     /// `first_name`/`last_name` fields for "Last, First" values.
@@ -337,6 +341,7 @@ impl Default for Search {
             extract_workers: 0,
             child_binaries: 64,
             max_commit_interval_ms: 500,
+            bulk_merge_documents: 10_000,
             extract_program: None,
             fields: None,
         }
@@ -362,6 +367,9 @@ impl Search {
         }
         if let Some(v) = get("ARCA_SEARCH_MAX_COMMIT_INTERVAL_MS") {
             self.max_commit_interval_ms = parse_number("ARCA_SEARCH_MAX_COMMIT_INTERVAL_MS", &v)?;
+        }
+        if let Some(v) = get("ARCA_SEARCH_BULK_MERGE_DOCUMENTS") {
+            self.bulk_merge_documents = parse_number("ARCA_SEARCH_BULK_MERGE_DOCUMENTS", &v)?;
         }
         if let Some(v) = get("ARCA_SEARCH_EXTRACT_WORKERS") {
             self.extract_workers = parse_number("ARCA_SEARCH_EXTRACT_WORKERS", &v)?;

@@ -482,6 +482,50 @@ async fn a_merge_cut_short_by_a_stop_runs_at_the_next_start() {
     s.stop().await;
 }
 
+/// Once the index has caught up after a bulk of writes (here at least 20 documents, and half
+/// the index), it is merged into one segment behind the live loop; with those merges off, the
+/// bulk stays a segment of its own beside the one of a write before it. The bulk is a
+/// transaction, so that the live loop reads it whole and commits it once.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_bulk_of_writes_is_merged_into_one_segment_once_indexed() {
+    for bulk_merge in [0, 20] {
+        let s = TestServer::start_with(None, |c| c.search.bulk_merge_documents = bulk_merge).await;
+        let body = format!("{DC}<> dc:title \"before\" .");
+        let r = put(&s, "before", &[("content-type", "text/turtle")], &body).await;
+        assert_eq!(r.status, 201, "{}", r.text());
+        assert_eq!(indexed(&s).await["segments"], 1);
+        let r = s.request(Method::POST, &s.url("fcr:tx"), &[], "").await;
+        assert_eq!(r.status, 201, "{}", r.text());
+        let tx = r.header("location").unwrap().to_string();
+        for n in 0..24 {
+            let body = format!("{DC}<> dc:title \"bulk {n}\" .");
+            let r = s
+                .request(
+                    Method::PUT,
+                    &s.url(&format!("b{n}")),
+                    &[("content-type", "text/turtle"), ("atomic-id", &tx)],
+                    body,
+                )
+                .await;
+            assert_eq!(r.status, 201, "{}", r.text());
+        }
+        assert_eq!(s.request(Method::PUT, &tx, &[], "").await.status, 204);
+        let deadline = Instant::now() + Duration::from_secs(30);
+        let status = loop {
+            let v = indexed(&s).await;
+            if v["merging"] == false && (bulk_merge == 0 || v["segments"] == 1) {
+                break v;
+            }
+            assert!(Instant::now() < deadline, "no merge: {v}");
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        };
+        let expected = if bulk_merge == 0 { 2 } else { 1 };
+        assert_eq!(status["segments"], expected, "{status}");
+        assert_eq!(hits(&s, "TITLE:bulk").await.1, 24);
+        s.stop().await;
+    }
+}
+
 /// Every document's stored fields, and the hits of the unstored text fields.
 async fn snapshot(s: &TestServer) -> (Value, Vec<(Vec<String>, u64)>) {
     let fields = "fedora_id,parent,interaction_model,mime_type,rdf_type,created,modified,created_by,last_modified_by,content_size,TITLE,ABSTRACT,CREATOR,FIRSTNAME,LASTNAME,SUBJECT,DATE,IDENTIFIER";

@@ -19,7 +19,7 @@ use tantivy::{
 
 use crate::hit::{StoredHit, StoredJson, SystemStored};
 use crate::mapping::Mapping;
-use crate::merge;
+use crate::merge::{self, MergeAllRequest};
 use crate::query::{FieldKind, QueryParser};
 use crate::schema::{analyzer, IndexSchema, SYSTEM_STORED_END};
 use crate::{Error, Result};
@@ -105,6 +105,8 @@ pub struct SearchIndex {
     /// `None` only while the writer is being replaced (there can be one at a time).
     writer: Mutex<Option<(WriterMode, IndexWriter)>>,
     parser: QueryParser,
+    /// Asks the live writer's policy to merge everything into one.
+    merge_all: MergeAllRequest,
     fingerprint: String,
     epoch: Mutex<String>,
 }
@@ -152,10 +154,13 @@ impl SearchIndex {
 
     fn with_index(index: Index, schema: IndexSchema, fingerprint: String) -> Result<Self> {
         schema.register(&index);
-        let writer = new_writer(&index, WriterMode::Live)?;
+        let merge_all = MergeAllRequest::default();
+        let writer = new_writer(&index, WriterMode::Live, &merge_all)?;
+        // Commits reload the reader themselves (a write is searchable when `commit` returns);
+        // tantivy's watch of meta.json shows what merges did in the background too.
         let reader = index
             .reader_builder()
-            .reload_policy(ReloadPolicy::Manual)
+            .reload_policy(ReloadPolicy::OnCommitWithDelay)
             .try_into()?;
         let parser = QueryParser::new(schema.query_fields.clone(), "ALL", analyzer());
         Ok(Self {
@@ -164,6 +169,7 @@ impl SearchIndex {
             reader,
             writer: Mutex::new(Some((WriterMode::Live, writer))),
             parser,
+            merge_all,
             fingerprint,
             epoch: Mutex::new(String::new()),
         })
@@ -199,14 +205,16 @@ impl SearchIndex {
         // One writer at a time: the old one (and its threads) ends here, before the new one
         // starts.
         let old = slot.take().map(|(m, _)| m);
-        match new_writer(&self.index, mode) {
+        match new_writer(&self.index, mode, &self.merge_all) {
             Ok(w) => {
                 *slot = Some((mode, w));
                 Ok(())
             }
             Err(e) => {
                 if let Some(m) = old {
-                    *slot = new_writer(&self.index, m).ok().map(|w| (m, w));
+                    *slot = new_writer(&self.index, m, &self.merge_all)
+                        .ok()
+                        .map(|w| (m, w));
                 }
                 Err(e)
             }
@@ -262,7 +270,7 @@ impl SearchIndex {
     /// is at most one. Each segment costs every query a lookup of each of its terms and a
     /// scorer: at 120,000 records, 12 segments made a query's server CPU 1.3–1.9 times that of
     /// one (BENCHMARKS, "Search at 120,000"). Meant for after a full rebuild, which rewrites
-    /// everything anyway.
+    /// everything anyway, or a bulk of writes (`merge::merge_after_bulk`).
     pub fn merge_all(&self) -> Result<Option<Merging>> {
         let ids = self.index.searchable_segment_ids()?;
         if ids.len() <= 1 {
@@ -280,6 +288,14 @@ impl SearchIndex {
     /// every query pays for each segment until [`merge_all`](Self::merge_all) runs again.
     pub fn needs_merge(&self) -> bool {
         self.segments() > merge::MOST_LIVE_SEGMENTS
+    }
+
+    /// Has the live writer merge every segment no merge holds into one, once the next commit
+    /// (or a merge) ends; [`reload`](Self::reload) then shows it. For after a bulk of writes
+    /// (`merge::merge_after_bulk`): unlike [`merge_all`](Self::merge_all), it cannot take a
+    /// segment a level merge is rewriting.
+    pub fn merge_all_after_commit(&self) {
+        self.merge_all.request();
     }
 
     /// Makes what merges have done since the last commit visible to searches.
@@ -422,7 +438,7 @@ fn clear_dir(dir: &Path) -> Result<()> {
 }
 
 /// A writer for `mode`, with its merge policy ([`merge`]).
-fn new_writer(index: &Index, mode: WriterMode) -> Result<IndexWriter> {
+fn new_writer(index: &Index, mode: WriterMode, merge_all: &MergeAllRequest) -> Result<IndexWriter> {
     let (threads, budget) = match mode {
         WriterMode::Live => (1, LIVE_BUDGET),
         WriterMode::Bulk => (
@@ -437,7 +453,7 @@ fn new_writer(index: &Index, mode: WriterMode) -> Result<IndexWriter> {
             e => e.into(),
         })?;
     writer.set_merge_policy(match mode {
-        WriterMode::Live => merge::live(),
+        WriterMode::Live => merge::live(merge_all.clone()),
         WriterMode::Bulk => merge::rebuild(),
     });
     Ok(writer)

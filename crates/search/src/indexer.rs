@@ -26,6 +26,7 @@ use crate::document::{self, ResourceView};
 use crate::extract::{is_extractable, ExtractLimits, ExtractProgram, Extractor, TextCache};
 use crate::index::{Merging, SearchIndex, WriterMode};
 use crate::mapping::Mapping;
+use crate::merge;
 use crate::{Error, Result};
 
 /// The consumer name of the index in the catalog's `consumers` table (with a catalog
@@ -107,6 +108,10 @@ pub struct IndexerSettings {
     /// bound on how long a write takes to become searchable, commit time aside). It commits
     /// sooner when commits are quick: 100 ms after the last one at the least.
     pub max_commit_interval: Duration,
+    /// The least documents written since the last merge into one after which, once caught
+    /// up, the live loop merges the index into one when they are half the index or more
+    /// (`merge::merge_after_bulk`; `0`: never).
+    pub bulk_merge_documents: u64,
 }
 
 /// Where indexing stands, for operators (`fcr:search/status`).
@@ -122,7 +127,8 @@ pub struct SearchStatus {
     pub lag: i64,
     /// Segments of the searchable index: each query visits every one, so fewer is cheaper.
     pub segments: usize,
-    /// Whether the index is being merged into one segment after a rebuild.
+    /// Whether the index is being merged into one segment (after a rebuild or a bulk of
+    /// writes).
     pub merging: bool,
     /// The running or last rebuild.
     pub reindex: Option<RebuildProgress>,
@@ -172,6 +178,8 @@ struct Counters {
     extract_nanos: AtomicU64,
     rebuilding: AtomicBool,
     merging: AtomicBool,
+    /// Documents written by the live loop since the last merge into one started.
+    written_since_merge: AtomicU64,
 }
 
 enum Command {
@@ -195,6 +203,7 @@ pub struct Indexer {
     external_allowed: Option<Arc<arca_repository::AllowList>>,
     max_text: usize,
     max_commit_interval: Duration,
+    bulk_merge_documents: u64,
     counters: Counters,
     rebuild: Mutex<Option<(Instant, RebuildProgress)>>,
     /// Extractions running, by text key, with the binaries waiting for them.
@@ -236,6 +245,7 @@ impl Indexer {
             child_binaries: settings.child_binaries,
             external_allowed: settings.external_allowed,
             max_commit_interval: settings.max_commit_interval.max(MIN_COMMIT_INTERVAL),
+            bulk_merge_documents: settings.bulk_merge_documents,
             counters,
             rebuild: Mutex::new(None),
             inflight: Mutex::new(HashMap::new()),
@@ -413,10 +423,12 @@ impl Indexer {
             let safe = waiting
                 .first_key_value()
                 .map_or(position, |(seq, _)| (seq - 1).min(position));
+            let documents = targets.len() + parents_indexed;
+            // Caught up: nothing came into the log while this batch was read and indexed.
+            self.count_written(documents, *last.borrow() <= position);
             let committing = Instant::now();
             self.commit(safe).await?;
             let took = committing.elapsed();
-            let documents = targets.len() + parents_indexed;
             next_commit = committing + commit_pause(took, documents, self.max_commit_interval);
             // Texts that arrived are in this commit: only now are they no longer pending.
             self.counters
@@ -433,6 +445,29 @@ impl Indexer {
             for r in replies.drain(..) {
                 let _ = r.send(Ok(()));
             }
+        }
+    }
+
+    /// Counts the `documents` the next commit writes; when the loop has `caught_up` with the
+    /// change log after a bulk of writes ([`merge::merge_after_bulk`]), has that commit merge
+    /// the index into one behind it.
+    fn count_written(&self, documents: usize, caught_up: bool) {
+        let written = self
+            .counters
+            .written_since_merge
+            .fetch_add(documents as u64, Ordering::Relaxed)
+            + documents as u64;
+        if caught_up
+            && merge::merge_after_bulk(written, self.index.documents(), self.bulk_merge_documents)
+        {
+            tracing::info!(
+                written,
+                "the search index has caught up after a bulk of writes: merging it into one segment"
+            );
+            self.counters
+                .written_since_merge
+                .store(0, Ordering::Relaxed);
+            self.index.merge_all_after_commit();
         }
     }
 
@@ -573,6 +608,10 @@ impl Indexer {
     /// Starts merging every segment into one (`None`: nothing to merge, or it could not start,
     /// which is logged).
     fn start_merge(&self) -> Option<Merging> {
+        // What was written so far is in the merge (or in the one segment there is).
+        self.counters
+            .written_since_merge
+            .store(0, Ordering::Relaxed);
         let merging = self.index.merge_all().unwrap_or_else(|e| {
             tracing::warn!(error = %e, "cannot merge the rebuilt search index");
             None
@@ -885,9 +924,9 @@ fn log_merge(segments: usize, started: Instant, result: Result<()>) {
         Ok(()) => tracing::info!(
             segments,
             seconds = started.elapsed().as_secs_f64(),
-            "the rebuilt search index is merged into one segment"
+            "the search index is merged into one segment"
         ),
-        Err(e) => tracing::warn!(error = %e, "merging the rebuilt search index failed"),
+        Err(e) => tracing::warn!(error = %e, "merging the search index into one segment failed"),
     }
 }
 

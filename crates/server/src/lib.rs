@@ -391,6 +391,7 @@ pub fn search_settings(
         child_binaries: s.child_binaries,
         external_allowed,
         max_commit_interval: std::time::Duration::from_millis(s.max_commit_interval_ms),
+        bulk_merge_documents: s.bulk_merge_documents,
     })
 }
 
