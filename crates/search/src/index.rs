@@ -270,7 +270,10 @@ impl SearchIndex {
     /// is at most one. Each segment costs every query a lookup of each of its terms and a
     /// scorer: at 120,000 records, 12 segments made a query's server CPU 1.3–1.9 times that of
     /// one (BENCHMARKS, "Search at 120,000"). Meant for after a full rebuild, which rewrites
-    /// everything anyway, or a bulk of writes (`merge::merge_after_bulk`).
+    /// everything anyway, or at start where a stop cut that merge short. While the live loop
+    /// commits, level merges may take some of these segments, and the one of the two merges
+    /// that ends last fails: after a bulk of writes use
+    /// [`merge_all_after_commit`](Self::merge_all_after_commit).
     pub fn merge_all(&self) -> Result<Option<Merging>> {
         let ids = self.index.searchable_segment_ids()?;
         if ids.len() <= 1 {
@@ -291,9 +294,9 @@ impl SearchIndex {
     }
 
     /// Has the live writer merge every segment no merge holds into one, once the next commit
-    /// (or a merge) ends; [`reload`](Self::reload) then shows it. For after a bulk of writes
-    /// (`merge::merge_after_bulk`): unlike [`merge_all`](Self::merge_all), it cannot take a
-    /// segment a level merge is rewriting.
+    /// (or a merge) ends; the reader follows meta.json and shows the result when it is
+    /// written. For after a bulk of writes (`merge::merge_after_bulk`): unlike
+    /// [`merge_all`](Self::merge_all), it cannot take a segment a level merge is rewriting.
     pub fn merge_all_after_commit(&self) {
         self.merge_all.request();
     }

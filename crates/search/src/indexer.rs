@@ -127,8 +127,9 @@ pub struct SearchStatus {
     pub lag: i64,
     /// Segments of the searchable index: each query visits every one, so fewer is cheaper.
     pub segments: usize,
-    /// Whether the index is being merged into one segment (after a rebuild or a bulk of
-    /// writes).
+    /// Whether the index is being merged into one segment after a rebuild (or at start, where a
+    /// stop cut that merge short). The merge after a bulk of writes is the live merge policy's
+    /// and is not shown here.
     pub merging: bool,
     /// The running or last rebuild.
     pub reindex: Option<RebuildProgress>,
