@@ -30,7 +30,7 @@ use crate::merge;
 use crate::{Error, Result};
 
 /// The consumer name of the index in the catalog's `consumers` table (with a catalog
-/// shared by several nodes, each node's index is its own consumer: see [`consumer_name`]).
+/// shared by several nodes, each node's index is its own consumer: see `consumer_name`).
 pub const CONSUMER: &str = "search";
 /// The file in the index directory naming this node's index among the consumers of a
 /// shared catalog.
