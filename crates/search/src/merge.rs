@@ -225,13 +225,13 @@ mod tests {
         let request = MergeAllRequest::default();
         let policy = live(request.clone());
         let sim = Simulation::new(&[40_000, 600, 150]);
-        let ids = |c: &[MergeCandidate]| c.iter().map(|c| c.0.len()).collect::<Vec<_>>();
+        let sizes = |c: &[MergeCandidate]| c.iter().map(|c| c.0.len()).collect::<Vec<_>>();
         assert!(policy.compute_merge_candidates(&sim.segments).is_empty());
         request.request();
         assert!(policy
             .compute_merge_candidates(&sim.segments[..1])
             .is_empty());
-        assert_eq!(ids(&policy.compute_merge_candidates(&sim.segments)), [3]);
+        assert_eq!(sizes(&policy.compute_merge_candidates(&sim.segments)), [3]);
         assert!(policy.compute_merge_candidates(&sim.segments).is_empty());
     }
 
@@ -244,11 +244,7 @@ mod tests {
             sim.commit(&policy, 150);
         }
         assert!(sim.rewrites() < 6.0, "{} rewrites", sim.rewrites());
-        assert!(
-            sim.most_segments <= MOST_LIVE_SEGMENTS,
-            "{} segments",
-            sim.most_segments
-        );
+        assert!(sim.most_segments <= 14, "{} segments", sim.most_segments);
         assert!(sim.segments.len() <= 10, "{} segments", sim.segments.len());
     }
 }
