@@ -293,9 +293,9 @@ impl SearchIndex {
         self.segments() > merge::MOST_LIVE_SEGMENTS
     }
 
-    /// Has the live writer merge every segment no merge holds into one, once the next commit
-    /// (or a merge) ends; the reader follows meta.json and shows the result when it is
-    /// written. For after a bulk of writes (`merge::merge_after_bulk`): unlike
+    /// Has the live writer merge every segment into one at the end of the next commit or
+    /// merge after which merges hold at most a tenth of the documents (`merge::live`); the
+    /// reader follows meta.json and shows the result when it is written. For after a bulk of writes (`merge::merge_after_bulk`): unlike
     /// [`merge_all`](Self::merge_all), it cannot take a segment a level merge is rewriting.
     pub fn merge_all_after_commit(&self) {
         self.merge_all.request();
@@ -456,7 +456,18 @@ fn new_writer(index: &Index, mode: WriterMode, merge_all: &MergeAllRequest) -> R
             e => e.into(),
         })?;
     writer.set_merge_policy(match mode {
-        WriterMode::Live => merge::live(merge_all.clone()),
+        WriterMode::Live => {
+            let index = index.clone();
+            merge::live(
+                merge_all.clone(),
+                Box::new(move || {
+                    // Unreadable metas leave nothing to wait for.
+                    index.searchable_segment_metas().map_or(0, |metas| {
+                        metas.iter().map(|m| u64::from(m.max_doc())).sum()
+                    })
+                }),
+            )
+        }
         WriterMode::Bulk => merge::rebuild(),
     });
     Ok(writer)

@@ -24,7 +24,11 @@
 //! the live loop has caught up after writing as many documents as half the index (a bulk
 //! load, not a trickle), the whole index is merged into one, as after a rebuild. Each such merge
 //! rewrites the index once after at least half of it was written anew, so it adds at most
-//! three rewrites per document, however the index grows.
+//! three rewrites per document, however the index grows. tantivy offers a policy only the
+//! segments no merge holds, and at the end of a bulk load level merges often hold the largest
+//! (at 120,000 records the first such merge took what was free and left 5 to 9 segments), so
+//! the merge into one waits until the segments offered hold nine tenths of the committed
+//! documents: a level merge's end offers its result again.
 
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
@@ -54,17 +58,35 @@ pub fn merge_after_bulk(written: u64, documents: u64, least: u64) -> bool {
     least > 0 && written >= least.max(documents / 2)
 }
 
+/// A merge into one waits until the segments offered hold this share of the committed
+/// documents (see the [module docs](self)); what is left out is a trickle's small segments
+/// held by small merges.
+const MERGE_ALL_SHARE: (u64, u64) = (9, 10);
+
+/// The documents, deleted ones included, in the committed segments of the index a policy
+/// merges, whether a merge holds them or not.
+pub type CommittedDocuments = Box<dyn Fn() -> u64 + Send + Sync>;
+
 /// The policy of the index while it follows the change log (see the [module docs](self)):
-/// the levels, and everything into one when `merge_all` asks for it.
-pub fn live(merge_all: MergeAllRequest) -> Box<dyn MergePolicy> {
+/// the levels, and everything into one when `merge_all` asks for it and the segments offered
+/// hold most of `committed` documents.
+pub fn live(merge_all: MergeAllRequest, committed: CommittedDocuments) -> Box<dyn MergePolicy> {
     Box::new(LivePolicy {
         levels: live_policy(),
         merge_all,
+        committed,
     })
 }
 
-/// A request, kept until the next time tantivy asks the policy, that every segment be merged
-/// into one. The merge is asked for through the policy, not `IndexWriter::merge`: tantivy
+/// Whether segments holding `offered` documents are enough for a merge into one of an index
+/// whose committed segments hold `committed`.
+fn offers_most(offered: u64, committed: u64) -> bool {
+    let (part, whole) = MERGE_ALL_SHARE;
+    offered.saturating_mul(whole) >= committed.saturating_mul(part)
+}
+
+/// A request, kept until tantivy offers the policy most of the index, that every segment be
+/// merged into one. The merge is asked for through the policy, not `IndexWriter::merge`: tantivy
 /// gives the policy only the segments no merge holds, while a merge started beside the
 /// policy's own can take the same segments, and then the one that ends last fails (seen at
 /// 12,000 records: a level merged a segment away under the bulk merge).
@@ -78,18 +100,39 @@ impl MergeAllRequest {
     }
 }
 
-#[derive(Debug)]
 struct LivePolicy {
     levels: LogMergePolicy,
     merge_all: MergeAllRequest,
+    committed: CommittedDocuments,
+}
+
+impl std::fmt::Debug for LivePolicy {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("LivePolicy")
+            .field("levels", &self.levels)
+            .field("merge_all", &self.merge_all)
+            .finish_non_exhaustive()
+    }
 }
 
 impl MergePolicy for LivePolicy {
     fn compute_merge_candidates(&self, segments: &[SegmentMeta]) -> Vec<MergeCandidate> {
         // tantivy asks about uncommitted segments (none after a commit) and committed ones
-        // apart: the request waits for a set of two or more.
-        if segments.len() >= 2 && self.merge_all.0.swap(false, Ordering::Relaxed) {
-            return vec![MergeCandidate(segments.iter().map(|s| s.id()).collect())];
+        // apart, from one thread: the request waits for a set of two or more holding most
+        // of the index.
+        if segments.len() >= 2 && self.merge_all.0.load(Ordering::Relaxed) {
+            let offered = segments.iter().map(|s| u64::from(s.max_doc())).sum();
+            let committed = (self.committed)();
+            if offers_most(offered, committed) {
+                self.merge_all.0.store(false, Ordering::Relaxed);
+                tracing::info!(
+                    segments = segments.len(),
+                    documents = offered,
+                    committed,
+                    "merging the search index into one segment"
+                );
+                return vec![MergeCandidate(segments.iter().map(|s| s.id()).collect())];
+            }
         }
         self.levels.compute_merge_candidates(segments)
     }
@@ -218,12 +261,12 @@ mod tests {
         assert!(!merge_after_bulk(u64::MAX, 0, 0));
     }
 
-    /// A request to merge everything is taken by the first set of two segments or more, once:
-    /// then the levels decide again.
+    /// A request to merge everything is taken by the first set of two segments or more that
+    /// holds most of the index, once: then the levels decide again.
     #[test]
     fn a_merge_of_everything_is_asked_for_once() {
         let request = MergeAllRequest::default();
-        let policy = live(request.clone());
+        let policy = live(request.clone(), Box::new(|| 40_750));
         let sim = Simulation::new(&[40_000, 600, 150]);
         let sizes = |c: &[MergeCandidate]| c.iter().map(|c| c.0.len()).collect::<Vec<_>>();
         assert!(policy.compute_merge_candidates(&sim.segments).is_empty());
@@ -233,6 +276,30 @@ mod tests {
             .is_empty());
         assert_eq!(sizes(&policy.compute_merge_candidates(&sim.segments)), [3]);
         assert!(policy.compute_merge_candidates(&sim.segments).is_empty());
+    }
+
+    /// While merges hold a large share of the index, the request waits (the levels go on),
+    /// and it is taken once most of the index is offered: a segment a merge holds is not left
+    /// out of the merge into one.
+    #[test]
+    fn a_merge_of_everything_waits_for_most_of_the_index() {
+        let request = MergeAllRequest::default();
+        // 60,000 documents committed; a level merge holds 20,000 of them at first.
+        let policy = live(request.clone(), Box::new(|| 60_000));
+        let free = Simulation::new(&[30_000, 9_000, 600, 400]);
+        request.request();
+        let waiting = policy.compute_merge_candidates(&free.segments);
+        assert!(waiting.iter().all(|c| c.0.len() < 4), "{waiting:?}");
+        // The level merge ended: its result is offered along with the rest, and a trickle's
+        // small merge (900 documents, under a tenth) does not hold the request back.
+        let most = Simulation::new(&[30_000, 9_000, 20_000, 100]);
+        let merged = policy.compute_merge_candidates(&most.segments);
+        assert_eq!(merged.len(), 1);
+        assert_eq!(merged[0].0.len(), 4);
+        assert!(policy.compute_merge_candidates(&most.segments).is_empty());
+        assert!(offers_most(54_000, 60_000));
+        assert!(!offers_most(53_999, 60_000));
+        assert!(offers_most(1, 0));
     }
 
     /// A bulk load (commits of 150 documents up to 210,000): rewrites and segments bounded.
