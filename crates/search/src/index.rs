@@ -295,8 +295,9 @@ impl SearchIndex {
 
     /// Has the live writer merge every segment into one at the end of the next commit or
     /// merge after which merges hold at most a tenth of the documents (`merge::live`); the
-    /// reader follows meta.json and shows the result when it is written. For after a bulk of writes (`merge::merge_after_bulk`): unlike
-    /// [`merge_all`](Self::merge_all), it cannot take a segment a level merge is rewriting.
+    /// reader follows meta.json and shows the result when it is written. For after a bulk of
+    /// writes (`merge::merge_after_bulk`): unlike [`merge_all`](Self::merge_all), it cannot
+    /// take a segment a level merge is rewriting.
     pub fn merge_all_after_commit(&self) {
         self.merge_all.request();
     }
