@@ -815,8 +815,13 @@ async fn server_managed_triples(
     let model = model_of(record);
     // A description speaks about its binary.
     let (subject_record, subject_model) = if model == InteractionModel::NonRdfSourceDescription {
-        // A description's memento speaks about the binary's memento of the same version.
-        let binary = ctx.record(&record.id.base()).await?;
+        let binary_id = record.id.base();
+        let binary = match ctx.memento {
+            // A description's memento speaks about the binary as it was then; the binary
+            // may not have changed in that version, so it need not have a memento there.
+            Some(datetime) => ctx.repo.memento_in_force(&binary_id, datetime).await?,
+            None => ctx.repo.get(&binary_id).await?,
+        };
         (binary, InteractionModel::NonRdfSource)
     } else {
         (record.clone(), model)

@@ -857,3 +857,44 @@ async fn versions_of_a_deleted_resource_are_gone() {
     }
     s.stop().await;
 }
+
+/// A description changed in a later second than its binary has a memento the binary lacks;
+/// that memento answers 200 and speaks about the binary as it was then (its type and size
+/// at the binary's memento in force), not 404 for want of a binary memento at that instant.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_description_memento_without_a_binary_memento_of_its_instant() {
+    let s = TestServer::start().await;
+    let title = "http://purl.org/dc/terms/title";
+    let r = put_bytes(&s, "b", &[("content-type", "text/plain")], b"v1").await;
+    assert_eq!(r.status, 201, "{}", r.text());
+    next_second().await;
+    let r = sparql(
+        &s,
+        "b/fcr:metadata",
+        &format!("INSERT DATA {{ <> <{title}> \"described later\" }}"),
+    )
+    .await;
+    assert_eq!(r.status, 204, "{}", r.text());
+    let binary = mementos(&s, "b").await;
+    let description = mementos(&s, "b/fcr:metadata").await;
+    assert_eq!(binary.len(), 1, "{binary:?}");
+    assert_eq!(description.len(), 2, "{description:?}");
+    let later = description.last().unwrap();
+    assert!(
+        !binary.iter().any(|m| m.datetime == later.datetime),
+        "the binary did not change at {}",
+        later.datetime
+    );
+    let path = rel(&s, &later.url);
+    let r = s.get(path, &[]).await;
+    assert_eq!(r.status, 200, "{path}: {}", r.text());
+    assert_eq!(r.header("memento-datetime"), Some(later.datetime.as_str()));
+    let bin = s.url("b");
+    let g = Graph::of(&r, &s.url(path));
+    assert_eq!(g.objects(&bin, title), vec![lit("described later")]);
+    assert!(g.has_lit(&bin, &format!("{EBUCORE}hasMimeType"), "text/plain"));
+    let sizes = g.objects(&bin, &format!("{PREMIS}hasSize"));
+    assert_eq!(sizes.len(), 1, "{sizes:?}");
+    assert!(sizes[0].to_string().starts_with("\"2\""), "{sizes:?}");
+    s.stop().await;
+}

@@ -50,6 +50,16 @@ impl Repository {
         })
     }
 
+    /// Live resource `id` as it was at `datetime`: its memento in force then (see
+    /// [`Repository::memento_for`]). A description's memento speaks about its binary as of
+    /// the description's instant, which need not be a memento of the binary itself.
+    pub async fn memento_in_force(&self, id: &FedoraId, datetime: i64) -> Result<ResourceRecord> {
+        match self.memento_for(id, datetime).await? {
+            Some(at) => self.memento(id, at).await,
+            None => Err(Error::NoMemento(id.clone(), datetime)),
+        }
+    }
+
     /// The memento a TimeGate picks for `datetime`: the latest at or before it, else the
     /// first one (as Fedora 6 does); `None` when the resource has no memento yet.
     pub async fn memento_for(&self, id: &FedoraId, datetime: i64) -> Result<Option<i64>> {
