@@ -353,7 +353,15 @@ async fn a_killed_node_leaves_nothing_half_done_for_the_others() {
             }
         }));
     }
-    tokio::time::sleep(Duration::from_millis(1200)).await;
+    // The kill comes once writes flow (a loaded machine may take a while to get there),
+    // while every writer is somewhere in its next write.
+    let started = std::time::Instant::now();
+    while outcomes.lock().unwrap().iter().filter(|o| o.2).count() < 4
+        && started.elapsed() < Duration::from_secs(30)
+    {
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    tokio::time::sleep(Duration::from_millis(200)).await;
     victim.kill_and_join(&stop, writers).await;
 
     // The survivor goes on.

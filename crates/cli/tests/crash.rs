@@ -631,8 +631,10 @@ fn uploads(data: &Path) -> Vec<String> {
         .collect()
 }
 
+/// Polls until `done`, for up to 30 s (a loaded machine may take a while).
 async fn wait_for(what: &str, mut done: impl FnMut() -> bool) {
-    for _ in 0..200 {
+    let deadline = std::time::Instant::now() + Duration::from_secs(30);
+    while std::time::Instant::now() < deadline {
         if done() {
             return;
         }

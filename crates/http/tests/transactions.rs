@@ -475,13 +475,15 @@ async fn binary_in(s: &TestServer, path: &str, inside: (&str, &str)) {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn expired_tx_is_410_and_its_uploads_are_gone() {
-    let s = TestServer::start_with(None, |c| c.transaction_timeout = 1).await;
+    // 3 s leaves a loaded machine time for the requests between uses; the sleeps below
+    // outlast it (expiry counts from the last use, which the sleep starts after).
+    let s = TestServer::start_with(None, |c| c.transaction_timeout = 3).await;
     let tx = begin(&s).await;
     let inside = ("atomic-id", tx.as_str());
     binary_in(&s, "late", inside).await;
     assert_eq!(put(&s, "late2", &[TURTLE, inside], "").await.status, 201);
     assert!(!uploads(s.data()).is_empty());
-    tokio::time::sleep(Duration::from_millis(2500)).await;
+    tokio::time::sleep(Duration::from_millis(4000)).await;
     // Fedora (§C.6): every method on the tx URL is 410 "… expired at …", 409 as Atomic-ID,
     // and the changes are gone.
     let r = tx_request(&s, Method::GET, &tx).await;
@@ -495,9 +497,9 @@ async fn expired_tx_is_410_and_its_uploads_are_gone() {
         assert!(!object_dir(&s.ocfl_root(), &format!("info:fedora/{p}")).exists());
     }
     assert!(uploads(s.data()).is_empty(), "{:?}", uploads(s.data()));
-    // Using a tx keeps it alive.
+    // Using a tx keeps it alive: the uses span more than the timeout.
     let tx = begin(&s).await;
-    for _ in 0..4 {
+    for _ in 0..8 {
         tokio::time::sleep(Duration::from_millis(500)).await;
         assert_eq!(s.get("", &[("atomic-id", &tx)]).await.status, 200);
     }
@@ -507,7 +509,8 @@ async fn expired_tx_is_410_and_its_uploads_are_gone() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_expired_tx_releases_what_it_changed() {
-    let s = TestServer::start_with(None, |c| c.transaction_timeout = 1).await;
+    // As above: a timeout a loaded machine cannot outrun between requests.
+    let s = TestServer::start_with(None, |c| c.transaction_timeout = 3).await;
     container(&s, "t").await;
     let tx = begin(&s).await;
     assert_eq!(
@@ -515,7 +518,7 @@ async fn an_expired_tx_releases_what_it_changed() {
         204
     );
     assert_eq!(put(&s, "t", &[TURTLE], "").await.status, 409);
-    tokio::time::sleep(Duration::from_millis(2500)).await;
+    tokio::time::sleep(Duration::from_millis(4000)).await;
     let r = put(&s, "t", &[TURTLE], &titled("free")).await;
     assert_eq!(r.status, 204, "{}", r.text());
     s.stop().await;

@@ -530,15 +530,20 @@ async fn container_mementos_show_the_state_of_then() {
     // unless a version is recorded after it.
     let r = post(&s, "c/fcr:versions", &[], "").await;
     assert_eq!(r.status, 201, "{}", r.text());
+    // The update and the recorded version share a memento when they share a second; on a
+    // loaded machine they may straddle one, leaving the update's own memento between them
+    // (its children are those at the end of its second, so either may be listed there).
     let m = mementos(&s, "c").await;
-    assert_eq!(m.len(), 2, "{m:?}");
+    assert!((2..=3).contains(&m.len()), "{m:?}");
     assert_eq!(m[0], m0);
     let url = s.url("c");
 
-    for (e, expected_title, expected_children) in [
-        (&m[0], "one", vec![]),
-        (&m[1], "two", vec![s.url("c/child")]),
-    ] {
+    let mut expected = vec![(&m[0], "one", Some(vec![]))];
+    if m.len() == 3 {
+        expected.push((&m[1], "two", None));
+    }
+    expected.push((m.last().unwrap(), "two", Some(vec![s.url("c/child")])));
+    for (e, expected_title, expected_children) in expected {
         let path = rel(&s, &e.url);
         for method in [Method::GET, Method::HEAD, Method::OPTIONS] {
             let r = s.request(method.clone(), &e.url, &[], Vec::new()).await;
@@ -571,11 +576,13 @@ async fn container_mementos_show_the_state_of_then() {
         let g = graph(&s, path, &[]).await;
         let titles = g.objects(&url, title);
         assert_eq!(titles, vec![lit(expected_title)], "{path}");
-        assert_eq!(
-            g.object_iris(&url, LDP_CONTAINS),
-            expected_children,
-            "{path}"
-        );
+        if let Some(expected_children) = expected_children {
+            assert_eq!(
+                g.object_iris(&url, LDP_CONTAINS),
+                expected_children,
+                "{path}"
+            );
+        }
     }
     // The resource itself is as it is now.
     let g = graph(&s, "c", &[]).await;

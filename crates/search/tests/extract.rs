@@ -29,10 +29,11 @@ fn child_program() -> ExtractProgram {
     )
 }
 
-/// Limits for the tests: small and quick to hit.
+/// Limits for the tests: small and quick to hit, but for the timeout, which a loaded
+/// machine must not hit by accident (the tests about timing out set their own).
 fn small_limits() -> ExtractLimits {
     ExtractLimits {
-        timeout: Duration::from_secs(2),
+        timeout: Duration::from_secs(20),
         memory_bytes: 256 << 20,
         workers: 2,
         ..ExtractLimits::default()
@@ -41,6 +42,17 @@ fn small_limits() -> ExtractLimits {
 
 fn extractor() -> Extractor {
     Extractor::new(small_limits(), child_program())
+}
+
+/// An extractor for the tests about timing out: [`small_limits`] with a 2 s timeout.
+fn quick_to_time_out() -> Extractor {
+    Extractor::new(
+        ExtractLimits {
+            timeout: Duration::from_secs(2),
+            ..small_limits()
+        },
+        child_program(),
+    )
 }
 
 fn write(dir: &Path, name: &str, bytes: &[u8]) -> PathBuf {
@@ -220,7 +232,8 @@ async fn zlib_bomb_runs_out_of_memory() {
 #[tokio::test]
 async fn exponential_forms_time_out() {
     let dir = tempfile::tempdir().unwrap();
-    let extractor = extractor();
+    // The good PDFs after the time-out take tens of milliseconds of its 2 s.
+    let extractor = quick_to_time_out();
     let bomb = write(dir.path(), "forms.pdf", &pdfgen::exponential_forms_pdf(60));
     let started = Instant::now();
     let result = extractor.extract(&bomb, "application/pdf").await;
@@ -531,12 +544,14 @@ async fn a_timed_out_child_is_killed() {
     let dir = tempfile::tempdir().unwrap();
     let pid_file = dir.path().join("pid");
     let program = shell(
-        r#"echo $$ > "$0"; exec sleep 60"#,
+        r#"echo $$ > "$0.tmp"; mv "$0.tmp" "$0"; exec sleep 60"#,
         &[&pid_file.clone().into_os_string()],
     );
+    // Long enough for a loaded machine to start the shell and have it write its pid (whole:
+    // it is renamed into place) before the timeout kills it.
     let extractor = Extractor::new(
         ExtractLimits {
-            timeout: Duration::from_millis(500),
+            timeout: Duration::from_secs(2),
             ..small_limits()
         },
         program,
@@ -547,8 +562,9 @@ async fn a_timed_out_child_is_killed() {
         matches!(result, Err(ExtractError::TimedOut(_))),
         "{result:?}"
     );
+    // The child is reaped by now: its pid file is there, or it never ran so far.
     let pid: u32 = std::fs::read_to_string(&pid_file)
-        .unwrap()
+        .expect("the child wrote its pid before it timed out")
         .trim()
         .parse()
         .unwrap();
@@ -808,7 +824,7 @@ async fn extract_cached_extracts_each_content_once() {
     // A time-out is not remembered (it depends on the machine's load).
     let slow = write(dir.path(), "slow.pdf", &pdfgen::exponential_forms_pdf(60));
     let digest = "sha256:cccccccccccccccc";
-    let result = extractor
+    let result = quick_to_time_out()
         .extract_cached(&cache, digest, &slow, "application/pdf")
         .await;
     assert!(
