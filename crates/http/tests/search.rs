@@ -482,6 +482,65 @@ async fn a_merge_cut_short_by_a_stop_runs_at_the_next_start() {
     s.stop().await;
 }
 
+/// A merge into one fails when a segment in it loses its last document meanwhile (tantivy
+/// drops empty segments at each commit, and then has nowhere to put the merge's result): the
+/// segments there are then are merged again. Here the merge at the next start takes many
+/// segments, one of them holding only r1's document, and r1 is updated while it runs (the
+/// other segments hold enough documents for the merge to outlast the update's commit).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_merge_that_loses_a_segment_meanwhile_runs_again() {
+    let dir = tempfile::tempdir().unwrap();
+    let s = TestServer::start_at(dir.path()).await;
+    fixture(&s).await;
+    s.stop().await;
+
+    let index_dir = dir.path().join("search/index");
+    let mapping = arca_search::Mapping::dublin_core();
+    let (index, position) = arca_search::SearchIndex::open(&index_dir, &mapping, 0).unwrap();
+    let position = position.expect("the server's index");
+    index.set_mode(arca_search::WriterMode::Bulk).unwrap();
+    let schema = index.schema();
+    let id = schema.system.id;
+    let all = schema.system.all;
+    for n in 0..arca_search::MOST_LIVE_SEGMENTS {
+        for k in 0..2_000 {
+            let path = format!("filler-{n}-{k}");
+            let mut doc = tantivy::TantivyDocument::default();
+            doc.add_text(id, &path);
+            doc.add_text(
+                all,
+                format!("filler text {n} {k} about nothing in particular"),
+            );
+            index.upsert(&path, doc).unwrap();
+        }
+        index.commit(position).unwrap();
+    }
+    let mut alone = tantivy::TantivyDocument::default();
+    alone.add_text(id, "r1");
+    index.upsert("r1", alone).unwrap();
+    index.commit(position).unwrap();
+    assert!(index.needs_merge(), "{} segments", index.segments());
+    drop(index);
+
+    let s = TestServer::start_at(dir.path()).await;
+    let patch = "PREFIX dcterms: <http://purl.org/dc/terms/> INSERT DATA { <> dcterms:title \"meanwhile\" }";
+    assert_eq!(sparql(&s, "r1", patch).await.status, 204);
+    let deadline = Instant::now() + Duration::from_secs(120);
+    loop {
+        let v = indexed(&s).await;
+        if v["segments"] == 1 && v["merging"] == false {
+            break;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "the index was not merged into one: {v}"
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    assert_eq!(paths(&s, "TITLE:meanwhile").await, v(&["r1"]));
+    s.stop().await;
+}
+
 /// Once the index has caught up after a bulk of writes (here at least 20 documents, and half
 /// the index), it is merged into one segment behind the live loop; with those merges off, the
 /// bulk stays a segment of its own beside the one of a write before it. The bulk is a

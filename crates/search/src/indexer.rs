@@ -69,6 +69,8 @@ fn consumer_name(shared: bool, dir: &std::path::Path) -> Result<String> {
 const EPOCH_KEY: &str = "search.epoch";
 /// Changes read from the log per batch.
 const BATCH: usize = 2_000;
+/// Attempts at a merge into one behind the live loop (see `merge_in_background`).
+const MERGE_ATTEMPTS: u32 = 3;
 /// Least time between two commits of the live loop (each commit makes a segment).
 const MIN_COMMIT_INTERVAL: Duration = Duration::from_millis(100);
 /// Under load the live loop spends at most about 1/N of its time committing: after a commit
@@ -590,17 +592,35 @@ impl Indexer {
 
     /// As [`merge_into_one`](Self::merge_into_one), behind the live loop, which goes on
     /// indexing meanwhile. The merge does not keep the indexer (and its index's lock) alive:
-    /// a server that stops meanwhile drops it, and tantivy the unfinished segment.
+    /// a server that stops meanwhile drops it, and tantivy the unfinished segment. A merge
+    /// fails when a segment in it loses its last document meanwhile (an update of the only
+    /// record in a small segment: tantivy drops empty segments at each commit, and then has
+    /// nowhere to put the merge's result); the segments there are then are merged again, up
+    /// to [`MERGE_ATTEMPTS`] in all.
     fn merge_in_background(self: &Arc<Self>) {
-        let Some(merging) = self.start_merge() else {
+        let Some(mut merging) = self.start_merge() else {
             return;
         };
         let indexer = Arc::downgrade(self);
         tokio::task::spawn_blocking(move || {
-            let (segments, started) = (merging.segments, Instant::now());
-            let waited = merging.wait();
-            if let Some(me) = indexer.upgrade() {
-                me.end_merge(segments, started, waited);
+            let started = Instant::now();
+            for attempt in 1..=MERGE_ATTEMPTS {
+                let segments = merging.segments;
+                let waited = merging.wait();
+                let Some(me) = indexer.upgrade() else {
+                    return;
+                };
+                let again = attempt < MERGE_ATTEMPTS && me.index.needs_merge();
+                match waited {
+                    Err(e) if again => {
+                        tracing::warn!(error = %e, attempt, "merging the search index into one segment failed: merging the segments there are now");
+                    }
+                    waited => return me.end_merge(segments, started, waited),
+                }
+                match me.start_merge() {
+                    Some(next) => merging = next,
+                    None => return,
+                }
             }
         });
     }
