@@ -304,10 +304,6 @@ pub struct Search {
     /// when they are half of it or more (`10000`; `0`: never): a bulk load leaves about ten
     /// segments and older versions of documents that every query pays for.
     pub bulk_merge_documents: u64,
-    /// The nice value (0–19) of the threads merging the index's segments (`10`): merges are
-    /// background work nobody waits for, and at the requests' priority (`0`) they slow queries
-    /// beside them.
-    pub merge_nice: i32,
     /// The field mapping; without it, Dublin Core (see the README). Each entry:
     /// `name`, `predicates` (IRIs), `kind` (`text`, `keyword` or `date`), optional
     /// `first_name`/`last_name` fields for "Last, First" values.
@@ -346,7 +342,6 @@ impl Default for Search {
             child_binaries: 64,
             max_commit_interval_ms: 500,
             bulk_merge_documents: 10_000,
-            merge_nice: 10,
             extract_program: None,
             fields: None,
         }
@@ -376,9 +371,6 @@ impl Search {
         if let Some(v) = get("ARCA_SEARCH_BULK_MERGE_DOCUMENTS") {
             self.bulk_merge_documents = parse_number("ARCA_SEARCH_BULK_MERGE_DOCUMENTS", &v)?;
         }
-        if let Some(v) = get("ARCA_SEARCH_MERGE_NICE") {
-            self.merge_nice = parse_number("ARCA_SEARCH_MERGE_NICE", &v)?;
-        }
         if let Some(v) = get("ARCA_SEARCH_EXTRACT_WORKERS") {
             self.extract_workers = parse_number("ARCA_SEARCH_EXTRACT_WORKERS", &v)?;
         }
@@ -397,11 +389,6 @@ impl Search {
         if self.extract_timeout == 0 || self.extract_memory_mib < 64 {
             return Err(Error::Invalid(
                 "search.extract_timeout must be ≥ 1 s and search.extract_memory_mib ≥ 64".into(),
-            ));
-        }
-        if !(0..=19).contains(&self.merge_nice) {
-            return Err(Error::Invalid(
-                "search.merge_nice must be a nice value from 0 to 19".into(),
             ));
         }
         for f in self.fields.iter().flatten() {

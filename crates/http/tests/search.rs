@@ -450,7 +450,7 @@ async fn a_merge_cut_short_by_a_stop_runs_at_the_next_start() {
 
     let index_dir = dir.path().join("search/index");
     let mapping = arca_search::Mapping::dublin_core();
-    let (index, position) = arca_search::SearchIndex::open(&index_dir, &mapping, 0).unwrap();
+    let (index, position) = arca_search::SearchIndex::open(&index_dir, &mapping).unwrap();
     let position = position.expect("the server's index");
     index.set_mode(arca_search::WriterMode::Bulk).unwrap();
     let id = index.schema().system.id;
@@ -496,7 +496,7 @@ async fn a_merge_that_loses_a_segment_meanwhile_runs_again() {
 
     let index_dir = dir.path().join("search/index");
     let mapping = arca_search::Mapping::dublin_core();
-    let (index, position) = arca_search::SearchIndex::open(&index_dir, &mapping, 0).unwrap();
+    let (index, position) = arca_search::SearchIndex::open(&index_dir, &mapping).unwrap();
     let position = position.expect("the server's index");
     index.set_mode(arca_search::WriterMode::Bulk).unwrap();
     let schema = index.schema();

@@ -186,7 +186,7 @@ mod tests {
     #[test]
     fn a_hit_shows_what_tantivy_stored() {
         let dir = tempfile::tempdir().unwrap();
-        let (index, _) = SearchIndex::open(dir.path(), &Mapping::dublin_core(), 0).unwrap();
+        let (index, _) = SearchIndex::open(dir.path(), &Mapping::dublin_core()).unwrap();
         let schema = index.schema();
         let sys = &schema.system;
         let field = |name: &str| schema.stored_field(name).unwrap().1;
@@ -270,7 +270,7 @@ mod tests {
     #[test]
     fn system_fields_are_read_alone_and_first() {
         let dir = tempfile::tempdir().unwrap();
-        let (index, _) = SearchIndex::open(dir.path(), &Mapping::dublin_core(), 0).unwrap();
+        let (index, _) = SearchIndex::open(dir.path(), &Mapping::dublin_core()).unwrap();
         let schema = index.schema();
         let sys = &schema.system;
         let mut headers = arca_model::ResourceHeaders::new(

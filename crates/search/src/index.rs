@@ -20,7 +20,6 @@ use tantivy::{
 use crate::hit::{StoredHit, StoredJson, SystemStored};
 use crate::mapping::Mapping;
 use crate::merge::{self, MergeAllRequest};
-use crate::priority::LoweringDirectory;
 use crate::query::{FieldKind, QueryParser};
 use crate::schema::{analyzer, IndexSchema, SYSTEM_STORED_END};
 use crate::{Error, Result};
@@ -115,14 +114,13 @@ pub struct SearchIndex {
 impl SearchIndex {
     /// Opens the index in `dir`, creating it (or recreating it, when it was built with
     /// another mapping or schema) as needed. Returns the index and the change-log position
-    /// its last commit reached (`None` for a new index, which must be built in full). Merges run
-    /// with nice value `merge_nice` (`0`: the requests' priority; see [`crate::priority`]).
-    pub fn open(dir: &Path, mapping: &Mapping, merge_nice: i32) -> Result<(Self, Option<i64>)> {
+    /// its last commit reached (`None` for a new index, which must be built in full).
+    pub fn open(dir: &Path, mapping: &Mapping) -> Result<(Self, Option<i64>)> {
         let schema = IndexSchema::new(mapping);
         let fingerprint = format!("{}.{DOCUMENT_VERSION}", mapping.fingerprint());
         std::fs::create_dir_all(dir).map_err(|e| Error::Io(dir.to_path_buf(), e))?;
         let existing = if dir.join("meta.json").exists() {
-            let index = Index::open(directory(dir, merge_nice)?)?;
+            let index = Index::open_in_dir(dir)?;
             let payload = index
                 .load_metas()?
                 .payload
@@ -144,11 +142,7 @@ impl SearchIndex {
         let (index, position, epoch) = match existing {
             Some((index, seq, epoch)) => (index, Some(seq), epoch),
             None => (
-                Index::create(
-                    directory(dir, merge_nice)?,
-                    schema.schema.clone(),
-                    tantivy::IndexSettings::default(),
-                )?,
+                Index::create_in_dir(dir, schema.schema.clone())?,
                 None,
                 String::new(),
             ),
@@ -447,12 +441,6 @@ fn clear_dir(dir: &Path) -> Result<()> {
     Ok(())
 }
 
-/// The index's directory at `dir`, its merges at nice value `merge_nice`.
-fn directory(dir: &Path, merge_nice: i32) -> Result<LoweringDirectory> {
-    LoweringDirectory::open(dir, merge_nice)
-        .map_err(|e| Error::Io(dir.to_path_buf(), std::io::Error::other(e)))
-}
-
 /// A writer for `mode`, with its merge policy ([`merge`]).
 fn new_writer(index: &Index, mode: WriterMode, merge_all: &MergeAllRequest) -> Result<IndexWriter> {
     let (threads, budget) = match mode {
@@ -490,37 +478,6 @@ fn new_writer(index: &Index, mode: WriterMode, merge_all: &MergeAllRequest) -> R
 mod tests {
     use super::*;
 
-    /// A merge runs with the nice value asked for: the merge thread lowers itself as it opens
-    /// its files (a tantivy that merged elsewhere, or wrote through another directory, would
-    /// fail this). No other test asks for 5.
-    #[cfg(target_os = "linux")]
-    #[test]
-    fn merges_run_at_the_nice_value_asked_for() {
-        let lowered = || {
-            crate::priority::merge_thread_nices()
-                .into_iter()
-                .filter(|nice| *nice == 5)
-                .count()
-        };
-        assert_eq!(lowered(), 0);
-        let dir = tempfile::tempdir().unwrap();
-        let (index, _) = SearchIndex::open(dir.path(), &Mapping::dublin_core(), 5).unwrap();
-        let id = index.schema().system.id;
-        for commit in 0..3 {
-            let mut doc = TantivyDocument::default();
-            doc.add_text(id, format!("r{commit}"));
-            index.upsert(&format!("r{commit}"), doc).unwrap();
-            index.commit(commit + 1).unwrap();
-        }
-        index
-            .merge_all()
-            .unwrap()
-            .expect("segments to merge")
-            .wait()
-            .unwrap();
-        assert_eq!(lowered(), 1, "{:?}", crate::priority::merge_thread_nices());
-    }
-
     /// After `merge_all` and a reload, one segment holds every document, deletions applied.
     /// The commits are a rebuild's (its writer merges nothing on the way), the merge starts
     /// from the live writer, as in `Indexer`. Before it, the index says it needs the merge, also
@@ -528,7 +485,7 @@ mod tests {
     #[test]
     fn merge_all_leaves_one_segment_with_every_document() {
         let dir = tempfile::tempdir().unwrap();
-        let (index, _) = SearchIndex::open(dir.path(), &Mapping::dublin_core(), 0).unwrap();
+        let (index, _) = SearchIndex::open(dir.path(), &Mapping::dublin_core()).unwrap();
         index.set_mode(WriterMode::Bulk).unwrap();
         let id = index.schema().system.id;
         let commits = merge::MOST_LIVE_SEGMENTS as i64 + 1;
@@ -543,7 +500,7 @@ mod tests {
         index.remove("r0-0").unwrap();
         index.commit(commits + 1).unwrap();
         drop(index);
-        let (index, position) = SearchIndex::open(dir.path(), &Mapping::dublin_core(), 0).unwrap();
+        let (index, position) = SearchIndex::open(dir.path(), &Mapping::dublin_core()).unwrap();
         assert_eq!(position, Some(commits + 1));
         // At least one segment per commit (one per indexing thread that had documents).
         let before = index.segments();
@@ -559,7 +516,7 @@ mod tests {
         assert!(index.merge_all().unwrap().is_none());
         // The merge kept the last commit's position.
         drop(index);
-        let (_, position) = SearchIndex::open(dir.path(), &Mapping::dublin_core(), 0).unwrap();
+        let (_, position) = SearchIndex::open(dir.path(), &Mapping::dublin_core()).unwrap();
         assert_eq!(position, Some(commits + 1));
     }
 }

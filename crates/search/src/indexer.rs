@@ -114,9 +114,6 @@ pub struct IndexerSettings {
     /// up, the live loop merges the index into one when they are half the index or more
     /// (`merge::merge_after_bulk`; `0`: never).
     pub bulk_merge_documents: u64,
-    /// The nice value the index's merges run with (`0`: the requests' priority; see
-    /// `priority`).
-    pub merge_nice: i32,
 }
 
 /// Where indexing stands, for operators (`fcr:search/status`).
@@ -231,11 +228,7 @@ impl Indexer {
     /// Opens (or creates) the index under `settings.dir`.
     pub fn open(repo: Arc<Repository>, settings: IndexerSettings) -> Result<Arc<Self>> {
         settings.mapping.validate()?;
-        let (index, position) = SearchIndex::open(
-            &settings.dir.join("index"),
-            &settings.mapping,
-            settings.merge_nice,
-        )?;
+        let (index, position) = SearchIndex::open(&settings.dir.join("index"), &settings.mapping)?;
         let consumer = consumer_name(repo.catalog().is_shared(), &settings.dir)?;
         let text_dir = settings.dir.join("text");
         let cache = TextCache::open(&text_dir).map_err(|e| Error::Io(text_dir, e))?;

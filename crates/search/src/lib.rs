@@ -8,7 +8,6 @@
 //! - [`index`]: the index on disk, committed with the change-log position it reflects;
 //! - [`hit`]: a hit's stored values, read straight into JSON;
 //! - `merge`: which segments are merged, and when;
-//! - `priority`: merges run at a lower CPU priority than requests and indexing;
 //! - [`indexer`]: the task that follows the change log, and full rebuilds.
 #![warn(missing_docs)]
 
@@ -19,7 +18,6 @@ pub mod index;
 pub mod indexer;
 pub mod mapping;
 mod merge;
-mod priority;
 pub mod query;
 pub mod schema;
 

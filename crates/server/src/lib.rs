@@ -392,7 +392,6 @@ pub fn search_settings(
         external_allowed,
         max_commit_interval: std::time::Duration::from_millis(s.max_commit_interval_ms),
         bulk_merge_documents: s.bulk_merge_documents,
-        merge_nice: s.merge_nice,
     })
 }
 
