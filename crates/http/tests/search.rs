@@ -435,6 +435,32 @@ async fn a_rebuild_equals_the_live_index() {
     assert_eq!(paths(&s, "TITLE:afterwards").await, v(&["r5"]));
 }
 
+/// The search index of the stopped server whose data is `data`, with the writer a rebuild
+/// uses (a commit each, no merges), and the change-log position it reflects.
+fn bulk_writer_of_stopped_server(data: &std::path::Path) -> (arca_search::SearchIndex, i64) {
+    let mapping = arca_search::Mapping::dublin_core();
+    let (index, position) =
+        arca_search::SearchIndex::open(&data.join("search/index"), &mapping).unwrap();
+    index.set_mode(arca_search::WriterMode::Bulk).unwrap();
+    (index, position.expect("the server's index"))
+}
+
+/// The index status once the index is one segment and no merge runs (within `within`).
+async fn merged_into_one(s: &TestServer, within: Duration) -> Value {
+    let deadline = Instant::now() + within;
+    loop {
+        let v = indexed(s).await;
+        if v["segments"] == 1 && v["merging"] == false {
+            return v;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "the index was not merged into one: {v}"
+        );
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+}
+
 /// A rebuild leaves many segments and merges them into one behind it; a server stopped during
 /// that merge left them all, and every query paid for each, until the next rebuild. At the
 /// next start the merge runs again. The segments are made here as a rebuild makes them (the
@@ -448,11 +474,7 @@ async fn a_merge_cut_short_by_a_stop_runs_at_the_next_start() {
     let found = hits(&s, "ABSTRACT:fish").await;
     s.stop().await;
 
-    let index_dir = dir.path().join("search/index");
-    let mapping = arca_search::Mapping::dublin_core();
-    let (index, position) = arca_search::SearchIndex::open(&index_dir, &mapping).unwrap();
-    let position = position.expect("the server's index");
-    index.set_mode(arca_search::WriterMode::Bulk).unwrap();
+    let (index, position) = bulk_writer_of_stopped_server(dir.path());
     let id = index.schema().system.id;
     let extra = arca_search::MOST_LIVE_SEGMENTS + 1;
     for n in 0..extra {
@@ -465,15 +487,7 @@ async fn a_merge_cut_short_by_a_stop_runs_at_the_next_start() {
     drop(index);
 
     let s = TestServer::start_at(dir.path()).await;
-    let deadline = Instant::now() + Duration::from_secs(30);
-    let merged = loop {
-        let v = indexed(&s).await;
-        if v["segments"] == 1 && v["merging"] == false {
-            break v;
-        }
-        assert!(Instant::now() < deadline, "the merge did not run: {v}");
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    };
+    let merged = merged_into_one(&s, Duration::from_secs(30)).await;
     assert_eq!(
         merged["documents"].as_u64().unwrap(),
         before["documents"].as_u64().unwrap() + extra as u64
@@ -494,11 +508,7 @@ async fn a_merge_that_loses_a_segment_meanwhile_runs_again() {
     fixture(&s).await;
     s.stop().await;
 
-    let index_dir = dir.path().join("search/index");
-    let mapping = arca_search::Mapping::dublin_core();
-    let (index, position) = arca_search::SearchIndex::open(&index_dir, &mapping).unwrap();
-    let position = position.expect("the server's index");
-    index.set_mode(arca_search::WriterMode::Bulk).unwrap();
+    let (index, position) = bulk_writer_of_stopped_server(dir.path());
     let schema = index.schema();
     let id = schema.system.id;
     let all = schema.system.all;
@@ -525,18 +535,7 @@ async fn a_merge_that_loses_a_segment_meanwhile_runs_again() {
     let s = TestServer::start_at(dir.path()).await;
     let patch = "PREFIX dcterms: <http://purl.org/dc/terms/> INSERT DATA { <> dcterms:title \"meanwhile\" }";
     assert_eq!(sparql(&s, "r1", patch).await.status, 204);
-    let deadline = Instant::now() + Duration::from_secs(120);
-    loop {
-        let v = indexed(&s).await;
-        if v["segments"] == 1 && v["merging"] == false {
-            break;
-        }
-        assert!(
-            Instant::now() < deadline,
-            "the index was not merged into one: {v}"
-        );
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
+    merged_into_one(&s, Duration::from_secs(120)).await;
     assert_eq!(paths(&s, "TITLE:meanwhile").await, v(&["r1"]));
     s.stop().await;
 }
