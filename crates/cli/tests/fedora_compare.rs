@@ -779,11 +779,7 @@ async fn versions(
         let r = srv.send(M::PUT, "/v", &ttl, &title("two")).await;
         status("/v", "PUT again", &r);
         // Both POSTs at the start of a later second: one second, two versions.
-        let since = std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .unwrap();
-        let to_next = 1_000 - since.subsec_millis() as u64 + 20;
-        tokio::time::sleep(std::time::Duration::from_millis(to_next)).await;
+        arca_testkit::next_second().await;
         let r = srv
             .send(M::POST, "/v/fcr:versions", &ttl, &title("ignored"))
             .await;

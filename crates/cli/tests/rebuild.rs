@@ -12,6 +12,7 @@ use std::process::Command;
 use bytes::Bytes;
 use hyper::{Method, StatusCode};
 
+use arca_testkit::next_second;
 use common::{sha512_hex, Arca, Http};
 
 /// Resources whose GET results are compared, as paths below the REST root.
@@ -422,17 +423,6 @@ async fn rebuild_from_storage(algorithm: &str) -> tempfile::TempDir {
 
 /// Resources whose versions are compared across a rebuild.
 const VERSIONED: &[&str] = &["/v", "/v/child", "/v/bin", "/v/bin/fcr:metadata"];
-
-/// Sleeps until just past the start of the next whole second (a memento is named by its
-/// second): what follows is in a later second than what came before, and has most of a
-/// second to happen within one.
-async fn next_second() {
-    let into_second = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .unwrap()
-        .subsec_millis() as u64;
-    tokio::time::sleep(std::time::Duration::from_millis(1010 - into_second)).await;
-}
 
 /// Writes versions: two seconds of updates of a container, a binary and its description, an
 /// explicit version (`POST fcr:versions`) after a child was added in a later second.

@@ -10,7 +10,7 @@ mod common;
 use std::collections::BTreeSet;
 use std::path::Path;
 
-use arca_testkit::TestServer;
+use arca_testkit::{next_second, TestServer};
 use common::*;
 use http::Method;
 

@@ -10,7 +10,7 @@ use std::path::Path;
 use std::time::{Duration, SystemTime};
 
 use arca_catalog::Catalog;
-use arca_testkit::{Reply, TestServer};
+use arca_testkit::{next_second, Reply, TestServer};
 use common::*;
 use http::Method;
 

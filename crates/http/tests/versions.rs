@@ -9,7 +9,7 @@ mod common;
 
 use std::time::{Duration, SystemTime};
 
-use arca_testkit::{Reply, TestServer};
+use arca_testkit::{next_second, Reply, TestServer};
 use common::*;
 use http::Method;
 use sha2::{Digest, Sha256};
@@ -19,18 +19,6 @@ const LINK_FORMAT: (&str, &str) = ("accept", "application/link-format");
 
 fn memento(name: &str) -> String {
     format!("{MEMENTO}{name}")
-}
-
-/// Waits until the clock is in a later second than every write before.
-async fn next_second() {
-    // Just past the start of the next whole second: what follows has most of a second to
-    // happen within one (a fixed pause would start anywhere in a second, and a test whose
-    // few requests must share a second would fail whenever they crossed into the next).
-    let now = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .unwrap();
-    let rest = 1_000 - u64::from(now.subsec_millis());
-    tokio::time::sleep(Duration::from_millis(rest + 20)).await;
 }
 
 /// One `rel="memento"` entry of a link-format TimeMap.

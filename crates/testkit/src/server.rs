@@ -408,3 +408,15 @@ impl Drop for TestServer {
         }
     }
 }
+
+/// Sleeps until just past the start of the next whole second. A memento is named by its
+/// second, so what follows is in a later second than every write before, and has most of a
+/// second to happen within one (a fixed pause would start anywhere in a second, and a test
+/// whose few requests must share a second would fail whenever they crossed into the next).
+pub async fn next_second() {
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .expect("a clock after 1970");
+    let rest = 1_000_000_000 - u64::from(now.subsec_nanos());
+    tokio::time::sleep(std::time::Duration::from_nanos(rest + 20_000_000)).await;
+}

@@ -506,16 +506,6 @@ pub fn copy_without_catalog(data: &std::path::Path) -> tempfile::TempDir {
     dir
 }
 
-/// Waits until the wall clock is in a new second, so that the next version gets a memento
-/// of its own (memento datetimes have second precision, as Fedora's).
-pub async fn next_second() {
-    let now = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .unwrap();
-    let left = 1_000_000_000 - u64::from(now.subsec_nanos());
-    tokio::time::sleep(std::time::Duration::from_nanos(left + 5_000_000)).await;
-}
-
 /// The memento URLs a link-format TimeMap lists, in order.
 pub async fn timemap(s: &TestServer, path: &str) -> Vec<String> {
     let r = s
