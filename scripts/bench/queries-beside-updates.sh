@@ -7,7 +7,8 @@
 #
 # Usage:
 #   scripts/bench/queries-beside-updates.sh measure ARCA_BIN DATA_DIR [SECONDS]
-#       5 s of warm-up, then SECONDS (default 30) measured: queries/s, updates, server CPU.
+#       5 s of warm-up, then SECONDS (default 30) measured: queries/s, p50/p90/p99, updates,
+#       server CPU. The server gets the caller's environment (e.g. TOKIO_WORKER_THREADS).
 #   scripts/bench/queries-beside-updates.sh cut-merge ARCA_BIN DATA_DIR
 #       An online reindex, the server killed (-9) once the merge into one has started: the
 #       next start merges ~190 segments again (and `measure` then runs beside that merge).
@@ -50,7 +51,9 @@ print(k)
 
 q3='%28ABSTRACT%3A%22fish%22%20OR%20FIRSTNAME%3A%22james%22%29%20AND%20ALL%3A%22university%22'
 query="$base/fcr:search?q=$q3&limit=10&offset=0"
-queries() { ab -k -c 3 -t "$1" -n 100000000 -A "$auth" -H "Accept: application/json" "$query"; }
+queries() { ab -k -c 3 -t "$1" -n 100000000 -e "$log.csv" -A "$auth" -H "Accept: application/json" "$query"; }
+# The latency at percentile $1 of the last `queries` (ms).
+percentile() { awk -F, -v p="$1" '$1 == p {print $2}' "$log.csv"; }
 cpu() { awk '{print $14 + $15}' "/proc/$server/stat"; }
 
 case "$mode" in
@@ -62,6 +65,7 @@ measure)
     queries "$seconds" >"$log.ab" 2>&1
     wait $!
     echo "$(awk '/Requests per second/ {print $4}' "$log.ab") queries/s," \
+        "p50 / p90 / p99 $(percentile 50) / $(percentile 90) / $(percentile 99) ms," \
         "$(cat "$log.updates") updates in $seconds s, server CPU $(( $(cpu) - before )) ticks"
     kill "$server"; wait "$server" || true
     ;;
@@ -94,4 +98,4 @@ until-merged)
     exit 2
     ;;
 esac
-rm -f "$log" "$log.updates" "$log.ab"
+rm -f "$log" "$log.updates" "$log.ab" "$log.csv"
