@@ -1,14 +1,14 @@
 #!/usr/bin/env bash
 # Queries beside updates on data the search study loaded (issue #12): `ab -k -c 3` on q3 while a
 # client sends SPARQL updates to records one after another. The server is started here on
-# DATA_DIR with the caller's environment and stopped after; give it the study's
-# ARCA_EXTERNAL_CONTENT_ALLOWED, or updates re-index records without their PDFs' text (the study
-# loads PDFs as external content).
+# DATA_DIR with the caller's environment (e.g. TOKIO_WORKER_THREADS) and stopped after; give it
+# the study's ARCA_EXTERNAL_CONTENT_ALLOWED, or updates re-index records without their PDFs'
+# text (the study loads PDFs as external content).
 #
 # Usage:
 #   scripts/bench/queries-beside-updates.sh measure ARCA_BIN DATA_DIR [SECONDS]
 #       5 s of warm-up, then SECONDS (default 30) measured: queries/s, p50/p90/p99, updates,
-#       server CPU. The server gets the caller's environment (e.g. TOKIO_WORKER_THREADS).
+#       server CPU.
 #   scripts/bench/queries-beside-updates.sh cut-merge ARCA_BIN DATA_DIR
 #       An online reindex, the server killed (-9) once the merge into one has started: the
 #       next start merges ~190 segments again (and `measure` then runs beside that merge).
