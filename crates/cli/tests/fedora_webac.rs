@@ -13,7 +13,9 @@
 //! Anonymous requests are not compared: Fedora's webapp makes the servlet container ask
 //! every anonymous client to log in (401), whatever the ACLs say; arca lets the ACL decide
 //! (`foaf:Agent`), which the webac tests cover. Known deliberate differences are listed in
-//! [`KNOWN`] with their reason; an entry that matches nothing fails the test too.
+//! [`KNOWN`] with their reason; an entry that matches nothing fails the test too. Fedora runs
+//! with its effective-ACL cache switched off: with it on, a race in the cache made Fedora
+//! answer from its root ACL now and then (see [`webac_decisions_match_fedora`]).
 
 mod common;
 
@@ -231,7 +233,14 @@ fn probes() -> Vec<Req> {
 }
 
 /// Deliberate differences: (who, method, path, reason).
-const KNOWN: &[(&str, &str, &str, &str)] = &[];
+const KNOWN: &[(&str, &str, &str, &str)] = &[(
+    "bob",
+    "GET",
+    "/w/a/fcr:versions",
+    "with its ACL cache off, Fedora 6.1 lets bob read the TimeMap of /w/a while it denies him \
+     /w/a (its cache on, it answers 403 as arca does). A TimeMap is meant to follow its \
+     original's ACL (fcrepo pull request 1991, FCREPO-3825), and in arca it does",
+)];
 
 /// A server under comparison.
 struct Server {
@@ -298,7 +307,17 @@ async fn webac_decisions_match_fedora() {
     let users: Vec<(&str, &str)> = USERS.to_vec();
     let Some(fedora) = Fedora::start_with_users(
         None,
-        &[("fcrepo.auth.webac.userAgent.baseUri", USER_BASE)],
+        &[
+            ("fcrepo.auth.webac.userAgent.baseUri", USER_BASE),
+            // Fedora 6.1 caches each resource's effective ACL, and also caches "none found"
+            // when the lookup races its own index after a write. Such an entry makes the
+            // resource fall back to the root ACL (Read for all, no Write) until it expires:
+            // in two CI runs bob could read /w/a and alice could not write it. Later Fedora
+            // stops caching empty answers; here the cache is switched off, so every decision
+            // is the one Fedora's rules give.
+            ("fcrepo.cache.webac.acl.size.entries", "0"),
+            ("fcrepo.cache.webac.acl.timeout.minutes", "0"),
+        ],
         &users,
     )
     .await
