@@ -128,6 +128,25 @@ impl ResourceHeaders {
         self.state_token = Some(state_token(at));
     }
 
+    /// [`touch`](Self::touch) for a change of an existing resource: at `at`, or one
+    /// millisecond after its previous modification when `at` is not that much later. The
+    /// state token, and so the ETag, is a hash of the modification's millisecond: two changes
+    /// within one millisecond (or a clock set back) would give the same one, and a
+    /// conditional write naming the older state (`If-Match`, `X-If-State-Token`) would pass
+    /// against the newer one.
+    pub fn touch_after_previous(&mut self, at: Timestamp, user: &str) {
+        let earliest = self
+            .last_modified_date
+            .as_deref()
+            .and_then(crate::parse_instant)
+            .map(|previous| previous + time::Duration::MILLISECOND);
+        let at = match earliest {
+            Some(earliest) if at < earliest => earliest,
+            _ => at,
+        };
+        self.touch(at, user);
+    }
+
     /// Compact JSON exactly as Fedora serializes it (no trailing newline).
     pub fn to_json(&self) -> Vec<u8> {
         serde_json::to_vec(self).expect("headers always serialize")
@@ -155,6 +174,34 @@ mod tests {
     fn round_trips_fedora_bytes() {
         let h = ResourceHeaders::from_json(SAMPLE.as_bytes()).unwrap();
         assert_eq!(String::from_utf8(h.to_json()).unwrap(), SAMPLE);
+    }
+
+    #[test]
+    fn a_change_within_the_same_millisecond_gets_a_new_state_token() {
+        let created = crate::parse_instant("2026-11-21T20:23:50.165305662Z").unwrap();
+        let mut h = ResourceHeaders::from_json(SAMPLE.as_bytes()).unwrap();
+        h.touch(created, "a");
+        let first = h.state_token.clone();
+        // The same instant, a later one in the same millisecond, and one before it.
+        for at in [
+            created,
+            created + time::Duration::microseconds(500),
+            created - time::Duration::seconds(3),
+        ] {
+            let before = h.clone();
+            h.touch_after_previous(at, "b");
+            let previous = crate::parse_instant(before.last_modified_date.as_deref().unwrap());
+            let now = crate::parse_instant(h.last_modified_date.as_deref().unwrap());
+            assert_eq!(now, previous.map(|p| p + time::Duration::MILLISECOND));
+            assert_ne!(h.state_token, before.state_token);
+            assert_ne!(h.state_token, first);
+            assert_eq!(h.last_modified_by.as_deref(), Some("b"));
+        }
+        // A change a millisecond or more later keeps its own time.
+        let later = created + time::Duration::seconds(10);
+        h.touch_after_previous(later, "c");
+        assert_eq!(h.last_modified_date, Some(crate::format_instant(later)));
+        assert_eq!(h.state_token, Some(state_token(later)));
     }
 
     #[test]

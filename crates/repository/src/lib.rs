@@ -1227,7 +1227,7 @@ impl ObjectPlan {
         triples: &[Triple],
     ) -> Result<()> {
         let mut headers = record.headers.clone();
-        headers.touch(at, user);
+        headers.touch_after_previous(at, user);
         let content_path = headers.content_path.clone().ok_or_else(|| {
             Error::Storage(arca_ocfl::Error::Invalid(format!(
                 "{} has no content path",
@@ -1259,7 +1259,7 @@ impl ObjectPlan {
         filename: Option<String>,
     ) -> Result<()> {
         let mut headers = record.headers.clone();
-        headers.touch(at, user);
+        headers.touch_after_previous(at, user);
         if let Some(f) = filename {
             headers.filename = Some(f);
         }
@@ -1297,7 +1297,7 @@ impl ObjectPlan {
     /// Turns a resource into a tombstone: header `deleted:true`, content out of the state.
     fn tombstone(&mut self, record: &ResourceRecord, at: Timestamp, user: &str) {
         let mut headers = record.headers.clone();
-        headers.touch(at, user);
+        headers.touch_after_previous(at, user);
         headers.deleted = true;
         headers.content_size = Some(-1);
         headers.digests = Some(Vec::new());
