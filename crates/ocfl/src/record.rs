@@ -651,8 +651,9 @@ impl Later<'_> {
 impl OcflRoot {
     /// Applies journal records again, in order: every version file they list is
     /// (re)written into its object unless already there with the same content, purges
-    /// remove their objects, and cancelled operations are skipped. Idempotent. Returns the
-    /// ids of the objects touched.
+    /// remove their objects, and cancelled operations are skipped. The temporary files that
+    /// writes cut short left in those objects go first. Idempotent. Returns the ids of the
+    /// objects touched.
     pub fn replay_all(&self, records: &[Vec<u8>]) -> Result<Vec<String>> {
         let decoded: Vec<Record> = records
             .iter()
@@ -667,6 +668,7 @@ impl OcflRoot {
             .collect();
         let fates = Fates::of(&decoded, &cancelled);
         let mut touched = Vec::new();
+        let mut cleaned = HashSet::new();
         for (index, record) in decoded.iter().enumerate() {
             match record {
                 Record::Cancel(_) => {}
@@ -682,6 +684,11 @@ impl OcflRoot {
                     }
                     for (id, files) in objects {
                         let prefix = self.object_key(id);
+                        // A temporary file of a write the crash cut short is not part of
+                        // any version, and OCFL allows nothing else in an object.
+                        if cleaned.insert(prefix.clone()) {
+                            self.store().remove_leftovers(&prefix)?;
+                        }
                         for f in files {
                             let later = Later {
                                 fates: &fates,
@@ -715,6 +722,7 @@ impl OcflRoot {
         }
         let store = self.store().as_ref();
         let prefix = self.object_key(&pending.object_id);
+        store.remove_leftovers(&prefix)?;
         let committed = decided
             || match pending.commit.first() {
                 Some(RecordFile::Inline { rel, bytes }) => {

@@ -284,6 +284,59 @@ fn replay_completes_journaled_versions_and_skips_cancelled_ones() {
 }
 
 #[test]
+fn replay_removes_the_temporary_files_a_crash_left_in_an_object() {
+    let tmp = tempfile::tempdir().unwrap();
+    let root = open(tmp.path());
+    let id = "info:fedora/t";
+    let staged = root
+        .stage(id, None, vec![put("a", b"1")], info(), HeadMode::NewVersion)
+        .unwrap();
+    root.publish(&staged).unwrap();
+    let obj = root.read_object(id).unwrap().unwrap();
+    let dir = dir_of(&root, &obj);
+    let before = walk(&dir);
+    // v2 journaled; the crash came while its writer had temporary files open: a sidecar
+    // beside the root inventory, a content file, and one alone in a directory it made.
+    let staged = root
+        .stage(
+            id,
+            Some(&obj),
+            vec![put("b", b"2")],
+            info(),
+            HeadMode::NewVersion,
+        )
+        .unwrap();
+    let record = arca_ocfl::versions_record("op", &[&staged]);
+    let leftovers = [
+        dir.join(".inventory.json.sha512.4242-7.arca-tmp"),
+        dir.join("v2/content/.b.4242-8.arca-tmp"),
+        dir.join("v2/content/new/.c.4242-9.arca-tmp"),
+    ];
+    fs::create_dir_all(dir.join("v2/content/new")).unwrap();
+    for f in &leftovers {
+        fs::write(f, b"cut short").unwrap();
+    }
+    root.replay_all(&[record]).unwrap();
+    let obj = root.read_object(id).unwrap().unwrap();
+    assert_eq!(obj.inventory.head.to_string(), "v2");
+    for f in &leftovers {
+        assert!(!f.exists(), "{} is still there", f.display());
+    }
+    assert!(
+        !dir.join("v2/content/new").exists(),
+        "an emptied directory is left"
+    );
+    let after = walk(&dir);
+    assert!(
+        before.iter().all(|f| after.contains(f)),
+        "a file of v1 went"
+    );
+    assert!(after.iter().all(|f| !f.ends_with(".arca-tmp")), "{after:?}");
+    assert_inventories_intact(&root, &dir, 2);
+    assert!(check_sidecar(&root, &dir));
+}
+
+#[test]
 fn failed_publish_leaves_the_previous_version() {
     let tmp = tempfile::tempdir().unwrap();
     let root = open(tmp.path());

@@ -1,7 +1,7 @@
 //! The search study's three queries timed on an index directory in this process alone, without
 //! HTTP: for comparing two indexes of the same documents (BENCHMARKS, "The first run after a
-//! load: the documents' order"). Work on a copy: opening the index takes its writer lock, and
-//! `merge` rewrites it.
+//! load: the documents' order"). Work on a copy: opening the index takes its writer lock,
+//! `merge` rewrites it, and an index of another field mapping than the default is cleared.
 //!
 //! ```text
 //! cargo run --release -p arca-search --example query_timing -- INDEX_DIR [SECONDS] [MODE]
@@ -35,6 +35,12 @@ fn main() {
     assert!(
         ["", "page", "merge", "order"].contains(&mode.as_str()),
         "{usage}"
+    );
+    // `open` would create an index where there is none, and clear one of another mapping.
+    assert!(
+        dir.join("meta.json").is_file(),
+        "no index in {}",
+        dir.display()
     );
     let (index, seq) = SearchIndex::open(&dir, &Mapping::dublin_core()).expect("opening the index");
     if mode == "merge" {

@@ -677,6 +677,42 @@ impl ObjectStorage for FsStorage {
         Ok(())
     }
 
+    fn remove_leftovers(&self, prefix: &str) -> StoreResult<usize> {
+        check_prefix(prefix)?;
+        let mut removed = 0;
+        let mut dirs = vec![self.root.join(prefix)];
+        while let Some(dir) = dirs.pop() {
+            let entries = match fs::read_dir(&dir) {
+                Ok(entries) => entries,
+                Err(e) if is_absent(&e) => continue,
+                Err(e) => return Err(StoreError::io(prefix, e)),
+            };
+            let mut removed_here = false;
+            for entry in entries {
+                let entry = entry.map_err(|e| StoreError::io(prefix, e))?;
+                let name = entry.file_name();
+                let name = name.to_string_lossy();
+                let is_dir = entry.file_type().is_ok_and(|t| t.is_dir());
+                if is_dir {
+                    dirs.push(entry.path());
+                } else if name.starts_with('.') && name.ends_with(TEMP_SUFFIX) {
+                    match fs::remove_file(entry.path()) {
+                        Ok(()) => {}
+                        Err(e) if is_absent(&e) => continue,
+                        Err(e) => return Err(StoreError::io(prefix, e)),
+                    }
+                    removed += 1;
+                    removed_here = true;
+                }
+            }
+            if removed_here {
+                self.sync_dir(&dir).map_err(|e| StoreError::io(prefix, e))?;
+                self.remove_empty_dirs(&dir);
+            }
+        }
+        Ok(removed)
+    }
+
     fn list(&self, prefix: &str) -> StoreResult<Vec<FileInfo>> {
         check_prefix(prefix)?;
         let mut files = Vec::new();

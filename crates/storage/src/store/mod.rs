@@ -230,6 +230,15 @@ pub trait ObjectStorage: Send + Sync + std::fmt::Debug {
         None
     }
 
+    /// Removes what writes cut short by a crash left below the directory `prefix`: a
+    /// filesystem store's temporary files (a remote store's writes leave nothing, the
+    /// default). For recovery, while nothing writes below `prefix`. Returns how many files
+    /// went.
+    fn remove_leftovers(&self, prefix: &str) -> StoreResult<usize> {
+        let _ = prefix;
+        Ok(0)
+    }
+
     /// Every file below `prefix` (`""`: the whole store), at any depth, in byte order of
     /// the key. `prefix` is a directory: `ab` lists `ab/…`, never `abc`. Collected in
     /// memory: list bounded prefixes (an object), not a whole large root.
