@@ -11,17 +11,6 @@ pub fn write_new(path: &Path, bytes: &[u8]) -> io::Result<()> {
     f.write_all(bytes)
 }
 
-/// Writes `bytes` to `path` atomically: a temporary file beside it, then a rename.
-pub fn replace_atomically(path: &Path, bytes: &[u8]) -> io::Result<()> {
-    let tmp = path.with_extension("arca-tmp");
-    {
-        let mut f = File::create(&tmp)?;
-        f.write_all(bytes)?;
-        f.sync_all()?;
-    }
-    fs::rename(&tmp, path)
-}
-
 /// Fsyncs a directory so that entries created or renamed in it are durable.
 pub fn sync_dir(path: &Path) -> io::Result<()> {
     File::open(path)?.sync_all()
