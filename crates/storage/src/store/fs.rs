@@ -20,6 +20,11 @@ use crate::fsutil;
 /// Temporary files end with this; listings skip them, so no key may end with it.
 const TEMP_SUFFIX: &str = ".arca-tmp";
 
+/// Whether a file name is one of this store's temporary files (`temp_path_for`).
+fn is_temporary(name: &str) -> bool {
+    name.starts_with('.') && name.ends_with(TEMP_SUFFIX)
+}
+
 /// How many locks conditional writes are spread over (by a hash of the key).
 const LOCK_STRIPES: usize = 64;
 
@@ -438,7 +443,7 @@ impl FsStorage {
                     ),
                 ));
             };
-            if name.starts_with('.') && name.ends_with(TEMP_SUFFIX) {
+            if is_temporary(&name) {
                 continue;
             }
             let path = entry.path();
@@ -695,7 +700,7 @@ impl ObjectStorage for FsStorage {
                 let is_dir = entry.file_type().is_ok_and(|t| t.is_dir());
                 if is_dir {
                     dirs.push(entry.path());
-                } else if name.starts_with('.') && name.ends_with(TEMP_SUFFIX) {
+                } else if is_temporary(&name) {
                     match fs::remove_file(entry.path()) {
                         Ok(()) => {}
                         Err(e) if is_absent(&e) => continue,
