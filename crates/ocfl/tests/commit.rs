@@ -7,7 +7,7 @@ use std::fs;
 use std::path::Path;
 
 use arca_model::{DigestAlgorithm, DigestValue, MultiHasher};
-use arca_ocfl::{Change, Content, HeadMode, OcflRoot, VersionInfo};
+use arca_ocfl::{Change, Content, HeadMode, ObjectState, OcflRoot, VersionInfo};
 
 fn info() -> VersionInfo {
     VersionInfo {
@@ -23,6 +23,15 @@ fn put(path: &str, bytes: &[u8]) -> Change {
         logical_path: path.into(),
         content: Some(Content::Bytes(bytes.to_vec())),
     }
+}
+
+/// Publishes object `id` with one version (file `a` holding `1`) and reads it back.
+fn published_v1(root: &OcflRoot, id: &str) -> ObjectState {
+    let staged = root
+        .stage(id, None, vec![put("a", b"1")], info(), HeadMode::NewVersion)
+        .unwrap();
+    root.publish(&staged).unwrap();
+    root.read_object(id).unwrap().unwrap()
 }
 
 fn open(dir: &Path) -> OcflRoot {
@@ -288,11 +297,7 @@ fn replay_removes_the_temporary_files_a_crash_left_in_an_object() {
     let tmp = tempfile::tempdir().unwrap();
     let root = open(tmp.path());
     let id = "info:fedora/t";
-    let staged = root
-        .stage(id, None, vec![put("a", b"1")], info(), HeadMode::NewVersion)
-        .unwrap();
-    root.publish(&staged).unwrap();
-    let obj = root.read_object(id).unwrap().unwrap();
+    let obj = published_v1(&root, id);
     let dir = dir_of(&root, &obj);
     let before = walk(&dir);
     // v2 journaled; the crash came while its writer had temporary files open: a sidecar
@@ -341,11 +346,7 @@ fn failed_publish_leaves_the_previous_version() {
     let tmp = tempfile::tempdir().unwrap();
     let root = open(tmp.path());
     let id = "info:fedora/f";
-    let staged = root
-        .stage(id, None, vec![put("a", b"1")], info(), HeadMode::NewVersion)
-        .unwrap();
-    root.publish(&staged).unwrap();
-    let obj = root.read_object(id).unwrap().unwrap();
+    let obj = published_v1(&root, id);
     let before = fs::read(dir_of(&root, &obj).join("inventory.json")).unwrap();
     // an upload that vanished makes publishing v2 fail half-way
     let staged = root
