@@ -150,8 +150,8 @@ pub fn headers(data: &[u8]) {
         2 => {
             let prefer =
                 Prefer::parse(map.get_all("prefer").iter().filter_map(|v| v.to_str().ok()));
-            let _ = prefer.wants("http://www.w3.org/ns/ldp#PreferContainment", true);
-            let _ = prefer.wants("http://fedora.info/definitions/fcrepo#ServerManaged", false);
+            let _ = prefer.wants("http://www.w3.org/ns/ldp#PreferContainment");
+            let _ = prefer.wants("http://fedora.info/definitions/fcrepo#ServerManaged");
         }
         3 | 4 => {
             let len = LENGTHS[(selector >> 4) as usize];

@@ -128,6 +128,10 @@ const RDF_READS: &[(&str, &str)] = &[
     ("GET omit membership", "return=representation; omit=\"http://www.w3.org/ns/ldp#PreferMembership\""),
     ("GET omit containment", "return=representation; omit=\"http://www.w3.org/ns/ldp#PreferContainment\""),
     ("GET minimal", "return=minimal"),
+    ("GET omit minimal container", "return=representation; omit=\"http://www.w3.org/ns/ldp#PreferMinimalContainer\""),
+    ("GET omit minimal container and membership", "return=representation; omit=\"http://www.w3.org/ns/ldp#PreferMinimalContainer http://www.w3.org/ns/ldp#PreferMembership\""),
+    ("GET omit server managed", "return=representation; omit=\"http://fedora.info/definitions/fcrepo#ServerManaged\""),
+    ("GET omit server managed include containment", "return=representation; include=\"http://www.w3.org/ns/ldp#PreferContainment\"; omit=\"http://fedora.info/definitions/fcrepo#ServerManaged\""),
 ];
 
 /// Known, deliberate differences: (comparison or `*`, path or `prefix*`, read label or `*`,

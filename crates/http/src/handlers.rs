@@ -644,11 +644,7 @@ async fn read_rdf(ctx: &Ctx, record: &ResourceRecord, head: bool, req: Request) 
     set(oh, header::CONTENT_TYPE, &rdf_content_type(format));
     set(oh, header::VARY, RDF_VARY);
     let container = model_of(record).is_container();
-    let embed = container
-        && prefer
-            .include
-            .iter()
-            .any(|i| i == vocab::OA_PREFER_CONTAINED_DESCRIPTIONS);
+    let embed = container && prefer.wants(vocab::OA_PREFER_CONTAINED_DESCRIPTIONS);
     // As Fedora 6: `return=representation` is applied (and said so) without a Prefer too.
     let ret = prefer
         .return_representation
@@ -658,19 +654,25 @@ async fn read_rdf(ctx: &Ctx, record: &ResourceRecord, head: bool, req: Request) 
         header::HeaderName::from_static("preference-applied"),
         &preference_applied(ret, &prefer, embed),
     );
-    let mut triples = ctx.repo.triples(record).map_err(|e| ctx.err(e))?;
-    let managed = prefer.wants(vocab::FEDORA_SERVER_MANAGED, true);
+    // `omit="ldp:PreferMinimalContainer"` leaves out the resource's own triples.
+    let own = prefer.wants(vocab::LDP_PREFER_MINIMAL_CONTAINER);
+    let mut triples = if own {
+        ctx.repo.triples(record).map_err(|e| ctx.err(e))?
+    } else {
+        Vec::new()
+    };
+    let managed = prefer.wants(vocab::FEDORA_SERVER_MANAGED);
     if managed {
         server_managed_triples(ctx, record, &mut triples)
             .await
             .map_err(|e| ctx.err(e))?;
     }
-    let contains = container && prefer.wants(vocab::LDP_PREFER_CONTAINMENT, true);
+    let contains = container && prefer.wants(vocab::LDP_PREFER_CONTAINMENT);
     let wanted = listing::Wanted {
         children: contains || embed,
         contains,
-        membership: prefer.wants(vocab::LDP_PREFER_MEMBERSHIP, true),
-        references: prefer.wants(vocab::FEDORA_PREFER_INBOUND_REFERENCES, false),
+        membership: prefer.wants(vocab::LDP_PREFER_MEMBERSHIP),
+        references: prefer.wants(vocab::FEDORA_PREFER_INBOUND_REFERENCES),
     };
     let listed = match ctx.memento {
         // A memento lists the children the container had then (Fedora 6 does too), and
@@ -694,7 +696,7 @@ async fn read_rdf(ctx: &Ctx, record: &ResourceRecord, head: bool, req: Request) 
         );
     }
     if embed {
-        contained_descriptions(ctx, &listed.children, managed, &mut triples)
+        contained_descriptions(ctx, &listed.children, own, managed, &mut triples)
             .await
             .map_err(|e| ctx.err(e))?;
     }
@@ -739,18 +741,20 @@ fn preference_applied(ret: ReturnPref, prefer: &Prefer, embed: bool) -> String {
     if !include.is_empty() {
         v.push_str(&format!("; include=\"{}\"", include.join(" ")));
     }
-    if !prefer.omit.is_empty() {
-        v.push_str(&format!("; omit=\"{}\"", prefer.omit.join(" ")));
+    let omit: Vec<&str> = prefer.omitted().collect();
+    if !omit.is_empty() {
+        v.push_str(&format!("; omit=\"{}\"", omit.join(" ")));
     }
     v
 }
 
 /// Adds the descriptions of `children` (`oa:PreferContainedDescriptions`): an RDF source's
-/// own triples, a binary's description (about the binary), with their server-managed triples
-/// when `managed`. Children deleted meanwhile are skipped.
+/// own triples, a binary's description (about the binary), when `own`, with their
+/// server-managed triples when `managed`. Children deleted meanwhile are skipped.
 async fn contained_descriptions(
     ctx: &Ctx,
     children: &[FedoraId],
+    own: bool,
     managed: bool,
     out: &mut Vec<Triple>,
 ) -> Result<(), Error> {
@@ -765,7 +769,9 @@ async fn contained_descriptions(
         } else {
             record.clone()
         };
-        out.extend(ctx.repo.triples(&described)?);
+        if own {
+            out.extend(ctx.repo.triples(&described)?);
+        }
         if managed {
             server_managed_triples(ctx, &record, out).await?;
         }

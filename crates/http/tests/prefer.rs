@@ -94,12 +94,118 @@ async fn omit_and_include_containment() {
         format!("return=representation; include=\"{LDP_PREFER_MINIMAL} {LDP_PREFER_CONTAINMENT}\"");
     let g = Graph::of(&s.get("p", &prefer(&v)).await, &url);
     assert_eq!(g.with_predicate(LDP_CONTAINS).len(), 2);
-    // omit wins over include.
+    s.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_iri_both_included_and_omitted_counts_as_included() {
+    // As Fedora 6 reads it (include first), and its Preference-Applied names only the
+    // include.
+    let s = setup().await;
+    let url = s.url("p");
     let v = format!(
         "return=representation; include=\"{LDP_PREFER_CONTAINMENT}\"; omit=\"{LDP_PREFER_CONTAINMENT}\""
     );
+    let r = s.get("p", &prefer(&v)).await;
+    assert_eq!(
+        r.header("preference-applied"),
+        Some(format!("return=representation; include=\"{LDP_PREFER_CONTAINMENT}\"").as_str())
+    );
+    let g = Graph::of(&r, &url);
+    assert_eq!(g.with_predicate(LDP_CONTAINS).len(), 2);
+    s.stop().await;
+}
+
+const HAS_PART: &str = "http://example.org/hasPart";
+const LDP_PREFER_MEMBERSHIP: &str = "http://www.w3.org/ns/ldp#PreferMembership";
+
+/// `p` (a title and a user type) with the children `c1` and `c2` and a direct container
+/// `p/members` whose member `m1` makes `p ex:hasPart m1`.
+async fn setup_with_members() -> TestServer {
+    let s = setup().await;
+    sparql(&s, "p", "INSERT DATA { <> a <http://example.org/Thing> }").await;
+    let body = format!(
+        "<> <{LDP}membershipResource> <{}> ; <{LDP}hasMemberRelation> <{HAS_PART}> .",
+        s.url("p")
+    );
+    let direct = (
+        "link",
+        "<http://www.w3.org/ns/ldp#DirectContainer>; rel=\"type\"",
+    );
+    assert_eq!(
+        put(&s, "p/members", &[TURTLE, direct], &body).await.status,
+        201
+    );
+    container(&s, "p/members/m1").await;
+    s
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn omit_minimal_container_leaves_only_containment_and_membership() {
+    // Issue 38.1, as Fedora 6.1 answers: omitting ldp:PreferMinimalContainer drops the
+    // resource's own triples, the client's and the server-managed ones alike.
+    let s = setup_with_members().await;
+    let url = s.url("p");
+    let v = format!("return=representation; omit=\"{LDP_PREFER_MINIMAL}\"");
+    let r = s.get("p", &prefer(&v)).await;
+    assert_eq!(r.status, 200);
+    assert_eq!(r.header("preference-applied"), Some(v.as_str()));
+    let g = Graph::of(&r, &url);
+    let mut contained = g.object_iris(&url, LDP_CONTAINS);
+    contained.sort();
+    assert_eq!(
+        contained,
+        vec![s.url("p/c1"), s.url("p/c2"), s.url("p/members")]
+    );
+    assert_eq!(g.object_iris(&url, HAS_PART), vec![s.url("p/members/m1")]);
+    assert_eq!(g.0.len(), 4, "{:?}", g.0);
+
+    // Omitting membership too leaves the containment triples alone.
+    let v = format!("return=representation; omit=\"{LDP_PREFER_MINIMAL} {LDP_PREFER_MEMBERSHIP}\"");
     let g = Graph::of(&s.get("p", &prefer(&v)).await, &url);
+    assert_eq!(g.with_predicate(LDP_CONTAINS).len(), 3);
+    assert_eq!(g.0.len(), 3, "{:?}", g.0);
+
+    // And with the server-managed triples: nothing at all.
+    let v = format!("return=representation; omit=\"{LDP_PREFER_MINIMAL} {FCREPO_SERVER_MANAGED}\"");
+    let r = s.get("p", &prefer(&v)).await;
+    assert_eq!(r.status, 200);
+    assert!(Graph::of(&r, &url).0.is_empty());
+    s.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn omit_server_managed_leaves_out_containment_and_membership_unless_included() {
+    // Issue 46.4, as Fedora 6.1 (and 6.5.1) answer: ldp:contains and membership triples are
+    // server managed too.
+    let s = setup_with_members().await;
+    let url = s.url("p");
+    let v = format!("return=representation; omit=\"{FCREPO_SERVER_MANAGED}\"");
+    let g = Graph::of(&s.get("p", &prefer(&v)).await, &url);
+    assert!(g.has_lit(&url, DC_TITLE, "P"));
+    assert!(g.has(&url, RDF_TYPE, "http://example.org/Thing"));
     assert!(g.with_predicate(LDP_CONTAINS).is_empty());
+    assert!(g.with_predicate(HAS_PART).is_empty());
+    assert_eq!(g.0.len(), 2, "{:?}", g.0);
+
+    // Included explicitly, each comes back.
+    for (category, predicate) in [
+        (LDP_PREFER_CONTAINMENT, LDP_CONTAINS),
+        (LDP_PREFER_MEMBERSHIP, HAS_PART),
+    ] {
+        let v = format!(
+            "return=representation; include=\"{category}\"; omit=\"{FCREPO_SERVER_MANAGED}\""
+        );
+        let g = Graph::of(&s.get("p", &prefer(&v)).await, &url);
+        assert!(!g.with_predicate(predicate).is_empty(), "{category}");
+        assert!(g.in_namespace(FEDORA).is_empty());
+        assert_eq!(
+            g.0.len(),
+            2 + g.with_predicate(predicate).len(),
+            "{:?}",
+            g.0
+        );
+    }
     s.stop().await;
 }
 

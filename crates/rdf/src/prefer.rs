@@ -1,5 +1,6 @@
 use crate::vocab::{
-    FEDORA_SERVER_MANAGED, LDP_PREFER_EMPTY_CONTAINER, LDP_PREFER_MINIMAL_CONTAINER,
+    FEDORA_SERVER_MANAGED, LDP_PREFER_CONTAINMENT, LDP_PREFER_EMPTY_CONTAINER,
+    LDP_PREFER_MEMBERSHIP, LDP_PREFER_MINIMAL_CONTAINER,
 };
 
 /// The RFC 7240 `Prefer` header, as Fedora clients use it:
@@ -70,36 +71,70 @@ impl Prefer {
         prefer
     }
 
-    /// Whether the triples of category `category` (e.g. `ldp:PreferContainment`,
-    /// `fcrepo:ServerManaged`, `fcrepo:PreferInboundReferences`) should be returned, given
-    /// whether they are returned when the client says nothing (`default`).
+    /// Whether the triples of category `category` are returned, as Fedora 6 decides it:
     ///
-    /// `omit` wins over `include`. A *minimal* request — `return=minimal` without `include`, or
-    /// an `include` of `ldp:PreferMinimalContainer` (alias `ldp:PreferEmptyContainer`) — wants
-    /// only the minimal container: the resource's own triples, server-managed ones included, but
-    /// not containment, membership or any other category unless explicitly included.
-    pub fn wants(&self, category: &str, default: bool) -> bool {
+    /// - `ldp:PreferMinimalContainer`: the resource's own triples (those a client wrote,
+    ///   hash URIs and user `rdf:type`s included) — unless omitted.
+    /// - `fcrepo:ServerManaged`: its server-managed triples (types, dates, users) — unless
+    ///   the minimal container or the server-managed triples are omitted.
+    /// - `ldp:PreferContainment`, `ldp:PreferMembership`: when included; otherwise unless
+    ///   omitted, or the request is minimal, or it omits the server-managed triples.
+    /// - any other category (`fcrepo:PreferInboundReferences`,
+    ///   `oa:PreferContainedDescriptions`): only when included.
+    ///
+    /// An IRI both included and omitted counts as included (Fedora 6 reads `include` first).
+    /// A request is *minimal* when it includes `ldp:PreferMinimalContainer` (alias
+    /// `ldp:PreferEmptyContainer`), or says `return=minimal` without any `include`.
+    pub fn wants(&self, category: &str) -> bool {
         let category = normalize(category);
-        if self.omit.contains(&category) {
-            return false;
+        let managed = self.choice(FEDORA_SERVER_MANAGED) != Choice::Omit;
+        let own = self.choice(LDP_PREFER_MINIMAL_CONTAINER) != Choice::Omit;
+        match category.as_str() {
+            LDP_PREFER_MINIMAL_CONTAINER => own,
+            FEDORA_SERVER_MANAGED => own && managed,
+            LDP_PREFER_CONTAINMENT | LDP_PREFER_MEMBERSHIP => match self.choice(&category) {
+                Choice::Include => true,
+                Choice::Omit => false,
+                Choice::Silent => {
+                    managed && self.choice(LDP_PREFER_MINIMAL_CONTAINER) != Choice::Include
+                }
+            },
+            other => self.choice(other) == Choice::Include,
         }
-        if self.include.contains(&category) {
-            return true;
-        }
-        let minimal = self
-            .include
-            .iter()
-            .any(|i| i == LDP_PREFER_MINIMAL_CONTAINER)
-            || (self.return_representation == Some(ReturnPref::Minimal) && self.include.is_empty());
-        if minimal {
-            return match category.as_str() {
-                LDP_PREFER_MINIMAL_CONTAINER => true,
-                FEDORA_SERVER_MANAGED => default,
-                _ => false,
-            };
-        }
-        default
     }
+
+    /// The IRIs of `omit` that are not also included: those the answer leaves out.
+    pub fn omitted(&self) -> impl Iterator<Item = &str> {
+        self.omit
+            .iter()
+            .filter(|o| !self.include.contains(o))
+            .map(String::as_str)
+    }
+
+    /// How this request names `category` (normalized): `return=minimal` without any
+    /// `include` stands for an include of `ldp:PreferMinimalContainer`.
+    fn choice(&self, category: &str) -> Choice {
+        if self.include.iter().any(|i| i == category) {
+            Choice::Include
+        } else if self.omit.iter().any(|o| o == category) {
+            Choice::Omit
+        } else if category == LDP_PREFER_MINIMAL_CONTAINER
+            && self.return_representation == Some(ReturnPref::Minimal)
+            && self.include.is_empty()
+        {
+            Choice::Include
+        } else {
+            Choice::Silent
+        }
+    }
+}
+
+/// Whether a request includes a category, omits it, or does not name it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Choice {
+    Include,
+    Omit,
+    Silent,
 }
 
 /// `ldp:PreferEmptyContainer` is the older name of `ldp:PreferMinimalContainer`.

@@ -14,8 +14,8 @@ fn prefer(value: &str) -> Prefer {
 fn no_header_keeps_defaults() {
     let p = Prefer::parse([]);
     assert_eq!(p, Prefer::default());
-    assert!(p.wants(LDP_PREFER_CONTAINMENT, true));
-    assert!(!p.wants(FEDORA_PREFER_INBOUND_REFERENCES, false));
+    assert!(p.wants(LDP_PREFER_CONTAINMENT));
+    assert!(!p.wants(FEDORA_PREFER_INBOUND_REFERENCES));
 }
 
 #[test]
@@ -25,10 +25,10 @@ fn include_minimal_container() {
     );
     assert_eq!(p.return_representation, Some(ReturnPref::Representation));
     assert_eq!(p.include, [LDP_PREFER_MINIMAL_CONTAINER]);
-    assert!(p.wants(LDP_PREFER_MINIMAL_CONTAINER, true));
-    assert!(!p.wants(LDP_PREFER_CONTAINMENT, true));
-    assert!(!p.wants(LDP_PREFER_MEMBERSHIP, true));
-    assert!(p.wants(FEDORA_SERVER_MANAGED, true));
+    assert!(p.wants(LDP_PREFER_MINIMAL_CONTAINER));
+    assert!(!p.wants(LDP_PREFER_CONTAINMENT));
+    assert!(!p.wants(LDP_PREFER_MEMBERSHIP));
+    assert!(p.wants(FEDORA_SERVER_MANAGED));
     assert!(!p.lenient);
 }
 
@@ -37,8 +37,8 @@ fn empty_container_is_an_alias() {
     let p =
         prefer(r#"return=representation; include="http://www.w3.org/ns/ldp#PreferEmptyContainer""#);
     assert_eq!(p.include, [LDP_PREFER_MINIMAL_CONTAINER]);
-    assert!(p.wants(LDP_PREFER_EMPTY_CONTAINER, true));
-    assert!(!p.wants(LDP_PREFER_CONTAINMENT, true));
+    assert!(p.wants(LDP_PREFER_EMPTY_CONTAINER));
+    assert!(!p.wants(LDP_PREFER_CONTAINMENT));
 }
 
 #[test]
@@ -47,18 +47,53 @@ fn omit_containment_and_membership() {
         r#"return=representation; omit="http://www.w3.org/ns/ldp#PreferContainment http://www.w3.org/ns/ldp#PreferMembership""#,
     );
     assert_eq!(p.omit, [LDP_PREFER_CONTAINMENT, LDP_PREFER_MEMBERSHIP]);
-    assert!(!p.wants(LDP_PREFER_CONTAINMENT, true));
-    assert!(!p.wants(LDP_PREFER_MEMBERSHIP, true));
-    assert!(p.wants(LDP_PREFER_MINIMAL_CONTAINER, true));
-    assert!(p.wants(FEDORA_SERVER_MANAGED, true));
+    assert!(!p.wants(LDP_PREFER_CONTAINMENT));
+    assert!(!p.wants(LDP_PREFER_MEMBERSHIP));
+    assert!(p.wants(LDP_PREFER_MINIMAL_CONTAINER));
+    assert!(p.wants(FEDORA_SERVER_MANAGED));
 }
 
 #[test]
-fn omit_wins_over_include() {
+fn include_wins_over_omit_as_in_fedora_6() {
     let p = prefer(
-        r#"return=representation; include="http://www.w3.org/ns/ldp#PreferContainment"; omit="http://www.w3.org/ns/ldp#PreferContainment""#,
+        r#"return=representation; include="http://www.w3.org/ns/ldp#PreferContainment"; omit="http://www.w3.org/ns/ldp#PreferContainment http://www.w3.org/ns/ldp#PreferMembership""#,
     );
-    assert!(!p.wants(LDP_PREFER_CONTAINMENT, true));
+    assert!(p.wants(LDP_PREFER_CONTAINMENT));
+    assert!(!p.wants(LDP_PREFER_MEMBERSHIP));
+    assert_eq!(p.omitted().collect::<Vec<_>>(), [LDP_PREFER_MEMBERSHIP]);
+}
+
+#[test]
+fn omit_minimal_container_drops_the_resources_own_and_server_managed_triples() {
+    let p =
+        prefer(r#"return=representation; omit="http://www.w3.org/ns/ldp#PreferMinimalContainer""#);
+    assert!(!p.wants(LDP_PREFER_MINIMAL_CONTAINER));
+    assert!(!p.wants(FEDORA_SERVER_MANAGED));
+    assert!(p.wants(LDP_PREFER_CONTAINMENT));
+    assert!(p.wants(LDP_PREFER_MEMBERSHIP));
+    assert!(!p.wants(FEDORA_PREFER_INBOUND_REFERENCES));
+    let p = prefer(
+        r#"return=representation; omit="http://www.w3.org/ns/ldp#PreferMinimalContainer http://www.w3.org/ns/ldp#PreferMembership""#,
+    );
+    assert!(!p.wants(LDP_PREFER_MINIMAL_CONTAINER));
+    assert!(p.wants(LDP_PREFER_CONTAINMENT));
+    assert!(!p.wants(LDP_PREFER_MEMBERSHIP));
+}
+
+#[test]
+fn omit_server_managed_drops_containment_and_membership_unless_included() {
+    let p = prefer(
+        r#"return=representation; omit="http://fedora.info/definitions/fcrepo#ServerManaged""#,
+    );
+    assert!(p.wants(LDP_PREFER_MINIMAL_CONTAINER));
+    assert!(!p.wants(FEDORA_SERVER_MANAGED));
+    assert!(!p.wants(LDP_PREFER_CONTAINMENT));
+    assert!(!p.wants(LDP_PREFER_MEMBERSHIP));
+    let p = prefer(
+        r#"return=representation; include="http://www.w3.org/ns/ldp#PreferMembership"; omit="http://fedora.info/definitions/fcrepo#ServerManaged""#,
+    );
+    assert!(!p.wants(LDP_PREFER_CONTAINMENT));
+    assert!(p.wants(LDP_PREFER_MEMBERSHIP));
 }
 
 #[test]
@@ -66,19 +101,19 @@ fn include_optional_categories() {
     let p = prefer(
         r#"return=representation; include="http://fedora.info/definitions/fcrepo#PreferInboundReferences"; omit="http://fedora.info/definitions/fcrepo#ServerManaged""#,
     );
-    assert!(p.wants(FEDORA_PREFER_INBOUND_REFERENCES, false));
-    assert!(!p.wants(FEDORA_SERVER_MANAGED, true));
-    assert!(p.wants(LDP_PREFER_CONTAINMENT, true));
+    assert!(p.wants(FEDORA_PREFER_INBOUND_REFERENCES));
+    assert!(!p.wants(FEDORA_SERVER_MANAGED));
+    assert!(p.wants(LDP_PREFER_MINIMAL_CONTAINER));
 }
 
 #[test]
 fn return_minimal() {
     let p = prefer("return=minimal");
     assert_eq!(p.return_representation, Some(ReturnPref::Minimal));
-    assert!(!p.wants(LDP_PREFER_CONTAINMENT, true));
-    assert!(!p.wants(LDP_PREFER_MEMBERSHIP, true));
-    assert!(!p.wants(FEDORA_PREFER_INBOUND_REFERENCES, false));
-    assert!(p.wants(LDP_PREFER_MINIMAL_CONTAINER, true));
+    assert!(!p.wants(LDP_PREFER_CONTAINMENT));
+    assert!(!p.wants(LDP_PREFER_MEMBERSHIP));
+    assert!(!p.wants(FEDORA_PREFER_INBOUND_REFERENCES));
+    assert!(p.wants(LDP_PREFER_MINIMAL_CONTAINER));
 }
 
 #[test]
@@ -86,7 +121,7 @@ fn lenient_handling() {
     let p = prefer(r#"handling=lenient; received="minimal""#);
     assert!(p.lenient);
     assert_eq!(p.return_representation, None);
-    assert!(p.wants(LDP_PREFER_CONTAINMENT, true));
+    assert!(p.wants(LDP_PREFER_CONTAINMENT));
     assert!(!prefer("handling=strict").lenient);
 }
 
