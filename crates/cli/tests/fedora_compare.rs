@@ -151,6 +151,8 @@ const KNOWN: &[(&str, &str, &str, &str, &str)] = &[
     ("*", "/v/fcr:versions/abc", "*", "status", "a malformed memento name: Fedora 500 (InvalidMementoPathException), arca 400"),
     ("*", "/v/fcr:versions", "*", "duplicate mementos", "two POST fcr:versions in one second: Fedora lists the same memento twice in link-format; arca one memento per second"),
     ("*", "/vb", "GET Accept-Datetime", "*", "Fedora 6.1 answers GET with Accept-Datetime on a binary 500 (the 302 keeps the binary's Content-Length; HEAD gives the 302); arca 302"),
+    ("*", "/v", "GET Accept-Datetime RFC 850", "*", "RFC 9110 §5.6.7: a recipient MUST accept the obsolete RFC 850 and asctime dates; Fedora 6.1 (Java's RFC_1123_DATE_TIME) answers 400, arca the 302"),
+    ("*", "/v", "GET Accept-Datetime asctime", "*", "RFC 9110 §5.6.7: a recipient MUST accept the obsolete RFC 850 and asctime dates; Fedora 6.1 (Java's RFC_1123_DATE_TIME) answers 400, arca the 302"),
 ];
 
 /// A server under comparison.
@@ -834,6 +836,33 @@ async fn versions(
                 "accept-datetime",
                 "Sat, 01 Jan 2000 00:00:00 GMT".to_string(),
             )],
+            false,
+        ),
+        (
+            "GET Accept-Datetime one-digit day",
+            M::GET,
+            "/v",
+            vec![(
+                "accept-datetime",
+                "Tue, 3 Jun 2008 11:05:30 GMT".to_string(),
+            )],
+            false,
+        ),
+        (
+            "GET Accept-Datetime RFC 850",
+            M::GET,
+            "/v",
+            vec![(
+                "accept-datetime",
+                "Sunday, 06-Nov-94 08:49:37 GMT".to_string(),
+            )],
+            false,
+        ),
+        (
+            "GET Accept-Datetime asctime",
+            M::GET,
+            "/v",
+            vec![("accept-datetime", "Fri Jan  1 00:00:00 2100".to_string())],
             false,
         ),
         (

@@ -416,6 +416,25 @@ pub fn last_modified(record: &ResourceRecord) -> std::time::SystemTime {
     std::time::UNIX_EPOCH + std::time::Duration::from_secs((nanos / 1_000_000_000) as u64)
 }
 
+/// Parses an HTTP date in every form clients send (RFC 9110 §5.6.7 asks recipients to
+/// read all three): IMF-fixdate (`Sun, 06 Nov 1994 08:49:37 GMT`), the same with a one-digit
+/// day as Java's `RFC_1123_DATE_TIME` writes it (`Sun, 6 Nov 1994 08:49:37 GMT`), and the
+/// obsolete RFC 850 (`Sunday, 06-Nov-94 08:49:37 GMT`) and asctime
+/// (`Sun Nov  6 08:49:37 1994`) forms. `None` for anything else, a day name that does not
+/// fit the date, or a year outside 1970–9999.
+pub fn parse_http_date(text: &str) -> Option<std::time::SystemTime> {
+    let text = text.trim();
+    if let Ok(t) = httpdate::parse_http_date(text) {
+        return Some(t);
+    }
+    let (day_name, rest) = text.split_once(", ")?;
+    let one_digit_day = rest.bytes().take_while(u8::is_ascii_digit).count() == 1;
+    if !one_digit_day || day_name.len() != 3 {
+        return None;
+    }
+    httpdate::parse_http_date(&format!("{day_name}, 0{rest}")).ok()
+}
+
 fn strip_weak(tag: &str) -> &str {
     tag.trim().strip_prefix("W/").unwrap_or(tag.trim())
 }
@@ -456,7 +475,7 @@ pub fn evaluate(headers: &HeaderMap, record: Option<&ResourceRecord>, is_read: b
             _ => return Condition::Failed,
         }
     } else if let (Some(ius), Some(r)) = (get(http::header::IF_UNMODIFIED_SINCE), record) {
-        if let Ok(since) = httpdate::parse_http_date(ius) {
+        if let Some(since) = parse_http_date(ius) {
             if last_modified(r) > since {
                 return Condition::Failed;
             }
@@ -477,7 +496,7 @@ pub fn evaluate(headers: &HeaderMap, record: Option<&ResourceRecord>, is_read: b
     } else if let (true, Some(ims), Some(r)) =
         (is_read, get(http::header::IF_MODIFIED_SINCE), record)
     {
-        if let Ok(since) = httpdate::parse_http_date(ims) {
+        if let Some(since) = parse_http_date(ims) {
             if last_modified(r) <= since {
                 return Condition::NotModified;
             }
@@ -497,6 +516,40 @@ mod tests {
             m.append(*k, HeaderValue::from_str(v).unwrap());
         }
         m
+    }
+
+    #[test]
+    fn http_dates_in_every_form_clients_send() {
+        let at = |secs: u64| Some(std::time::UNIX_EPOCH + std::time::Duration::from_secs(secs));
+        let nov_6_1994 = at(784_111_777);
+        for form in [
+            "Sun, 06 Nov 1994 08:49:37 GMT",
+            "Sun, 6 Nov 1994 08:49:37 GMT",
+            "Sunday, 06-Nov-94 08:49:37 GMT",
+            "Sun Nov  6 08:49:37 1994",
+            " Sun, 6 Nov 1994 08:49:37 GMT ",
+        ] {
+            assert_eq!(parse_http_date(form), nov_6_1994, "{form:?}");
+        }
+        assert_eq!(parse_http_date("Thu, 1 Jan 1970 00:00:00 GMT"), at(0));
+        assert_eq!(
+            parse_http_date("Tue, 3 Jun 2008 11:05:30 GMT"),
+            at(1_212_491_130)
+        );
+        for bad in [
+            "",
+            "garbage",
+            "Mon, 6 Nov 1994 08:49:37 GMT",
+            "Sun, 6 Nov 94 08:49:37 GMT",
+            "Sun, 006 Nov 1994 08:49:37 GMT",
+            "Sunday, 6 Nov 1994 08:49:37 GMT",
+            "Sun,  6 Nov 1994 08:49:37 GMT",
+            "Sun, 6 Nov 1994 08:49:37",
+            "Sun, 32 Nov 1994 08:49:37 GMT",
+            "1994-11-06T08:49:37Z",
+        ] {
+            assert_eq!(parse_http_date(bad), None, "{bad:?}");
+        }
     }
 
     #[test]

@@ -79,16 +79,16 @@ pub(crate) fn add_memento_links(ctx: &Ctx, id: &FedoraId, h: &mut HeaderMap) {
     add_link(h, format!("<{}>; rel=\"timemap\"", timemap_url(ctx, id)));
 }
 
-/// The `Accept-Datetime` of a request: `None` when absent, 400 when it is not an RFC 1123
-/// date.
+/// The `Accept-Datetime` of a request: `None` when absent, 400 when it is not an HTTP date
+/// ([`parse_http_date`](crate::headers::parse_http_date)).
 pub(crate) fn accept_datetime(h: &HeaderMap) -> Result<Option<i64>, ApiError> {
     let Some(value) = h.get("accept-datetime") else {
         return Ok(None);
     };
     let text = value.to_str().unwrap_or_default();
-    let parsed = httpdate::parse_http_date(text).map_err(|_| {
+    let parsed = crate::headers::parse_http_date(text).ok_or_else(|| {
         ApiError::bad_request(format!(
-            "invalid Accept-Datetime value {text:?}; use an RFC 1123 date such as 'Tue, 3 Jun 2008 11:05:30 GMT'"
+            "invalid Accept-Datetime value {text:?}; use an HTTP date such as 'Tue, 3 Jun 2008 11:05:30 GMT'"
         ))
     })?;
     let secs = match parsed.duration_since(std::time::UNIX_EPOCH) {
@@ -360,7 +360,7 @@ mod tests {
     }
 
     #[test]
-    fn accept_datetime_must_be_rfc_1123() {
+    fn accept_datetime_must_be_an_http_date() {
         let mut h = HeaderMap::new();
         assert_eq!(accept_datetime(&h).unwrap(), None);
         h.insert(
@@ -368,6 +368,11 @@ mod tests {
             "Tue, 24 Nov 2026 10:27:09 GMT".parse().unwrap(),
         );
         assert_eq!(accept_datetime(&h).unwrap(), Some(1_795_516_029));
+        h.insert(
+            "accept-datetime",
+            "Tue, 3 Jun 2008 11:05:30 GMT".parse().unwrap(),
+        );
+        assert_eq!(accept_datetime(&h).unwrap(), Some(1_212_491_130));
         for bad in ["garbage", "2026-11-24T10:27:05Z"] {
             h.insert("accept-datetime", bad.parse().unwrap());
             assert_eq!(

@@ -239,7 +239,7 @@ async fn timegate_redirects_to_the_memento_in_force() {
     let r = s.get(rel(&s, &m[0].url), &[]).await;
     assert_eq!(r.status, 200);
 
-    // Not an RFC 1123 date: 400.
+    // Not an HTTP date: 400.
     for bad in ["garbage", "2026-11-24T10:27:05Z", ""] {
         let r = s.get("c", &[("accept-datetime", bad)]).await;
         assert_eq!(r.status, 400, "Accept-Datetime {bad:?}: {}", r.text());
@@ -815,6 +815,44 @@ async fn post_to_a_timemap_records_a_memento() {
     // POST to the TimeMap of nothing: 404.
     let r = post(&s, "nothing/fcr:versions", &[], "").await;
     assert_eq!(r.status, 404);
+    s.stop().await;
+}
+
+/// Issue 38.2: `Accept-Datetime` is read in every HTTP-date form (RFC 9110 §5.6.7): the
+/// IMF-fixdate, a one-digit day as Java's `RFC_1123_DATE_TIME` writes it (Fedora 6 reads it
+/// too, and its error message suggests it), the obsolete RFC 850 and asctime forms (Fedora
+/// 6.1 answers those 400). A day name that does not fit the date stays a 400, as in Fedora.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn accept_datetime_in_every_http_date_form() {
+    let s = TestServer::start().await;
+    container(&s, "c").await;
+    let m = last_memento(&s, "c").await;
+    for date in [
+        "Fri, 01 Jan 2100 00:00:00 GMT",
+        "Fri, 1 Jan 2100 00:00:00 GMT",
+        "Tue, 3 Jun 2008 11:05:30 GMT",
+        "Thu, 1 Jan 1970 00:00:00 GMT",
+        "Sunday, 06-Nov-94 08:49:37 GMT",
+        "Sun Nov  6 08:49:37 1994",
+        "Fri Jan  1 00:00:00 2100",
+    ] {
+        let r = s.get("c", &[("accept-datetime", date)]).await;
+        assert_eq!(r.status, 302, "Accept-Datetime {date:?}: {}", r.text());
+        assert_eq!(r.header("location"), Some(m.url.as_str()), "{date:?}");
+    }
+    for bad in [
+        "Thu, 01 Jan 2100 00:00:00 GMT",
+        "Fri, 1 Jan 100 00:00:00 GMT",
+        "Friday, 1 Jan 2100 00:00:00 GMT",
+    ] {
+        let r = s.get("c", &[("accept-datetime", bad)]).await;
+        assert_eq!(r.status, 400, "Accept-Datetime {bad:?}: {}", r.text());
+        assert!(
+            r.text().contains("Tue, 3 Jun 2008 11:05:30 GMT"),
+            "{}",
+            r.text()
+        );
+    }
     s.stop().await;
 }
 
