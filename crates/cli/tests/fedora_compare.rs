@@ -764,6 +764,9 @@ async fn versions(
             if let Some(l) = r.header("location") {
                 a.insert("location".into(), srv.norm(l));
             }
+            if links(r, srv).contains_key("http://www.w3.org/ns/ldp#constrainedBy") {
+                a.insert("constrainedBy".into(), "present".into());
+            }
             out.push((path.into(), label.into(), masked(a)));
         };
         let r = srv.send(M::PUT, "/v", &ttl, &title("one")).await;
@@ -795,6 +798,15 @@ async fn versions(
             .map(|l| l.strip_prefix(&srv.base).unwrap_or(l).to_string());
         let r = srv.send(M::POST, "/v/fcr:versions", &[], "").await;
         status("/v/fcr:versions", "POST again", &r);
+        // A memento dated by the client (issue 38.3): refused, nothing recorded.
+        for (label, value) in [
+            ("POST Memento-Datetime", "Tue, 3 Jun 2008 11:05:30 GMT"),
+            ("POST Memento-Datetime malformed", "garbage"),
+        ] {
+            let h = [("memento-datetime", value.to_string())];
+            let r = srv.send(M::POST, "/v/fcr:versions", &h, "").await;
+            status("/v/fcr:versions", label, &r);
+        }
     }
     let memento = memento.expect("POST fcr:versions gave a Location");
     let m = memento.as_str();

@@ -68,6 +68,14 @@ impl ApiError {
         e
     }
 
+    /// 400 with a constrainedBy link: a request Fedora 6 refuses as malformed although
+    /// a constraint document explains it.
+    pub fn refused(constraint: Constraint, message: impl Into<String>, base_url: &str) -> Self {
+        let mut e = Self::constraint(constraint, message, base_url);
+        e.status = StatusCode::BAD_REQUEST;
+        e
+    }
+
     /// Maps a kernel error. `base_url` is the external URL of the REST root (no trailing
     /// slash), used for constraint and tombstone links.
     pub fn from_kernel(err: Error, base_url: &str) -> Self {
@@ -97,9 +105,7 @@ impl ApiError {
             }
             // Fedora 6 answers refused external content with 400.
             Error::Constraint { constraint: constraint @ Constraint::ExternalContent, message } => {
-                let mut e = Self::constraint(constraint, message, base_url);
-                e.status = StatusCode::BAD_REQUEST;
-                e
+                Self::refused(constraint, message, base_url)
             }
             Error::Constraint { constraint, message } => Self::constraint(constraint, message, base_url),
             Error::ServerManaged(triples) => Self::constraint(
@@ -272,6 +278,7 @@ pub fn constraint_document(name: &str) -> Option<&'static str> {
         "external-content" => "External content (Link: <URL>; rel=\"http://fedora.info/definitions/fcrepo#ExternalContent\"; handling=\"copy|redirect|proxy\"; type=\"media/type\") is accepted only when the server has an allow-list (setting external_content_allowed: a file of URL prefixes, one per line) and the URL is under one of its prefixes. file: and http: URLs are supported (https: is not: arca has no TLS client); file: URLs may not contain '..' and must resolve, symbolic links followed, to a regular file under an allowed prefix. At most one ExternalContent link per request; handling must be copy, redirect or proxy. The location must answer 2xx when the binary is written.\n",
         "archival-group" => "An Archival Group (created with Link: <http://fedora.info/definitions/v4/repository#ArchivalGroup>; rel=\"type\") is a container kept with all its descendants in one OCFL object and versioned as a whole: Archival Groups cannot be nested, their parts cannot be versioned on their own (POST fcr:versions on the group instead), and no resource moves across a group's boundary.\n",
         "acl" => "An access control list (PUT or PATCH <resource>/fcr:acl, Turtle or another RDF syntax) is a WebAC ACL: every acl:Authorization names at least one acl:mode out of acl:Read, acl:Write, acl:Append and acl:Control, at least one target (acl:accessTo, acl:accessToClass or acl:default), and only resources of this repository as targets and as acl:agentGroup listings (or groups under the configured group base URI). Remote ACLs and group listings are refused, and so is a rel=\"acl\" Link naming an ACL when a resource is created: the ACL of a resource is always <resource>/fcr:acl.\n",
+        "memento" => "Mementos record a resource's state at the time they are made: POST <resource>/fcr:versions (any body is ignored) or any change of the resource, with versioning on every write. A client cannot date a memento itself: a POST with a Memento-Datetime header (Fedora 5's way of importing a version) is refused with 400, as Fedora 6 refuses it, and mementos are read-only.\n",
         "unsupported" => "This request needs a feature arca does not offer yet: purges inside a transaction, and SPARQL Update operations on named graphs, LOAD, CLEAR, CREATE, DROP, COPY, MOVE, ADD or SERVICE.\n",
         _ => return None,
     })

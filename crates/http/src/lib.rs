@@ -497,7 +497,7 @@ async fn run(mut ctx: handlers::Ctx, op: Operation, req: Request) -> Result<Resp
         },
         Operation::TimeMap { id, head } => versions::timemap(&ctx, id, head, req).await,
         Operation::TimeMapOptions(id) => versions::timemap_options(&ctx, id).await,
-        Operation::CreateVersion(id) => versions::create(&ctx, id).await,
+        Operation::CreateVersion(id) => versions::create(&ctx, id, req.headers()).await,
         Operation::Memento { id, datetime, head } => {
             ctx.memento = Some(datetime);
             handlers::read(&ctx, id, head, req).await

@@ -5,6 +5,7 @@
 
 use arca_model::FedoraId;
 use arca_rdf::{vocab, RdfFormat};
+use arca_repository::Constraint;
 use axum::body::Body;
 use axum::extract::Request;
 use axum::response::Response;
@@ -304,8 +305,16 @@ fn timemap_triples(
 }
 
 /// `POST <resource>/fcr:versions`: a memento of the current state (any body is ignored);
-/// 201 with the memento's Location.
-pub(crate) async fn create(ctx: &Ctx, id: FedoraId) -> Result<Response, ApiError> {
+/// 201 with the memento's Location. A `Memento-Datetime` (a memento the client would date)
+/// is refused with 400, as Fedora 6 refuses it.
+pub(crate) async fn create(ctx: &Ctx, id: FedoraId, h: &HeaderMap) -> Result<Response, ApiError> {
+    if h.contains_key("memento-datetime") {
+        return Err(ApiError::refused(
+            Constraint::Memento,
+            "Memento-Datetime header is no longer supported on versioning: a memento records the current state at the time of the POST",
+            &ctx.base_url,
+        ));
+    }
     let datetime = ctx
         .repo
         .create_version(&id, &ctx.user)

@@ -856,6 +856,29 @@ async fn accept_datetime_in_every_http_date_form() {
     s.stop().await;
 }
 
+/// Issue 38.3: `POST fcr:versions` with a `Memento-Datetime` (Fedora 5's way of importing
+/// a version with a date of its choosing) is refused as Fedora 6.1 refuses it: 400 with a
+/// constrainedBy link, whatever the value, and no memento recorded. Without the header the
+/// POST the TimeMap's `Allow` names still records a memento.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn post_to_a_timemap_with_memento_datetime_is_refused() {
+    let s = TestServer::start().await;
+    container(&s, "c").await;
+    let before = mementos(&s, "c").await;
+    for value in ["Tue, 3 Jun 2008 11:05:30 GMT", "garbage"] {
+        let r = post(&s, "c/fcr:versions", &[("memento-datetime", value)], "").await;
+        assert_eq!(r.status, 400, "{value:?}: {}", r.text());
+        assert!(r.text().contains("Memento-Datetime"), "{}", r.text());
+        assert_constrained_by(&s, &r).await;
+    }
+    assert_eq!(mementos(&s, "c").await, before);
+    assert!(allow(&options(&s, "c/fcr:versions").await).contains(&"POST".to_string()));
+    next_second().await;
+    assert_eq!(post(&s, "c/fcr:versions", &[], "").await.status, 201);
+    assert_eq!(mementos(&s, "c").await.len(), before.len() + 1);
+    s.stop().await;
+}
+
 /// 3.8 with §4: a deleted resource's TimeMap, its mementos, its TimeGate and a POST to its
 /// TimeMap answer 410 (as Fedora 6), with the link to the tombstone.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

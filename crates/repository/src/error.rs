@@ -29,6 +29,10 @@ pub enum Constraint {
     /// An access control list that is not a valid WebAC ACL (no mode, unknown mode, no
     /// target, a remote ACL or group listing), or a client-named ACL (`rel="acl"`).
     Acl,
+    /// A memento the client would date itself (`Memento-Datetime` on `POST fcr:versions`):
+    /// mementos record the current state at the time of the request (400, as Fedora 6
+    /// answers).
+    Memento,
 }
 
 impl Constraint {
@@ -44,11 +48,12 @@ impl Constraint {
             Self::ArchivalGroup => "archival-group",
             Self::ExternalContent => "external-content",
             Self::Acl => "acl",
+            Self::Memento => "memento",
         }
     }
 
     /// Every constraint, for the constraint documents.
-    pub const ALL: [Constraint; 9] = [
+    pub const ALL: [Constraint; 10] = [
         Self::ServerManagedTriples,
         Self::InteractionModel,
         Self::InvalidPath,
@@ -58,6 +63,7 @@ impl Constraint {
         Self::ArchivalGroup,
         Self::ExternalContent,
         Self::Acl,
+        Self::Memento,
     ];
 }
 
