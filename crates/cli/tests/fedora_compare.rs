@@ -105,6 +105,15 @@ fn script() -> Vec<Step> {
         step(M::DELETE, "/nothere", &[], ""),
         step(M::PATCH, "/c1", &[sparql], "INSERT DATA { <> <http://purl.org/dc/terms/title> \"unterminated }"),
         step(M::POST, "", &[("content-type", "text/turtle"), ("slug", "bad")], "<> <http://purl.org/dc/terms/title> \"x ."),
+        // Turtle as Jena reads it: directives and the last statement without their dots
+        // (issue 38.6); a dangling comma, a missing object, an unterminated IRI stay refused.
+        step(M::PUT, "/t1", &[ttl], "@prefix dc: <http://purl.org/dc/terms/>\n@base <{B}/t1>\n<> dc:title \"no dots\" ; dc:relation <{B}/c1> ;"),
+        step(M::POST, "", &[ttl, ("slug", "t2")], "PREFIX dc: <http://purl.org/dc/terms/>\n<> dc:title \"last\" . <#h> dc:title 4.2 # the end"),
+        step(M::PUT, "/c1/bin/fcr:metadata", &[ttl, ("prefer", "handling=lenient; received=\"minimal\"")], "@prefix dc: <http://purl.org/dc/terms/>\n<> dc:title \"the greeting\" ; dc:source <{B}/c2>"),
+        step(M::PUT, "/t3", &[ttl], "<> <http://purl.org/dc/terms/title> \"a\" ,"),
+        step(M::PUT, "/t3", &[ttl], "<> <http://purl.org/dc/terms/title>"),
+        step(M::PUT, "/t3", &[ttl], "<> <http://purl.org/dc/terms/title> <{B}/c1"),
+        step(M::PUT, "/t3", &[ttl], "<> <http://purl.org/dc/terms/title> \"a\" <> <http://purl.org/dc/terms/title> \"b\" ."),
     ]
 }
 

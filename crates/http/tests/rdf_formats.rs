@@ -233,3 +233,50 @@ async fn absolute_iris_of_repository_resources_round_trip() {
     assert!(g.has(&url, DC_RELATION, &format!("{}#x", s.url(""))));
     s.stop().await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn turtle_without_its_final_dots_is_read_as_fedora_reads_it() {
+    // Issue 38.6: Fedora (Jena) accepts an @prefix/@base directive and a last statement
+    // without their dots, wherever it reads Turtle; so does arca: PUT, POST, descriptions
+    // and ACLs.
+    let s = TestServer::start().await;
+    let dotless = "@prefix dc: <http://purl.org/dc/terms/>\n<> dc:title \"Title\"";
+    let r = put(&s, "put", &[TURTLE], dotless).await;
+    assert_eq!(r.status, 201, "{}", r.text());
+    let r = post(&s, "", &[TURTLE, ("slug", "post")], dotless).await;
+    assert_eq!(r.status, 201, "{}", r.text());
+    binary(&s, "bin", "text/plain", b"bytes").await;
+    let r = put(&s, "bin/fcr:metadata", &[TURTLE], dotless).await;
+    assert_eq!(r.status, 204, "{}", r.text());
+    for (path, subject) in [
+        ("put", "put"),
+        ("post", "post"),
+        ("bin/fcr:metadata", "bin"),
+    ] {
+        let g = graph(&s, path, &[]).await;
+        assert!(g.has_lit(&s.url(subject), DC_TITLE, "Title"), "{path}");
+    }
+    let acl = format!(
+        "@prefix acl: <http://www.w3.org/ns/auth/acl#>\n\
+         <#read> a acl:Authorization ; acl:agent <http://users.example/alice> ;\n\
+         acl:accessTo <{}> ; acl:mode acl:Read",
+        s.url("put")
+    );
+    let r = put(&s, "put/fcr:acl", &[TURTLE], &acl).await;
+    assert_eq!(r.status, 201, "{}", r.text());
+
+    // Everything else malformed keeps its precise 400 and changes nothing.
+    for bad in [
+        "<> <http://purl.org/dc/terms/title> \"unterminated",
+        "<> <http://purl.org/dc/terms/title> <http://example.org/unterminated",
+        "<> <http://purl.org/dc/terms/title>",
+        "<> <http://purl.org/dc/terms/title> \"a\" <> <http://purl.org/dc/terms/title> \"b\" .",
+    ] {
+        let r = put(&s, "put", &[TURTLE], bad).await;
+        assert_eq!(r.status, 400, "{bad:?}: {}", r.text());
+        assert!(r.text().contains("line"), "{}", r.text());
+    }
+    let g = graph(&s, "put", &[]).await;
+    assert!(g.has_lit(&s.url("put"), DC_TITLE, "Title"));
+    s.stop().await;
+}

@@ -15,6 +15,10 @@ use crate::{scan, xml_guard, IdMapper, ParseLimits, RdfError, RdfFormat, Result}
 /// needs one fails. The body must be complete: a document cut short is an error in every
 /// syntax. Nothing in the body can make the parser exceed `limits` (see [`ParseLimits`]).
 ///
+/// Turtle is read as Fedora 6 (Jena) reads it: a body the grammar refuses only for a missing
+/// `.` after an `@prefix`/`@base` directive or after its last statement is read with those
+/// dots added; every other error stays the parser's, reported as for the body sent.
+///
 /// # Errors
 /// [`RdfError::Syntax`] with the parser's message (line and column where the parser gives them);
 /// [`RdfError::Limit`] naming the bound a body exceeds; [`RdfError::BaseIri`] if `resource_url`
@@ -33,6 +37,26 @@ pub fn parse(
         RdfFormat::JsonLd => scan::json(body, limits)?,
         RdfFormat::RdfXml => xml_guard::check(body, limits)?,
     }
+    match read(body, format, resource_url, mapper, limits) {
+        Err(RdfError::Syntax(message)) if format == RdfFormat::Turtle => {
+            match scan::turtle_missing_dots(body) {
+                Some(dotted) => read(&dotted, format, resource_url, mapper, limits)
+                    .map_err(|_| RdfError::Syntax(message)),
+                None => Err(RdfError::Syntax(message)),
+            }
+        }
+        read => read,
+    }
+}
+
+/// Parses a body already scanned by [`parse`], as it is.
+fn read(
+    body: &[u8],
+    format: RdfFormat,
+    resource_url: &str,
+    mapper: &IdMapper,
+    limits: &ParseLimits,
+) -> Result<Vec<Triple>> {
     let mut budget = Budget::new(limits);
     let parser = RdfParser::from_format(format.oxrdfio())
         .with_base_iri(resource_url)

@@ -109,6 +109,120 @@ fn iri_end(text: &[u8], start: usize) -> Option<usize> {
     None
 }
 
+/// Where Jena (and so Fedora 6) reads Turtle more loosely than the grammar: the text with a
+/// `.` added after every `@prefix`/`@base` directive that lacks one, and after the last
+/// statement when the body does not end with one. `None` when there is no such place, or
+/// when the text ends inside a string or an IRI (a body cut short, whose meaning a lenient
+/// reading would guess). Nothing else changes: whether the result is Turtle is the parser's
+/// call.
+pub(crate) fn turtle_missing_dots(text: &[u8]) -> Option<Vec<u8>> {
+    let mut dots = Vec::new();
+    // Whether the next token starts a statement (or directive).
+    let mut statement_start = true;
+    let mut i = skip_space(text, 0);
+    while i < text.len() {
+        let end = token_end(text, i)?;
+        let token = &text[i..end];
+        let sparql_style =
+            token.eq_ignore_ascii_case(b"PREFIX") || token.eq_ignore_ascii_case(b"BASE");
+        let directive =
+            statement_start && (token == b"@prefix" || token == b"@base" || sparql_style);
+        i = skip_space(text, end);
+        statement_start = token == b".";
+        if !directive {
+            continue;
+        }
+        if token.eq_ignore_ascii_case(b"@prefix") || token.eq_ignore_ascii_case(b"PREFIX") {
+            // The prefix name (`dc:`, `:`).
+            let Some(end) = token_end(text, i).filter(|&e| text[e - 1] == b':') else {
+                continue;
+            };
+            i = skip_space(text, end);
+        }
+        if text.get(i) != Some(&b'<') {
+            continue;
+        }
+        let end = token_end(text, i)?;
+        i = skip_space(text, end);
+        statement_start = true;
+        if !sparql_style && text.get(i) != Some(&b'.') {
+            dots.push(end);
+        }
+    }
+    if !statement_start {
+        // On a line of its own: the body may end in a comment.
+        dots.push(text.len());
+    }
+    if dots.is_empty() {
+        return None;
+    }
+    let mut out = Vec::with_capacity(text.len() + 2 * dots.len());
+    let mut from = 0;
+    for at in dots {
+        out.extend_from_slice(&text[from..at]);
+        out.extend_from_slice(if at == text.len() { b"\n." } else { b" ." });
+        from = at;
+    }
+    out.extend_from_slice(&text[from..]);
+    Some(out)
+}
+
+/// The index of the first byte at or after `i` that is neither white space nor in a
+/// comment.
+fn skip_space(text: &[u8], mut i: usize) -> usize {
+    while i < text.len() {
+        match text[i] {
+            b'#' => {
+                while i < text.len() && text[i] != b'\n' && text[i] != b'\r' {
+                    i += 1;
+                }
+            }
+            b if b.is_ascii_whitespace() => i += 1,
+            _ => break,
+        }
+    }
+    i
+}
+
+/// The end of the Turtle token that starts at `i` (not white space): an IRI, a string, one
+/// punctuation byte, or a run of other bytes (a name, number, keyword or language tag,
+/// where a `.` followed by a name byte belongs to the run). `None` for an IRI or string
+/// the text leaves unterminated.
+fn token_end(text: &[u8], i: usize) -> Option<usize> {
+    const PUNCTUATION: &[u8] = b"<\"'#()[],;.";
+    let ends_run = |b: u8| b.is_ascii_whitespace() || PUNCTUATION.contains(&b);
+    match text[i] {
+        b'<' => iri_end(text, i + 1).map(|e| e + 1),
+        c @ (b'"' | b'\'') => {
+            let long = text[i..].starts_with(&[c, c, c]);
+            let mut j = i + if long { 3 } else { 1 };
+            loop {
+                match *text.get(j)? {
+                    b'\\' => j += 2,
+                    b if b == c && (!long || text[j..].starts_with(&[c, c, c])) => {
+                        return Some(j + if long { 3 } else { 1 });
+                    }
+                    b'\n' | b'\r' if !long => return None,
+                    _ => j += 1,
+                }
+            }
+        }
+        b if PUNCTUATION.contains(&b) => Some(i + 1),
+        _ => {
+            let mut j = i;
+            while j < text.len() {
+                match text[j] {
+                    b'\\' => j += 2,
+                    b'.' if text.get(j + 1).is_some_and(|&b| !ends_run(b)) => j += 1,
+                    b if ends_run(b) => break,
+                    _ => j += 1,
+                }
+            }
+            Some(j.min(text.len()))
+        }
+    }
+}
+
 /// Scans JSON (JSON-LD) outside strings, failing when arrays and objects nest deeper than
 /// `limits.max_nesting`.
 pub(crate) fn json(text: &[u8], limits: &ParseLimits) -> Result<()> {
@@ -164,6 +278,35 @@ mod tests {
         assert!(turtle_like(b"<s> <p> ( ( ( ( ( 1 ) ) ) ) ) .", &limits(), false).is_err());
         assert!(json(br#"{"a": "[[[[[[[[", "b": [[1]]}"#, &limits()).is_ok());
         assert!(json(b"[[[[[1]]]]]", &limits()).is_err());
+    }
+
+    #[test]
+    fn missing_dots_go_after_directives_and_the_last_statement_only() {
+        let dots =
+            |t: &str| turtle_missing_dots(t.as_bytes()).map(|d| String::from_utf8(d).unwrap());
+        assert_eq!(
+            dots("@prefix a: <x>\n@base <y>\n<s> a:p \"o.\" ; a:q 1.5"),
+            Some("@prefix a: <x> .\n@base <y> .\n<s> a:p \"o.\" ; a:q 1.5\n.".into())
+        );
+        assert_eq!(
+            dots("@prefix a: <x> .\nPREFIX b: <y>\n<s> b:p a:o . # \"end"),
+            None
+        );
+        assert_eq!(
+            dots("<s> <p> '''a\n.'''@en # ."),
+            Some("<s> <p> '''a\n.'''@en # .\n.".into())
+        );
+        // A language tag named like a directive is no directive.
+        assert_eq!(dots("<s> <p> \"a\"@prefix ."), None);
+        // Cut short inside a string or an IRI: no reading is offered.
+        for cut in [
+            "<s> <p> \"a",
+            "<s> <p> <o",
+            "<s> <p> \"\"\"a\"",
+            "@prefix a: <x",
+        ] {
+            assert_eq!(dots(cut), None, "{cut:?}");
+        }
     }
 
     #[test]

@@ -364,3 +364,104 @@ fn relative_base_is_refused() {
         Err(RdfError::BaseIri { .. })
     ));
 }
+
+fn turtle(body: &str) -> Result<Vec<Triple>, RdfError> {
+    parse(
+        body.as_bytes(),
+        RdfFormat::Turtle,
+        RESOURCE,
+        &mapper(),
+        &ParseLimits::default(),
+    )
+}
+
+#[test]
+fn turtle_directives_and_last_statement_without_a_dot_are_read_as_fedora_reads_them() {
+    // Issue 38.6: Jena (Fedora 6) accepts these; each reads as the body with its dots.
+    let dotted =
+        turtle("@prefix dc: <http://purl.org/dc/terms/> .\n<> dc:title \"a\" ; dc:subject \"b\" .")
+            .unwrap();
+    for body in [
+        "@prefix dc: <http://purl.org/dc/terms/>\n<> dc:title \"a\" ; dc:subject \"b\" .",
+        "@prefix dc: <http://purl.org/dc/terms/> .\n<> dc:title \"a\" ; dc:subject \"b\"",
+        "@prefix dc: <http://purl.org/dc/terms/>\n<> dc:title \"a\" ; dc:subject \"b\"",
+        "@prefix dc: <http://purl.org/dc/terms/> <> dc:title \"a\" ; dc:subject \"b\" .",
+        "@prefix dc: <http://purl.org/dc/terms/>#c\n<> dc:title \"a\" ; dc:subject \"b\" ;",
+        "@prefix dc: <http://purl.org/dc/terms/>\n<> dc:title \"a\" ; dc:subject \"b\" # done \"\"\"",
+        "PREFIX dc: <http://purl.org/dc/terms/>\n<> dc:title \"a\" ; dc:subject \"b\"",
+        "@base <http://localhost:8080/rest/coll/>\n@prefix dc: <http://purl.org/dc/terms/>\n<obj> dc:title \"a\" ; dc:subject \"b\"",
+    ] {
+        let read = turtle(body).unwrap_or_else(|e| panic!("{body:?}: {e}"));
+        assert_eq!(set(&read), set(&dotted), "{body:?}");
+    }
+    // The dot goes after the last token, not into it.
+    let read = turtle("<> <http://example.org/p> 4.2").unwrap();
+    assert_eq!(
+        read[0].object.to_string(),
+        "\"4.2\"^^<http://www.w3.org/2001/XMLSchema#decimal>"
+    );
+    let read = turtle("<> <http://example.org/p> \"\"\"two\nlines\"\"\"@en").unwrap();
+    assert_eq!(read[0].object.to_string(), "\"two\\nlines\"@en");
+    let read = turtle("@prefix ex: <http://example.org/>\n<> ex:p ex:a.b").unwrap();
+    assert_eq!(read[0].object.to_string(), "<http://example.org/a.b>");
+}
+
+#[test]
+fn turtle_stays_refused_where_a_lenient_reading_would_guess() {
+    // Unterminated IRIs and literals, missing terms, dots missing between statements, and
+    // every other malformation keep the parser's own error, position included.
+    for body in [
+        "<> <http://example.org/p> \"unterminated",
+        "<> <http://example.org/p> \"unterminated\n",
+        "<> <http://example.org/p> \"\"\"unterminated long",
+        "<> <http://example.org/p> 'single",
+        "<> <http://example.org/p> <http://example.org/unterminated",
+        "@prefix dc: <http://purl.org/dc/terms/",
+        "@prefix dc <http://purl.org/dc/terms/>\n<> dc:title \"a\" .",
+        "@prefix dc: \n<> dc:title \"a\" .",
+        "<> <http://example.org/p>",
+        "<> <http://example.org/p> .",
+        "<> <http://example.org/p> \"a\" ,",
+        "<> <http://example.org/p> \"a\"^^",
+        "<> <http://example.org/p> [",
+        "<> <http://example.org/p> ( \"a\"",
+        "<> <http://example.org/p> \"a\" <> <http://example.org/q> \"b\" .",
+        "<> <http://example.org/p> \"a\" . .",
+        "<> <http://example.org/p> \"a\" ..",
+        "<>",
+        "PREFIX dc: <http://purl.org/dc/terms/> .\n<> dc:title \"a\" .",
+        "@prefix dc: <http://purl.org/dc/terms/>\n@prefix dc: <",
+        "<> <http://example.org/p> undeclared:x",
+        "<> <http://example.org/p> \"a\"@",
+        "{ <> <http://example.org/p> \"a\" }",
+    ] {
+        match turtle(body) {
+            Err(RdfError::Syntax(message)) => {
+                assert!(message.contains("line"), "{body:?}: {message}");
+            }
+            other => panic!("{body:?} was accepted or failed otherwise: {other:?}"),
+        }
+    }
+    // The message is the one for the body as sent.
+    let Err(RdfError::Syntax(message)) = turtle("<> <http://example.org/p> \"a\" ,") else {
+        panic!("refused");
+    };
+    let Err(RdfError::Syntax(dotted)) = turtle("<> <http://example.org/p> \"a\" ,\n.") else {
+        panic!("refused");
+    };
+    assert_ne!(message, dotted);
+}
+
+#[test]
+fn ntriples_without_a_final_dot_stay_refused() {
+    assert!(matches!(
+        parse(
+            b"<http://a/s> <http://a/p> <http://a/o>",
+            RdfFormat::NTriples,
+            RESOURCE,
+            &mapper(),
+            &ParseLimits::default()
+        ),
+        Err(RdfError::Syntax(_))
+    ));
+}
