@@ -724,21 +724,14 @@ async fn membership_targets(
     Ok(targets)
 }
 
-/// The rdf:types of `id` for `acl:accessToClass`: its own and the ones its interaction
-/// model gives it (server-managed types count, as in Fedora 6).
+/// The rdf:types of `id` for `acl:accessToClass`: the ones its triples state (a binary's
+/// description's for a binary and its description) and the ones its interaction model gives
+/// it (server-managed types count, as in Fedora 6).
 async fn types_of(repo: &Repository, id: &FedoraId) -> Result<Vec<String>, Error> {
     let Some(record) = repo.lookup(id).await? else {
         return Ok(Vec::new());
     };
-    let mut types: Vec<String> = repo
-        .triples(&record)?
-        .into_iter()
-        .filter(|t| t.predicate.as_str() == arca_rdf::vocab::RDF_TYPE)
-        .filter_map(|t| match t.object {
-            oxrdf::Term::NamedNode(n) => Some(n.into_string()),
-            _ => None,
-        })
-        .collect();
+    let mut types = repo.stated_types(&record).await?;
     if let Some(model) = record.headers.model() {
         types.extend(model.rdf_types().iter().map(|t| t.to_string()));
         types.push(model.iri().to_string());

@@ -128,6 +128,7 @@ impl ApiError {
             Error::Rdf(e @ arca_rdf::RdfError::Serialize(_)) => {
                 Self::new(StatusCode::NOT_ACCEPTABLE, e.to_string())
             }
+            Error::Rdf(arca_rdf::RdfError::NotInsertOnly(m)) => Self::forbidden(m),
             Error::Rdf(arca_rdf::RdfError::Busy(m)) => Self::new(StatusCode::SERVICE_UNAVAILABLE, m),
             Error::Rdf(arca_rdf::RdfError::Limit(m)) => {
                 Self::bad_request(format!("the body exceeds a limit of this server: {m}"))

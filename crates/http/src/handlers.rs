@@ -199,7 +199,7 @@ fn fedora_link_types(record: &ResourceRecord, model: InteractionModel) -> Vec<&'
     let mut types = match model {
         InteractionModel::NonRdfSource => vec!["Binary", "Resource"],
         InteractionModel::NonRdfSourceDescription => vec!["NonRdfSourceDescription", "Resource"],
-        m if m.is_container() => vec!["Container", "Resource"],
+        m if m.is_typed_container() => vec!["Container", "Resource"],
         _ => vec!["Resource"],
     };
     if record.id.is_root() {
@@ -399,7 +399,22 @@ async fn read_binary(
     head: bool,
     h: &HeaderMap,
 ) -> HandlerResult {
-    serve_binary(ctx, record, head, h, binary_response(ctx, record)).await
+    let mut out = binary_response(ctx, record);
+    if ctx.memento.is_none() {
+        // As Fedora 6: the classes its description states are the binary's types too.
+        let types = ctx
+            .repo
+            .stated_types(record)
+            .await
+            .map_err(|e| ctx.err(e))?;
+        for t in types {
+            add_link(
+                out.headers_mut(),
+                format!("<{}>;rel=\"type\"", ctx.mapper().to_external(&t)),
+            );
+        }
+    }
+    serve_binary(ctx, record, head, h, out).await
 }
 
 /// Answers a read of binary `record` with its bytes (a range of them, or none for HEAD),
@@ -836,7 +851,7 @@ async fn server_managed_triples(
     }
     let fedora_types: &[&str] = if subject_model.is_binary() {
         &["Binary", "Resource"]
-    } else if subject_model.is_container() {
+    } else if subject_model.is_typed_container() {
         &["Container", "Resource"]
     } else {
         &["Resource"]
@@ -1266,23 +1281,19 @@ pub(crate) async fn patch(ctx: &Ctx, id: FedoraId, req: Request) -> HandlerResul
     };
     let url = ctx.url(&subject);
     let mapper = ctx.mapper();
-    let append_only = ctx.grant == crate::access::Grant::AppendOnly;
+    // acl:Append without acl:Write adds triples, never removes one (5.7.1).
+    let scope = match ctx.grant {
+        crate::access::Grant::AppendOnly => arca_rdf::UpdateScope::InsertOnly,
+        crate::access::Grant::Full => arca_rdf::UpdateScope::Any,
+    };
     let acl_check = id.is_acl().then(|| (ctx.access.clone(), id.clone()));
     let membership = patch_membership(ctx, &id, &record, &update, &url).await?;
     let apply = Box::new(move |triples: Vec<Triple>| {
-        let result = arca_rdf::apply_sparql_update(&triples, &update, &url, &mapper, &rdf_limits)
-            .map_err(Error::Rdf);
+        let result =
+            arca_rdf::apply_sparql_update_as(&triples, &update, &url, &mapper, &rdf_limits, scope)
+                .map_err(Error::Rdf);
         drop(share);
         let mut updated = result?;
-        if append_only {
-            // acl:Append without acl:Write adds triples, never removes one (5.7.1).
-            let kept: std::collections::HashSet<&Triple> = updated.iter().collect();
-            if let Some(removed) = triples.iter().find(|t| !kept.contains(t)) {
-                return Err(Error::NotPermitted(format!(
-                    "you may only add statements here (acl:Append), and this update removes {removed}"
-                )));
-            }
-        }
         if let Some((access, acl_id)) = &acl_check {
             updated = access.prepare_acl(acl_id, updated)?;
         }

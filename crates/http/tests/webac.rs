@@ -1154,3 +1154,152 @@ async fn an_authorization_without_a_target_is_about_the_acls_resource() {
         403
     );
 }
+
+/// 5.7.1 (issue 38.4): with acl:Append but not acl:Write, a SPARQL Update with an
+/// operation that names a triple to delete is refused (403) before it runs, whether or not
+/// the triple exists, as Fedora 6 refuses it; an empty `DELETE { }` names none and passes, as
+/// in Fedora. `DELETE WHERE` is refused too (Fedora 6.1 runs it, removing triples: see
+/// `fedora_webac.rs`).
+#[tokio::test]
+async fn req_5_7_1_append_only_updates_naming_a_delete_are_refused_even_when_nothing_matches() {
+    let (s, _d) = server().await;
+    make(&s, "ap").await;
+    let title = "<> <http://purl.org/dc/terms/title> \"t\" .";
+    let r = admin(&s, Method::PUT, "ap/r", &[TURTLE], title).await;
+    assert_eq!(r.status, 201);
+    set_acl(&s, "ap", &format!("<#a> a acl:Authorization ; acl:agent <http://users.example/alice> ; acl:mode acl:Read, acl:Append ; acl:accessTo <{0}> ; acl:default <{0}> .", s.url("ap"))).await;
+    let subject = "<http://purl.org/dc/terms/subject>";
+    for update in [
+        "DELETE DATA { <> <http://purl.org/dc/terms/title> \"no such title\" }".to_string(),
+        "DELETE WHERE { <> <http://example.org/nothing> ?o }".to_string(),
+        format!("delete {{ <> {subject} ?o }} insert {{ <> {subject} \"s\" }} where {{ OPTIONAL {{ <> {subject} ?o }} }}"),
+        format!("INSERT DATA {{ <> {subject} \"s\" }} ;\nDELETE DATA {{ <> {subject} \"none\" }}"),
+    ] {
+        let r = req(&s, Some("alice"), Method::PATCH, "ap/r", &[SPARQL], &update).await;
+        assert_eq!(r.status, 403, "{update}: {}", r.text());
+        assert!(r.text().contains("DELETE"), "{}", r.text());
+    }
+    let stored = admin(
+        &s,
+        Method::GET,
+        "ap/r",
+        &[("accept", "application/n-triples")],
+        "",
+    )
+    .await;
+    assert!(
+        !stored.text().contains("subject"),
+        "refused updates changed nothing: {}",
+        stored.text()
+    );
+    // Empty delete templates name nothing: these only insert.
+    for update in [
+        format!("DELETE {{ }} INSERT {{ <> {subject} \"s\" }} WHERE {{ }}"),
+        format!("DELETE DATA {{ }} ; INSERT DATA {{ <> {subject} <http://example.org/delete> }}"),
+    ] {
+        let r = req(&s, Some("alice"), Method::PATCH, "ap/r", &[SPARQL], &update).await;
+        assert_eq!(r.status, 204, "{update}: {}", r.text());
+    }
+}
+
+/// 5.8 (issue 38.5): the `rdf:type`s stated in a binary's description are the binary's
+/// classes for `acl:accessToClass`, granting the binary and its description, and the binary
+/// names them in `Link: rel="type"`, as Fedora 6 does.
+#[tokio::test]
+async fn req_5_8_access_to_class_grants_a_binary_typed_by_its_description() {
+    let (s, _d) = server().await;
+    make(&s, "lib").await;
+    for name in ["book", "other"] {
+        let path = format!("lib/{name}");
+        let r = admin(
+            &s,
+            Method::PUT,
+            &path,
+            &[("content-type", "text/plain")],
+            "bytes",
+        )
+        .await;
+        assert_eq!(r.status, 201);
+    }
+    let r = admin(
+        &s,
+        Method::PATCH,
+        "lib/book/fcr:metadata",
+        &[SPARQL],
+        "INSERT DATA { <> a <http://example.org/Book> }",
+    )
+    .await;
+    assert_eq!(r.status, 204, "{}", r.text());
+    set_acl(&s, "lib", &format!("<#a> a acl:Authorization ; acl:agent <http://users.example/alice> ; acl:mode acl:Read ; acl:accessToClass <http://example.org/Book> ; acl:default <{}> .", s.url("lib"))).await;
+    let alice = Some("alice");
+    let r = req(&s, alice, Method::GET, "lib/book", &[], "").await;
+    assert_eq!(r.status, 200, "{}", r.text());
+    assert_eq!(r.text(), "bytes");
+    assert!(
+        r.has_link("http://example.org/Book", "type"),
+        "{:?}",
+        r.headers
+    );
+    let r = req(&s, alice, Method::HEAD, "lib/book", &[], "").await;
+    assert!(
+        r.has_link("http://example.org/Book", "type"),
+        "{:?}",
+        r.headers
+    );
+    assert_eq!(
+        status(&req(&s, alice, Method::GET, "lib/book/fcr:metadata", &[], "").await),
+        200
+    );
+    assert_eq!(
+        status(&req(&s, alice, Method::GET, "lib/other", &[], "").await),
+        403
+    );
+    assert_eq!(
+        status(&req(&s, alice, Method::GET, "lib/other/fcr:metadata", &[], "").await),
+        403
+    );
+}
+
+/// 5.1 (issue 46.2): an ACL is typed as Fedora 6 types it, `webac:Acl` and a container
+/// (`ldp:Container`, `fedora:Container`), in its `Link: rel="type"` headers and its
+/// triples, so that Fedora's import-export tool takes it for an ACL.
+#[tokio::test]
+async fn req_5_1_an_acl_is_typed_webac_acl_and_a_container_as_in_fedora() {
+    let (s, _d) = server().await;
+    make(&s, "c").await;
+    set_acl(&s, "c", &format!("<#read> a acl:Authorization ; acl:agent <http://users.example/alice> ; acl:mode acl:Read ; acl:accessTo <{}> .", s.url("c"))).await;
+    let types = [
+        "http://fedora.info/definitions/v4/webac#Acl",
+        "http://www.w3.org/ns/ldp#Container",
+        "http://fedora.info/definitions/v4/repository#Container",
+        "http://www.w3.org/ns/ldp#RDFSource",
+        "http://fedora.info/definitions/v4/repository#Resource",
+    ];
+    for method in [Method::GET, Method::HEAD] {
+        let r = admin(
+            &s,
+            method.clone(),
+            "c/fcr:acl",
+            &[("accept", "text/turtle")],
+            "",
+        )
+        .await;
+        assert_eq!(r.status, 200);
+        for t in types {
+            assert!(r.has_link(t, "type"), "{method} {t}: {:?}", r.headers);
+        }
+        assert!(!r.has_link("http://www.w3.org/ns/ldp#BasicContainer", "type"));
+        // It takes no children: no POST, as Fedora's OPTIONS says.
+        assert_eq!(
+            r.header("allow"),
+            Some("GET, HEAD, OPTIONS, PUT, PATCH, DELETE")
+        );
+        if method == Method::GET {
+            let g = Graph::of(&r, &s.url("c/fcr:acl"));
+            for t in types {
+                let rdf_type = "http://www.w3.org/1999/02/22-rdf-syntax-ns#type";
+                assert!(g.has(&s.url("c/fcr:acl"), rdf_type, t), "{t}: {}", r.text());
+            }
+        }
+    }
+}
