@@ -5,10 +5,10 @@
 //! The ACL in effect for a resource is the one of the nearest resource up its path that has
 //! one (its own first; ghost path segments have none, so walking the path finds the same
 //! ACL as walking containment), else the root ACL from the settings (Fedora's default when
-//! none is given). Parsed ACLs, "has no ACL" answers and group listings are cached; the
-//! repository's change watcher drops the entries of every resource a committed change
-//! touches before that change is answered, so a decision never uses an ACL older than the
-//! newest acknowledged write. A decision on a warm cache costs a few hash lookups per path
+//! none is given). Parsed ACLs, "has no ACL" answers, group listings and class documents
+//! (their `rdfs:subClassOf`) are cached; the repository's change watcher drops the entries
+//! of every resource a committed change touches before that change is answered, so a
+//! decision never uses an ACL older than the newest acknowledged write. A decision on a warm cache costs a few hash lookups per path
 //! segment.
 
 use std::collections::{HashMap, HashSet};
@@ -174,9 +174,14 @@ enum Check {
 struct Cache {
     /// Resource id → its parsed ACL, or `None` when it has none.
     acls: HashMap<FedoraId, Option<Arc<Acl>>>,
-    /// Group listing document id → its triples.
-    groups: HashMap<FedoraId, Arc<Vec<Triple>>>,
+    /// Document id → its triples: group listings, and class resources read for their
+    /// `rdfs:subClassOf` statements.
+    documents: HashMap<FedoraId, Arc<Vec<Triple>>>,
 }
+
+/// Most classes, a resource's own and their superclasses, gathered for one decision on
+/// `acl:accessToClass`.
+const MAX_CLASSES: usize = 256;
 
 /// Entries kept before the cache starts over (a bound on memory, not a tuning knob:
 /// ~100 bytes each).
@@ -230,7 +235,7 @@ impl Access {
             watched.generation.fetch_add(1, Ordering::AcqRel);
             for id in ids {
                 cache.acls.remove(&id.base());
-                cache.groups.remove(id);
+                cache.documents.remove(id);
             }
         }));
         Ok(Self {
@@ -592,7 +597,8 @@ impl Access {
         inherited_from: Option<&str>,
     ) -> Result<Modes, Error> {
         let types = if acl.uses_classes() {
-            types_of(repo, target).await?
+            self.with_superclasses(repo, types_of(repo, target).await?)
+                .await?
         } else {
             Vec::new()
         };
@@ -648,26 +654,70 @@ impl Access {
         group: &str,
         agent: &Agent<'_>,
     ) -> Result<bool, Error> {
-        let document = group.split_once('#').map_or(group, |(doc, _)| doc);
-        let Ok(doc_id) = FedoraId::from_internal(document) else {
-            return Ok(false); // a role group: the agent's own group IRIs decide
-        };
-        let cached = self.shared.cache.lock().groups.get(&doc_id).cloned();
-        let triples = match cached {
-            Some(t) => t,
-            None => {
-                let generation = self.shared.generation.load(Ordering::Acquire);
-                let triples = match repo.lookup(&doc_id).await? {
-                    Some(r) if !r.is_deleted() => Arc::new(repo.triples(&r)?),
-                    _ => Arc::new(Vec::new()),
-                };
-                self.remember(generation, |c| {
-                    c.groups.insert(doc_id.clone(), triples.clone());
-                });
-                triples
+        // Not in the repository: a role group, which the agent's own group IRIs decide.
+        match self.document(repo, group).await? {
+            Some(triples) => Ok(webac::group_has_member(&triples, group, agent)),
+            None => Ok(false),
+        }
+    }
+
+    /// `types` with the classes they are subclasses of, for `acl:accessToClass` (an
+    /// extension Fedora API §5.8 allows and Fedora 6 does without): a class that is an
+    /// in-repository resource (a hash URI allowed) has the superclasses that resource's own
+    /// triples state with `rdfs:subClassOf`, transitively; classes outside the repository
+    /// have none. At most [`MAX_CLASSES`] classes are gathered (cycles end by themselves);
+    /// the documents are read through the cache, so a change to one is seen at once.
+    async fn with_superclasses(
+        &self,
+        repo: &Repository,
+        mut types: Vec<String>,
+    ) -> Result<Vec<String>, Error> {
+        let mut next = 0;
+        while next < types.len() && types.len() < MAX_CLASSES {
+            let class = types[next].clone();
+            next += 1;
+            let Some(triples) = self.document(repo, &class).await? else {
+                continue;
+            };
+            for t in triples.iter() {
+                let about = matches!(&t.subject, oxrdf::NamedOrBlankNode::NamedNode(n) if n.as_str() == class);
+                if !about || t.predicate.as_str() != webac::vocab::RDFS_SUB_CLASS_OF {
+                    continue;
+                }
+                if let oxrdf::Term::NamedNode(super_class) = &t.object {
+                    if !types.iter().any(|known| known == super_class.as_str()) {
+                        types.push(super_class.as_str().to_string());
+                    }
+                }
             }
+        }
+        Ok(types)
+    }
+
+    /// The triples of the in-repository document that defines `iri` (the resource itself,
+    /// or the document of a hash URI), through the cache; `None` when `iri` names nothing
+    /// in the repository, empty when it names a resource that does not exist.
+    async fn document(
+        &self,
+        repo: &Repository,
+        iri: &str,
+    ) -> Result<Option<Arc<Vec<Triple>>>, Error> {
+        let document = iri.split_once('#').map_or(iri, |(doc, _)| doc);
+        let Ok(doc_id) = FedoraId::from_internal(document) else {
+            return Ok(None);
         };
-        Ok(webac::group_has_member(&triples, group, agent))
+        if let Some(hit) = self.shared.cache.lock().documents.get(&doc_id).cloned() {
+            return Ok(Some(hit));
+        }
+        let generation = self.shared.generation.load(Ordering::Acquire);
+        let triples = match repo.lookup(&doc_id).await? {
+            Some(r) if !r.is_deleted() => Arc::new(repo.triples(&r)?),
+            _ => Arc::new(Vec::new()),
+        };
+        self.remember(generation, |c| {
+            c.documents.insert(doc_id.clone(), triples.clone());
+        });
+        Ok(Some(triples))
     }
 
     /// Stores into the cache unless an invalidation happened since `generation` was read.
@@ -676,7 +726,7 @@ impl Access {
         if self.shared.generation.load(Ordering::Acquire) != generation {
             return;
         }
-        if cache.acls.len() + cache.groups.len() >= CACHE_ENTRIES {
+        if cache.acls.len() + cache.documents.len() >= CACHE_ENTRIES {
             *cache = Cache::default();
         }
         store(&mut cache);

@@ -1303,3 +1303,49 @@ async fn req_5_1_an_acl_is_typed_webac_acl_and_a_container_as_in_fedora() {
         }
     }
 }
+
+/// 5.8 (issue 38.9, inference optional): a class named by `acl:accessToClass` covers its
+/// subclasses, where an in-repository class resource states `rdfs:subClassOf` (its own
+/// triples, a hash URI allowed, transitively); a change to the hierarchy is seen at once.
+#[tokio::test]
+async fn req_5_8_access_to_class_covers_subclasses_stated_in_the_repository() {
+    let (s, _d) = server().await;
+    make(&s, "vocab").await;
+    let book = "http://example.org/Book";
+    // Novel ⊑ Fiction (hash URIs in one document) ⊑ Book (outside the repository).
+    let vocab = format!(
+        "<#Novel> <http://www.w3.org/2000/01/rdf-schema#subClassOf> <#Fiction> .\n\
+         <#Fiction> <http://www.w3.org/2000/01/rdf-schema#subClassOf> <{book}> ."
+    );
+    let r = admin(&s, Method::PUT, "vocab/fiction", &[TURTLE], &vocab).await;
+    assert_eq!(r.status, 201, "{}", r.text());
+    make(&s, "lib").await;
+    let novel = format!("<> a <{}#Novel> .", s.url("vocab/fiction"));
+    let r = admin(&s, Method::PUT, "lib/novel", &[TURTLE], &novel).await;
+    assert_eq!(r.status, 201);
+    make(&s, "lib/plain").await;
+    set_acl(&s, "lib", &format!("<#a> a acl:Authorization ; acl:agent <http://users.example/alice> ; acl:mode acl:Read ; acl:accessToClass <{book}> ; acl:default <{}> .", s.url("lib"))).await;
+    let alice = Some("alice");
+    assert_eq!(
+        status(&req(&s, alice, Method::GET, "lib/novel", &[], "").await),
+        200
+    );
+    assert_eq!(
+        status(&req(&s, alice, Method::GET, "lib/plain", &[], "").await),
+        403
+    );
+    // Fiction is no longer a Book: the novel is not either.
+    let r = admin(
+        &s,
+        Method::PATCH,
+        "vocab/fiction",
+        &[SPARQL],
+        &format!("DELETE DATA {{ <#Fiction> <http://www.w3.org/2000/01/rdf-schema#subClassOf> <{book}> }}"),
+    )
+    .await;
+    assert_eq!(r.status, 204, "{}", r.text());
+    assert_eq!(
+        status(&req(&s, alice, Method::GET, "lib/novel", &[], "").await),
+        403
+    );
+}
