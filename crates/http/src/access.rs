@@ -172,11 +172,24 @@ enum Check {
 /// Cached state, dropped entry by entry as changes commit.
 #[derive(Default)]
 struct Cache {
-    /// Resource id → its parsed ACL, or `None` when it has none.
-    acls: HashMap<FedoraId, Option<Arc<Acl>>>,
+    /// Resource id → its ACL as stored.
+    acls: HashMap<FedoraId, StoredAcl>,
     /// Document id → its triples: group listings, and class resources read for their
     /// `rdfs:subClassOf` statements.
     documents: HashMap<FedoraId, Arc<Vec<Triple>>>,
+}
+
+/// A resource's ACL as its `fcr:acl` holds it.
+#[derive(Clone)]
+enum StoredAcl {
+    /// No ACL.
+    None,
+    /// An ACL of its own, parsed.
+    Own(Arc<Acl>),
+    /// A link to another RDF source whose authorizations are the resource's ACL (Fedora
+    /// API §5.4: named with `Link: rel="acl"` when the resource was created); that source's
+    /// triples are read through the documents cache, so a change to it is seen at once.
+    Linked(FedoraId),
 }
 
 /// Most classes, a resource's own and their superclasses, gathered for one decision on
@@ -619,31 +632,100 @@ impl Access {
         ))
     }
 
-    /// The parsed ACL of resource `holder`, if it has a live one (cached).
+    /// The parsed ACL of resource `holder`, if it has a live one (cached); for a linked
+    /// ACL, the linked source's authorizations ([`linked_acl`]).
     async fn acl_of(
         &self,
         repo: &Repository,
         holder: &FedoraId,
     ) -> Result<Option<Arc<Acl>>, Error> {
+        match self.stored_acl(repo, holder).await? {
+            StoredAcl::None => Ok(None),
+            StoredAcl::Own(acl) => Ok(Some(acl)),
+            StoredAcl::Linked(source) => {
+                let triples = self
+                    .document(repo, source.as_str())
+                    .await?
+                    .unwrap_or_default();
+                Ok(Some(Arc::new(linked_acl(holder, &triples, &self.rules))))
+            }
+        }
+    }
+
+    /// The RDF source `resource`'s ACL links to, if its ACL is a link (the `rel="acl"` its
+    /// responses name instead of `fcr:acl`).
+    pub(crate) async fn linked_acl_source(
+        &self,
+        repo: &Repository,
+        resource: &FedoraId,
+    ) -> Result<Option<FedoraId>, Error> {
+        Ok(match self.stored_acl(repo, &resource.base()).await? {
+            StoredAcl::Linked(source) => Some(source),
+            _ => None,
+        })
+    }
+
+    /// What `holder`'s `fcr:acl` holds (cached).
+    async fn stored_acl(&self, repo: &Repository, holder: &FedoraId) -> Result<StoredAcl, Error> {
         if let Some(hit) = self.shared.cache.lock().acls.get(holder) {
             return Ok(hit.clone());
         }
         let generation = self.shared.generation.load(Ordering::Acquire);
         let acl_id = holder.acl();
-        let acl = match repo.lookup(&acl_id).await? {
-            // Stored ACLs are read leniently (Fedora accepts more than arca's writes do): a
-            // statement arca would refuse grants nothing rather than locking the resource.
-            Some(record) if !record.is_deleted() => Some(Arc::new(Acl::parse_lenient(
-                acl_id.as_str(),
-                &repo.triples(&record)?,
-                &self.rules,
-            ))),
-            _ => None,
+        let stored = match repo.lookup(&acl_id).await? {
+            Some(record) if !record.is_deleted() => {
+                let triples = repo.triples(&record)?;
+                match webac::linked_acl_source(acl_id.as_str(), &triples) {
+                    Some(source) => match FedoraId::from_internal(&source) {
+                        Ok(source) => StoredAcl::Linked(source),
+                        // Not a resource here: a link to nothing, which grants nothing.
+                        Err(_) => StoredAcl::Own(Arc::new(linked_acl(holder, &[], &self.rules))),
+                    },
+                    // Stored ACLs are read leniently (Fedora accepts more than arca's writes
+                    // do): a statement arca would refuse grants nothing rather than locking
+                    // the resource.
+                    None => StoredAcl::Own(Arc::new(Acl::parse_lenient(
+                        acl_id.as_str(),
+                        &triples,
+                        &self.rules,
+                    ))),
+                }
+            }
+            _ => StoredAcl::None,
         };
         self.remember(generation, |c| {
-            c.acls.insert(holder.clone(), acl.clone());
+            c.acls.insert(holder.clone(), stored.clone());
         });
-        Ok(acl)
+        Ok(stored)
+    }
+
+    /// Checks that `caller` may choose the ACL of `id`, a resource about to be created
+    /// with `Link: rel="acl"`: as for a PUT of its `fcr:acl`, acl:Control on it, here as the
+    /// ACL it would inherit grants.
+    pub(crate) async fn authorize_acl_link(
+        &self,
+        repo: &Repository,
+        caller: &Caller,
+        id: &FedoraId,
+        url: impl Fn(&FedoraId) -> String,
+    ) -> Result<(), ApiError> {
+        if caller.admin {
+            return Ok(());
+        }
+        let modes = self
+            .modes(repo, caller, id)
+            .await
+            .map_err(|e| ApiError::from_kernel(e, &url(&FedoraId::root())))?;
+        if Action::Control.allowed_by(modes) {
+            return Ok(());
+        }
+        Err(self.refuse(
+            caller,
+            format!(
+                "you may not choose the ACL of {} (rel=\"acl\"): that needs acl:Control on it",
+                url(id)
+            ),
+        ))
     }
 
     /// Whether the agent is a member of `group` (an in-repository vcard group listing,
@@ -731,6 +813,18 @@ impl Access {
         }
         store(&mut cache);
     }
+}
+
+/// The ACL of `holder` when its `fcr:acl` links to an RDF source with `triples`: that
+/// source's authorizations, read as if they were `holder`'s own ACL (an authorization with
+/// no target is about `holder`), and always deciding for `holder`, even when they grant
+/// nothing (a source that is gone, a binary or empty locks the resource to admins rather
+/// than letting an ancestor's ACL decide).
+fn linked_acl(holder: &FedoraId, triples: &[Triple], rules: &AclRules) -> Acl {
+    let acl_id = holder.acl();
+    let mut triples = triples.to_vec();
+    triples.extend(webac::grants_nothing(acl_id.as_str(), holder.as_str()));
+    Acl::parse_lenient(acl_id.as_str(), &triples, rules)
 }
 
 /// The membership resources whose triples `op` may change, as far as they are known

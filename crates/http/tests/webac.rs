@@ -1349,3 +1349,145 @@ async fn req_5_8_access_to_class_covers_subclasses_stated_in_the_repository() {
         403
     );
 }
+
+/// 5.4 (issue 38.9, a MAY Fedora 6 skips): a POST or PUT that creates a resource with
+/// `Link: <source>; rel="acl"` naming an existing RDF source makes that source the
+/// resource's ACL: its authorizations decide (one without a target is about the resource),
+/// and the resource's `Link: rel="acl"` names it. A source arca cannot use is refused with
+/// 409 and `constrainedBy`, creating nothing; choosing the ACL needs acl:Control.
+#[tokio::test]
+async fn req_5_4_a_resource_created_with_a_linked_acl_is_governed_by_it() {
+    let (s, _d) = server().await;
+    make(&s, "acls").await;
+    let shared = format!("{PREFIXES}<#r> a acl:Authorization ; acl:agent <http://users.example/bob> ; acl:mode acl:Read .");
+    let r = admin(&s, Method::PUT, "acls/shared", &[TURTLE], &shared).await;
+    assert_eq!(r.status, 201, "{}", r.text());
+    make(&s, "p").await;
+    let link = format!("<{}>; rel=\"acl\"", s.url("acls/shared"));
+    let r = admin(&s, Method::PUT, "p/linked", &[TURTLE, ("link", &link)], "").await;
+    assert_eq!(r.status, 201, "{}", r.text());
+    // A path on this server works too (POST).
+    let r = admin(
+        &s,
+        Method::POST,
+        "p",
+        &[
+            TURTLE,
+            ("slug", "posted"),
+            ("link", "</rest/acls/shared>; rel=\"acl\""),
+        ],
+        "",
+    )
+    .await;
+    assert_eq!(r.status, 201, "{}", r.text());
+    for path in ["p/linked", "p/posted"] {
+        let r = admin(&s, Method::GET, path, &[], "").await;
+        assert!(
+            r.has_link(&s.url("acls/shared"), "acl"),
+            "{path}: {:?}",
+            r.headers
+        );
+        assert!(
+            !r.has_link(&s.url(&format!("{path}/fcr:acl")), "acl"),
+            "{:?}",
+            r.headers
+        );
+        // bob reads it by the shared ACL; alice, whom the root ACL lets read everything,
+        // does not: the linked ACL decides.
+        assert_eq!(
+            status(&req(&s, Some("bob"), Method::GET, path, &[], "").await),
+            200
+        );
+        assert_eq!(
+            status(&req(&s, Some("alice"), Method::GET, path, &[], "").await),
+            403
+        );
+    }
+    // A change to the shared ACL is seen at once.
+    let r = admin(
+        &s,
+        Method::PATCH,
+        "acls/shared",
+        &[SPARQL],
+        &format!("INSERT DATA {{ <#r> <{ACL}agent> <http://users.example/alice> }}"),
+    )
+    .await;
+    assert_eq!(r.status, 204, "{}", r.text());
+    assert_eq!(
+        status(&req(&s, Some("alice"), Method::GET, "p/linked", &[], "").await),
+        200
+    );
+    // Sources arca cannot use: refused, nothing created.
+    let r = admin(
+        &s,
+        Method::PUT,
+        "acls/bin",
+        &[("content-type", "text/plain")],
+        "x",
+    )
+    .await;
+    assert_eq!(r.status, 201);
+    make(&s, "acls/gone").await;
+    assert_eq!(
+        admin(&s, Method::DELETE, "acls/gone", &[], "").await.status,
+        204
+    );
+    for (n, target) in [
+        "http://elsewhere.example/acl".to_string(),
+        s.url("acls/missing"),
+        s.url("acls/bin"),
+        s.url("acls/gone"),
+    ]
+    .iter()
+    .enumerate()
+    {
+        let link = format!("<{target}>; rel=\"acl\"");
+        let path = format!("p/refused{n}");
+        let r = admin(&s, Method::PUT, &path, &[TURTLE, ("link", &link)], "").await;
+        assert_eq!(r.status, 409, "{target}: {}", r.text());
+        assert_constrained_by(&s, &r).await;
+        assert_eq!(admin(&s, Method::GET, &path, &[], "").await.status, 404);
+    }
+    // Without acl:Control on what would be created, alice may not choose its ACL.
+    set_acl(&s, "p", &format!("<#w> a acl:Authorization ; acl:agent <http://users.example/alice> ; acl:mode acl:Read, acl:Write ; acl:accessTo <{0}> ; acl:default <{0}> .", s.url("p"))).await;
+    let r = req(
+        &s,
+        Some("alice"),
+        Method::PUT,
+        "p/mine",
+        &[TURTLE, ("link", &link)],
+        "",
+    )
+    .await;
+    assert_eq!(r.status, 403, "{}", r.text());
+    assert_eq!(admin(&s, Method::GET, "p/mine", &[], "").await.status, 404);
+    // Without the Link, creation is as before (Fedora's behaviour).
+    let r = req(&s, Some("alice"), Method::PUT, "p/mine", &[TURTLE], "").await;
+    assert_eq!(r.status, 201, "{}", r.text());
+    assert!(
+        r.has_link(&s.url("p/mine/fcr:acl"), "acl"),
+        "{:?}",
+        r.headers
+    );
+    // The link is an ordinary ACL in OCFL: a catalog rebuilt from storage keeps it.
+    s.published().await;
+    let data = s.stop().await.expect("a temporary data directory");
+    let copy = copy_without_catalog(data.path());
+    let htpasswd = _d.path().join("htpasswd");
+    let s = TestServer::start_with(Some(copy.path()), |c| {
+        c.auth.htpasswd = Some(htpasswd);
+        c.auth.admins = vec!["root".into()];
+        c.auth.user_base_uri = Some("http://users.example/".into());
+    })
+    .await;
+    let r = admin(&s, Method::GET, "p/linked", &[], "").await;
+    assert!(r.has_link(&s.url("acls/shared"), "acl"), "{:?}", r.headers);
+    assert_eq!(
+        status(&req(&s, Some("bob"), Method::GET, "p/linked", &[], "").await),
+        200
+    );
+    assert_eq!(
+        status(&req(&s, Some("carol"), Method::GET, "p/linked", &[], "").await),
+        403
+    );
+}
