@@ -453,7 +453,8 @@ fn stated_types(r: &common::Reply, subject: &str) -> std::collections::BTreeSet<
 }
 
 /// Headers and types Fedora and arca must agree on (issues 38.5 and 46.2): the
-/// `Link: rel="type"` of a binary whose description states a class, and of an ACL, with the
+/// `Link: rel="type"` of a binary whose description states a class (and of that description,
+/// and of a container stating one), and of an ACL, with the
 /// ACL's Allow and its rdf:types. Returns the differences, less the deliberate ones named
 /// here.
 async fn compare_headers(servers: &[Server; 2]) -> Vec<String> {
@@ -470,6 +471,10 @@ async fn compare_headers(servers: &[Server; 2]) -> Vec<String> {
             req("admin", M::GET, path, &[("accept", accept)], "")
         };
         let bin = s.reply(&get("/w/cls/bin", "*/*")).await;
+        let description = s
+            .reply(&get("/w/cls/bin/fcr:metadata", "text/turtle"))
+            .await;
+        let container = s.reply(&get("/w/cls/open", "text/turtle")).await;
         let acl = s.reply(&get("/w/fcr:acl", "application/n-triples")).await;
         let head = s.reply(&req("admin", M::HEAD, "/w/fcr:acl", &[], "")).await;
         let options = s
@@ -491,6 +496,14 @@ async fn compare_headers(servers: &[Server; 2]) -> Vec<String> {
         let acl_url = format!("{}/w/fcr:acl", s.base);
         answers.push([
             ("binary link types", format!("{:?}", type_links(&bin))),
+            (
+                "description link types",
+                format!("{:?}", type_links(&description)),
+            ),
+            (
+                "typed container link types",
+                format!("{:?}", type_links(&container)),
+            ),
             ("ACL GET link types", format!("{acl_links:?}")),
             (
                 "ACL HEAD link types",

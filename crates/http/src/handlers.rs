@@ -391,6 +391,17 @@ pub(crate) async fn read(ctx: &Ctx, id: FedoraId, head: bool, req: Request) -> H
     }?;
     crate::external::advertise(ctx, out.headers_mut());
     if ctx.memento.is_none() && !id.is_acl() {
+        // As Fedora 6: the classes a resource's triples state are named with its model's
+        // (a binary's are its description's).
+        let types = ctx
+            .repo
+            .stated_types(&record)
+            .await
+            .map_err(|e| ctx.err(e))?;
+        for t in types {
+            let t = ctx.mapper().to_external(&t);
+            add_link(out.headers_mut(), format!("<{t}>;rel=\"type\""));
+        }
         link_linked_acl(ctx, &record, out.headers_mut()).await?;
     }
     Ok(out)
@@ -431,22 +442,7 @@ async fn read_binary(
     head: bool,
     h: &HeaderMap,
 ) -> HandlerResult {
-    let mut out = binary_response(ctx, record);
-    if ctx.memento.is_none() {
-        // As Fedora 6: the classes its description states are the binary's types too.
-        let types = ctx
-            .repo
-            .stated_types(record)
-            .await
-            .map_err(|e| ctx.err(e))?;
-        for t in types {
-            add_link(
-                out.headers_mut(),
-                format!("<{}>;rel=\"type\"", ctx.mapper().to_external(&t)),
-            );
-        }
-    }
-    serve_binary(ctx, record, head, h, out).await
+    serve_binary(ctx, record, head, h, binary_response(ctx, record)).await
 }
 
 /// Answers a read of binary `record` with its bytes (a range of them, or none for HEAD),

@@ -471,9 +471,9 @@ impl Repository {
     }
 
     /// The `rdf:type`s a resource's own triples state of it (named classes, not the ones
-    /// its interaction model gives it); a binary's are those of its description, as in
-    /// Fedora 6, where they name the binary in `Link: rel="type"` and in
-    /// `acl:accessToClass`.
+    /// its interaction model gives it); a binary's are those of its description, and a
+    /// description's those it states of its binary, as in Fedora 6, where they show in
+    /// `Link: rel="type"` and count for `acl:accessToClass`.
     pub async fn stated_types(&self, record: &ResourceRecord) -> Result<Vec<String>> {
         let described;
         let (record, subject) = if record.headers.model() == Some(InteractionModel::NonRdfSource) {
@@ -485,7 +485,8 @@ impl Repository {
                 _ => return Ok(Vec::new()),
             }
         } else {
-            (record, record.id.iri())
+            // A description's statements are about its binary.
+            (record, record.id.base().iri())
         };
         let mut types = Vec::new();
         for t in self.triples(record)? {
