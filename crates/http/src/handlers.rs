@@ -407,7 +407,8 @@ pub(crate) async fn read(ctx: &Ctx, id: FedoraId, head: bool, req: Request) -> H
     Ok(out)
 }
 
-/// Names, in place of `fcr:acl`, the RDF source a resource's ACL links to (5.4).
+/// Names, in place of `fcr:acl`, the RDF source a resource's ACL links to (5.4), in the
+/// answers that describe the resource (GET, HEAD, OPTIONS, the 201 of its creation).
 async fn link_linked_acl(
     ctx: &Ctx,
     record: &ResourceRecord,
@@ -942,6 +943,9 @@ pub(crate) async fn options(ctx: &Ctx, id: FedoraId) -> HandlerResult {
     }
     h.remove("x-state-token");
     crate::external::advertise(ctx, h);
+    if ctx.memento.is_none() && !id.is_acl() {
+        link_linked_acl(ctx, &record, out.headers_mut()).await?;
+    }
     Ok(out)
 }
 
@@ -1161,15 +1165,18 @@ async fn create_new(
         .create(id, model, types.archival_group, content, &ctx.user)
         .await
         .map_err(|e| ctx.err(e))?;
-    if let Some(source) = acl_source {
-        let acl_id = record.id.acl();
-        let link = arca_auth::webac::acl_link(acl_id.as_str(), source.as_str());
-        ctx.repo
-            .put_acl(&record.id, vec![link], false, &ctx.user, None)
-            .await
-            .map_err(|e| ctx.err(e))?;
-    }
-    Ok(created_response(ctx, &record))
+    let Some(source) = acl_source else {
+        return Ok(created_response(ctx, &record));
+    };
+    let acl_id = record.id.acl();
+    let link = arca_auth::webac::acl_link(acl_id.as_str(), source.as_str());
+    ctx.repo
+        .put_acl(&record.id, vec![link], false, &ctx.user, None)
+        .await
+        .map_err(|e| ctx.err(e))?;
+    let mut out = created_response(ctx, &record);
+    link_linked_acl(ctx, &record, out.headers_mut()).await?;
+    Ok(out)
 }
 
 /// The RDF source a creation's `Link: <source>; rel="acl"` names as the ACL of new resource

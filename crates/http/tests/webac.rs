@@ -1373,6 +1373,9 @@ async fn req_5_4_a_resource_created_with_a_linked_acl_is_governed_by_it() {
     let link = format!("<{}>; rel=\"acl\"", s.url("acls/shared"));
     let r = admin(&s, Method::PUT, "p/linked", &[TURTLE, ("link", &link)], "").await;
     assert_eq!(r.status, 201, "{}", r.text());
+    assert!(r.has_link(&s.url("acls/shared"), "acl"), "{:?}", r.headers);
+    let r = admin(&s, Method::OPTIONS, "p/linked", &[], "").await;
+    assert!(r.has_link(&s.url("acls/shared"), "acl"), "{:?}", r.headers);
     // A path on this server works too (POST).
     let r = admin(
         &s,
