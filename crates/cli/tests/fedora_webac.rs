@@ -102,6 +102,7 @@ fn setup() -> Vec<Req> {
         )),
         req("admin", M::PUT, "/w/app/existing", &[TTL], "<> <http://purl.org/dc/terms/title> \"t\" ."),
         req("admin", M::PUT, "/w/app/bin", &[TEXT], "bytes"),
+        req("admin", M::PUT, "/w/app/dw", &[TTL], "<> <http://purl.org/dc/terms/title> \"t\" ."),
         // Control alone for alice.
         req("admin", M::PUT, "/w/ctl", &[TTL], ""),
         acl("/w/ctl", &format!(
@@ -125,6 +126,10 @@ fn setup() -> Vec<Req> {
         )),
         req("admin", M::PUT, "/w/cls/open", &[TTL], "<> a <http://example.org/Open> ."),
         req("admin", M::PUT, "/w/cls/closed", &[TTL], ""),
+        // A binary typed by its description, and one that is not (issue 38.5).
+        req("admin", M::PUT, "/w/cls/bin", &[TEXT], "open bytes"),
+        req("admin", M::PATCH, "/w/cls/bin/fcr:metadata", &[SPARQL], "INSERT DATA { <> a <http://example.org/Open> }"),
+        req("admin", M::PUT, "/w/cls/closedbin", &[TEXT], "closed bytes"),
         // A direct container whose membership resource bob may only read.
         req("admin", M::PUT, "/w/target", &[TTL], ""),
         acl("/w/target", &format!(
@@ -168,6 +173,10 @@ fn probes() -> Vec<Req> {
             "/w/pub/child",
             "/w/cls/open",
             "/w/cls/closed",
+            "/w/cls/bin",
+            "/w/cls/bin/fcr:metadata",
+            "/w/cls/closedbin",
+            "/w/cls/closedbin/fcr:metadata",
             "/w/target",
             "/w/dc",
             "/w/nt",
@@ -198,6 +207,14 @@ fn probes() -> Vec<Req> {
         req("bob", M::PATCH, "/w/app/existing", &[SPARQL], ins),
         req("bob", M::PATCH, "/w/app/existing", &[SPARQL], del),
         req("bob", M::PUT, "/w/app/bin", &[TEXT], "bob"),
+        // Append-only updates that name a triple to delete, matching or not (issue 38.4),
+        // and ones whose delete template is empty.
+        req("bob", M::PATCH, "/w/app/existing", &[SPARQL], "DELETE DATA { <> <http://purl.org/dc/terms/title> \"none\" }"),
+        req("bob", M::PATCH, "/w/app/existing", &[SPARQL], "DELETE { <> <http://purl.org/dc/terms/subject> ?o } INSERT { <> <http://purl.org/dc/terms/subject> \"s\" } WHERE { OPTIONAL { <> <http://purl.org/dc/terms/subject> ?o } }"),
+        req("bob", M::PATCH, "/w/app/existing", &[SPARQL], "INSERT DATA { <> <http://purl.org/dc/terms/subject> \"s\" } ; DELETE DATA { <> <http://purl.org/dc/terms/subject> \"none\" }"),
+        req("bob", M::PATCH, "/w/app/existing", &[SPARQL], "DELETE { } INSERT { <> <http://purl.org/dc/terms/subject> \"e\" } WHERE { }"),
+        req("bob", M::PATCH, "/w/app/existing", &[SPARQL], "DELETE DATA { } ; INSERT DATA { <> <http://purl.org/dc/terms/subject> \"f\" }"),
+        req("bob", M::PATCH, "/w/app/dw", &[SPARQL], "DELETE WHERE { <> <http://purl.org/dc/terms/title> ?t }"),
         req("bob", M::DELETE, "/w/app/existing", &[], ""),
         // Control (alice) without Read or Write.
         req("alice", M::PUT, "/w/ctl", &[TTL], ""),
@@ -233,14 +250,24 @@ fn probes() -> Vec<Req> {
 }
 
 /// Deliberate differences: (who, method, path, reason).
-const KNOWN: &[(&str, &str, &str, &str)] = &[(
-    "bob",
-    "GET",
-    "/w/a/fcr:versions",
-    "with its ACL cache off, Fedora 6.1 lets bob read the TimeMap of /w/a while it denies him \
+const KNOWN: &[(&str, &str, &str, &str)] = &[
+    (
+        "bob",
+        "PATCH",
+        "/w/app/dw",
+        "Fedora 6.1 runs a DELETE WHERE sent with acl:Append alone, and removes the triples it \
+         matches (it checks only DELETE DATA and DELETE templates); arca refuses it (403), as \
+         Fedora API 5.7.1 asks: Append never removes a statement",
+    ),
+    (
+        "bob",
+        "GET",
+        "/w/a/fcr:versions",
+        "with its ACL cache off, Fedora 6.1 lets bob read the TimeMap of /w/a while it denies him \
      /w/a (its cache on, it answers 403 as arca does). A TimeMap is meant to follow its \
      original's ACL (fcrepo pull request 1991, FCREPO-3825), and in arca it does",
-)];
+    ),
+];
 
 /// A server under comparison.
 struct Server {
@@ -250,6 +277,10 @@ struct Server {
 
 impl Server {
     async fn send(&self, r: &Req) -> u16 {
+        self.reply(r).await.status.as_u16()
+    }
+
+    async fn reply(&self, r: &Req) -> common::Reply {
         let auth = match r.user {
             "admin" => AUTHORIZATION.to_string(),
             user => {
@@ -268,8 +299,6 @@ impl Server {
         self.http
             .request(r.method.clone(), &url, &headers, body)
             .await
-            .status
-            .as_u16()
     }
 }
 
@@ -382,6 +411,7 @@ async fn webac_decisions_match_fedora() {
         }
     }
     eprintln!("{table}");
+    differences.extend(compare_headers(&servers).await);
     let unused: Vec<_> = KNOWN
         .iter()
         .zip(&used)
@@ -393,4 +423,107 @@ async fn webac_decisions_match_fedora() {
         "WebAC decisions differ from Fedora 6.1:\n{}\nknown differences that no longer occur: {unused:?}",
         differences.join("\n")
     );
+}
+
+/// The `Link: rel="type"` targets of an answer.
+fn type_links(r: &common::Reply) -> std::collections::BTreeSet<String> {
+    r.headers
+        .get_all("link")
+        .iter()
+        .flat_map(|v| {
+            v.to_str()
+                .unwrap_or("")
+                .split(',')
+                .map(str::to_string)
+                .collect::<Vec<_>>()
+        })
+        .filter(|l| l.contains("rel=\"type\"") || l.contains("rel=type"))
+        .filter_map(|l| Some(l[l.find('<')? + 1..l.find('>')?].to_string()))
+        .collect()
+}
+
+/// The `rdf:type`s an RDF answer (N-Triples) states of `subject`.
+fn stated_types(r: &common::Reply, subject: &str) -> std::collections::BTreeSet<String> {
+    let prefix = format!("<{subject}> <http://www.w3.org/1999/02/22-rdf-syntax-ns#type> <");
+    String::from_utf8_lossy(&r.body)
+        .lines()
+        .filter_map(|l| l.strip_prefix(&prefix))
+        .filter_map(|rest| rest.split_once('>').map(|(t, _)| t.to_string()))
+        .collect()
+}
+
+/// Headers and types Fedora and arca must agree on (issues 38.5 and 46.2): the
+/// `Link: rel="type"` of a binary whose description states a class (and of that description,
+/// and of a container stating one), and of an ACL, with the
+/// ACL's Allow and its rdf:types. Returns the differences, less the deliberate ones named
+/// here.
+async fn compare_headers(servers: &[Server; 2]) -> Vec<String> {
+    use Method as M;
+    // Fedora lists on GET of an ACL what its OPTIONS does not: POST (which creates a child
+    // of the ACL's resource) and Accept-Post; arca's ACL takes no POST (405), so neither is
+    // advertised. Fedora also names the types of the ACL's authorizations (hash URIs) in
+    // its Link headers; arca names only the ACL's own.
+    const AUTHORIZATION_TYPE: &str = "http://www.w3.org/ns/auth/acl#Authorization";
+    let mut out = Vec::new();
+    let mut answers = Vec::new();
+    for s in servers {
+        let get = |path: &'static str, accept: &'static str| {
+            req("admin", M::GET, path, &[("accept", accept)], "")
+        };
+        let bin = s.reply(&get("/w/cls/bin", "*/*")).await;
+        let description = s
+            .reply(&get("/w/cls/bin/fcr:metadata", "text/turtle"))
+            .await;
+        let container = s.reply(&get("/w/cls/open", "text/turtle")).await;
+        let acl = s.reply(&get("/w/fcr:acl", "application/n-triples")).await;
+        let head = s.reply(&req("admin", M::HEAD, "/w/fcr:acl", &[], "")).await;
+        let options = s
+            .reply(&req("admin", M::OPTIONS, "/w/fcr:acl", &[], ""))
+            .await;
+        let mut acl_links = type_links(&acl);
+        acl_links.remove(AUTHORIZATION_TYPE);
+        let allow = |r: &common::Reply| {
+            let mut v: Vec<String> = r
+                .header("allow")
+                .unwrap_or("")
+                .split(',')
+                .map(|m| m.trim().to_string())
+                .filter(|m| !m.is_empty())
+                .collect();
+            v.sort();
+            v.join(",")
+        };
+        let acl_url = format!("{}/w/fcr:acl", s.base);
+        answers.push([
+            ("binary link types", format!("{:?}", type_links(&bin))),
+            (
+                "description link types",
+                format!("{:?}", type_links(&description)),
+            ),
+            (
+                "typed container link types",
+                format!("{:?}", type_links(&container)),
+            ),
+            ("ACL GET link types", format!("{acl_links:?}")),
+            (
+                "ACL HEAD link types",
+                format!("{:?}", {
+                    let mut l = type_links(&head);
+                    l.remove(AUTHORIZATION_TYPE);
+                    l
+                }),
+            ),
+            (
+                "ACL rdf:types",
+                format!("{:?}", stated_types(&acl, &acl_url)),
+            ),
+            ("ACL OPTIONS Allow", allow(&options)),
+        ]);
+    }
+    for (f, a) in answers[0].iter().zip(&answers[1]) {
+        if f.1 != a.1 {
+            out.push(format!("{}: Fedora {}, arca {}", f.0, f.1, a.1));
+        }
+    }
+    out
 }

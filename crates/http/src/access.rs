@@ -5,10 +5,10 @@
 //! The ACL in effect for a resource is the one of the nearest resource up its path that has
 //! one (its own first; ghost path segments have none, so walking the path finds the same
 //! ACL as walking containment), else the root ACL from the settings (Fedora's default when
-//! none is given). Parsed ACLs, "has no ACL" answers and group listings are cached; the
-//! repository's change watcher drops the entries of every resource a committed change
-//! touches before that change is answered, so a decision never uses an ACL older than the
-//! newest acknowledged write. A decision on a warm cache costs a few hash lookups per path
+//! none is given). Parsed ACLs, "has no ACL" answers, group listings and class documents
+//! (their `rdfs:subClassOf`) are cached; the repository's change watcher drops the entries
+//! of every resource a committed change touches before that change is answered, so a
+//! decision never uses an ACL older than the newest acknowledged write. A decision on a warm cache costs a few hash lookups per path
 //! segment.
 
 use std::collections::{HashMap, HashSet};
@@ -172,11 +172,29 @@ enum Check {
 /// Cached state, dropped entry by entry as changes commit.
 #[derive(Default)]
 struct Cache {
-    /// Resource id → its parsed ACL, or `None` when it has none.
-    acls: HashMap<FedoraId, Option<Arc<Acl>>>,
-    /// Group listing document id → its triples.
-    groups: HashMap<FedoraId, Arc<Vec<Triple>>>,
+    /// Resource id → its ACL as stored.
+    acls: HashMap<FedoraId, StoredAcl>,
+    /// Document id → its triples: group listings, and class resources read for their
+    /// `rdfs:subClassOf` statements.
+    documents: HashMap<FedoraId, Arc<Vec<Triple>>>,
 }
+
+/// A resource's ACL as its `fcr:acl` holds it.
+#[derive(Clone)]
+enum StoredAcl {
+    /// No ACL.
+    None,
+    /// An ACL of its own, parsed.
+    Own(Arc<Acl>),
+    /// A link to another RDF source whose authorizations are the resource's ACL (Fedora
+    /// API §5.4: named with `Link: rel="acl"` when the resource was created); that source's
+    /// triples are read through the documents cache, so a change to it is seen at once.
+    Linked(FedoraId),
+}
+
+/// Most classes, a resource's own and their superclasses, gathered for one decision on
+/// `acl:accessToClass`.
+const MAX_CLASSES: usize = 256;
 
 /// Entries kept before the cache starts over (a bound on memory, not a tuning knob:
 /// ~100 bytes each).
@@ -230,7 +248,7 @@ impl Access {
             watched.generation.fetch_add(1, Ordering::AcqRel);
             for id in ids {
                 cache.acls.remove(&id.base());
-                cache.groups.remove(id);
+                cache.documents.remove(id);
             }
         }));
         Ok(Self {
@@ -592,7 +610,8 @@ impl Access {
         inherited_from: Option<&str>,
     ) -> Result<Modes, Error> {
         let types = if acl.uses_classes() {
-            types_of(repo, target).await?
+            self.with_superclasses(repo, types_of(repo, target).await?)
+                .await?
         } else {
             Vec::new()
         };
@@ -613,31 +632,100 @@ impl Access {
         ))
     }
 
-    /// The parsed ACL of resource `holder`, if it has a live one (cached).
+    /// The parsed ACL of resource `holder`, if it has a live one (cached); for a linked
+    /// ACL, the linked source's authorizations ([`linked_acl`]).
     async fn acl_of(
         &self,
         repo: &Repository,
         holder: &FedoraId,
     ) -> Result<Option<Arc<Acl>>, Error> {
+        match self.stored_acl(repo, holder).await? {
+            StoredAcl::None => Ok(None),
+            StoredAcl::Own(acl) => Ok(Some(acl)),
+            StoredAcl::Linked(source) => {
+                let triples = self
+                    .document(repo, source.as_str())
+                    .await?
+                    .unwrap_or_default();
+                Ok(Some(Arc::new(linked_acl(holder, &triples, &self.rules))))
+            }
+        }
+    }
+
+    /// The RDF source `resource`'s ACL links to, if its ACL is a link (the `rel="acl"` its
+    /// responses name instead of `fcr:acl`).
+    pub(crate) async fn linked_acl_source(
+        &self,
+        repo: &Repository,
+        resource: &FedoraId,
+    ) -> Result<Option<FedoraId>, Error> {
+        Ok(match self.stored_acl(repo, &resource.base()).await? {
+            StoredAcl::Linked(source) => Some(source),
+            _ => None,
+        })
+    }
+
+    /// What `holder`'s `fcr:acl` holds (cached).
+    async fn stored_acl(&self, repo: &Repository, holder: &FedoraId) -> Result<StoredAcl, Error> {
         if let Some(hit) = self.shared.cache.lock().acls.get(holder) {
             return Ok(hit.clone());
         }
         let generation = self.shared.generation.load(Ordering::Acquire);
         let acl_id = holder.acl();
-        let acl = match repo.lookup(&acl_id).await? {
-            // Stored ACLs are read leniently (Fedora accepts more than arca's writes do): a
-            // statement arca would refuse grants nothing rather than locking the resource.
-            Some(record) if !record.is_deleted() => Some(Arc::new(Acl::parse_lenient(
-                acl_id.as_str(),
-                &repo.triples(&record)?,
-                &self.rules,
-            ))),
-            _ => None,
+        let stored = match repo.lookup(&acl_id).await? {
+            Some(record) if !record.is_deleted() => {
+                let triples = repo.triples(&record)?;
+                match webac::linked_acl_source(acl_id.as_str(), &triples) {
+                    Some(source) => match FedoraId::from_internal(&source) {
+                        Ok(source) => StoredAcl::Linked(source),
+                        // Not a resource here: a link to nothing, which grants nothing.
+                        Err(_) => StoredAcl::Own(Arc::new(linked_acl(holder, &[], &self.rules))),
+                    },
+                    // Stored ACLs are read leniently (Fedora accepts more than arca's writes
+                    // do): a statement arca would refuse grants nothing rather than locking
+                    // the resource.
+                    None => StoredAcl::Own(Arc::new(Acl::parse_lenient(
+                        acl_id.as_str(),
+                        &triples,
+                        &self.rules,
+                    ))),
+                }
+            }
+            _ => StoredAcl::None,
         };
         self.remember(generation, |c| {
-            c.acls.insert(holder.clone(), acl.clone());
+            c.acls.insert(holder.clone(), stored.clone());
         });
-        Ok(acl)
+        Ok(stored)
+    }
+
+    /// Checks that `caller` may choose the ACL of `id`, a resource about to be created
+    /// with `Link: rel="acl"`: as for a PUT of its `fcr:acl`, acl:Control on it, here as the
+    /// ACL it would inherit grants.
+    pub(crate) async fn authorize_acl_link(
+        &self,
+        repo: &Repository,
+        caller: &Caller,
+        id: &FedoraId,
+        url: impl Fn(&FedoraId) -> String,
+    ) -> Result<(), ApiError> {
+        if caller.admin {
+            return Ok(());
+        }
+        let modes = self
+            .modes(repo, caller, id)
+            .await
+            .map_err(|e| ApiError::from_kernel(e, &url(&FedoraId::root())))?;
+        if Action::Control.allowed_by(modes) {
+            return Ok(());
+        }
+        Err(self.refuse(
+            caller,
+            format!(
+                "you may not choose the ACL of {} (rel=\"acl\"): that needs acl:Control on it",
+                url(id)
+            ),
+        ))
     }
 
     /// Whether the agent is a member of `group` (an in-repository vcard group listing,
@@ -648,26 +736,70 @@ impl Access {
         group: &str,
         agent: &Agent<'_>,
     ) -> Result<bool, Error> {
-        let document = group.split_once('#').map_or(group, |(doc, _)| doc);
-        let Ok(doc_id) = FedoraId::from_internal(document) else {
-            return Ok(false); // a role group: the agent's own group IRIs decide
-        };
-        let cached = self.shared.cache.lock().groups.get(&doc_id).cloned();
-        let triples = match cached {
-            Some(t) => t,
-            None => {
-                let generation = self.shared.generation.load(Ordering::Acquire);
-                let triples = match repo.lookup(&doc_id).await? {
-                    Some(r) if !r.is_deleted() => Arc::new(repo.triples(&r)?),
-                    _ => Arc::new(Vec::new()),
-                };
-                self.remember(generation, |c| {
-                    c.groups.insert(doc_id.clone(), triples.clone());
-                });
-                triples
+        // Not in the repository: a role group, which the agent's own group IRIs decide.
+        match self.document(repo, group).await? {
+            Some(triples) => Ok(webac::group_has_member(&triples, group, agent)),
+            None => Ok(false),
+        }
+    }
+
+    /// `types` with the classes they are subclasses of, for `acl:accessToClass` (an
+    /// extension Fedora API §5.8 allows and Fedora 6 does without): a class that is an
+    /// in-repository resource (a hash URI allowed) has the superclasses that resource's own
+    /// triples state with `rdfs:subClassOf`, transitively; classes outside the repository
+    /// have none. At most [`MAX_CLASSES`] classes are gathered (cycles end by themselves);
+    /// the documents are read through the cache, so a change to one is seen at once.
+    async fn with_superclasses(
+        &self,
+        repo: &Repository,
+        mut types: Vec<String>,
+    ) -> Result<Vec<String>, Error> {
+        let mut next = 0;
+        while next < types.len() && types.len() < MAX_CLASSES {
+            let class = types[next].clone();
+            next += 1;
+            let Some(triples) = self.document(repo, &class).await? else {
+                continue;
+            };
+            for t in triples.iter() {
+                let about = matches!(&t.subject, oxrdf::NamedOrBlankNode::NamedNode(n) if n.as_str() == class);
+                if !about || t.predicate.as_str() != webac::vocab::RDFS_SUB_CLASS_OF {
+                    continue;
+                }
+                if let oxrdf::Term::NamedNode(super_class) = &t.object {
+                    if !types.iter().any(|known| known == super_class.as_str()) {
+                        types.push(super_class.as_str().to_string());
+                    }
+                }
             }
+        }
+        Ok(types)
+    }
+
+    /// The triples of the in-repository document that defines `iri` (the resource itself,
+    /// or the document of a hash URI), through the cache; `None` when `iri` names nothing
+    /// in the repository, empty when it names a resource that does not exist.
+    async fn document(
+        &self,
+        repo: &Repository,
+        iri: &str,
+    ) -> Result<Option<Arc<Vec<Triple>>>, Error> {
+        let document = iri.split_once('#').map_or(iri, |(doc, _)| doc);
+        let Ok(doc_id) = FedoraId::from_internal(document) else {
+            return Ok(None);
         };
-        Ok(webac::group_has_member(&triples, group, agent))
+        if let Some(hit) = self.shared.cache.lock().documents.get(&doc_id).cloned() {
+            return Ok(Some(hit));
+        }
+        let generation = self.shared.generation.load(Ordering::Acquire);
+        let triples = match repo.lookup(&doc_id).await? {
+            Some(r) if !r.is_deleted() => Arc::new(repo.triples(&r)?),
+            _ => Arc::new(Vec::new()),
+        };
+        self.remember(generation, |c| {
+            c.documents.insert(doc_id.clone(), triples.clone());
+        });
+        Ok(Some(triples))
     }
 
     /// Stores into the cache unless an invalidation happened since `generation` was read.
@@ -676,11 +808,23 @@ impl Access {
         if self.shared.generation.load(Ordering::Acquire) != generation {
             return;
         }
-        if cache.acls.len() + cache.groups.len() >= CACHE_ENTRIES {
+        if cache.acls.len() + cache.documents.len() >= CACHE_ENTRIES {
             *cache = Cache::default();
         }
         store(&mut cache);
     }
+}
+
+/// The ACL of `holder` when its `fcr:acl` links to an RDF source with `triples`: that
+/// source's authorizations, read as if they were `holder`'s own ACL (an authorization with
+/// no target is about `holder`), and always deciding for `holder`, even when they grant
+/// nothing (a source that is gone, a binary or empty locks the resource to admins rather
+/// than letting an ancestor's ACL decide).
+fn linked_acl(holder: &FedoraId, triples: &[Triple], rules: &AclRules) -> Acl {
+    let acl_id = holder.acl();
+    let mut triples = triples.to_vec();
+    triples.extend(webac::grants_nothing(acl_id.as_str(), holder.as_str()));
+    Acl::parse_lenient(acl_id.as_str(), &triples, rules)
 }
 
 /// The membership resources whose triples `op` may change, as far as they are known
@@ -724,21 +868,14 @@ async fn membership_targets(
     Ok(targets)
 }
 
-/// The rdf:types of `id` for `acl:accessToClass`: its own and the ones its interaction
-/// model gives it (server-managed types count, as in Fedora 6).
+/// The rdf:types of `id` for `acl:accessToClass`: the ones its triples state (a binary's
+/// description's for a binary and its description) and the ones its interaction model gives
+/// it (server-managed types count, as in Fedora 6).
 async fn types_of(repo: &Repository, id: &FedoraId) -> Result<Vec<String>, Error> {
     let Some(record) = repo.lookup(id).await? else {
         return Ok(Vec::new());
     };
-    let mut types: Vec<String> = repo
-        .triples(&record)?
-        .into_iter()
-        .filter(|t| t.predicate.as_str() == arca_rdf::vocab::RDF_TYPE)
-        .filter_map(|t| match t.object {
-            oxrdf::Term::NamedNode(n) => Some(n.into_string()),
-            _ => None,
-        })
-        .collect();
+    let mut types = repo.stated_types(&record).await?;
     if let Some(model) = record.headers.model() {
         types.extend(model.rdf_types().iter().map(|t| t.to_string()));
         types.push(model.iri().to_string());

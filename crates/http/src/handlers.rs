@@ -199,7 +199,7 @@ fn fedora_link_types(record: &ResourceRecord, model: InteractionModel) -> Vec<&'
     let mut types = match model {
         InteractionModel::NonRdfSource => vec!["Binary", "Resource"],
         InteractionModel::NonRdfSourceDescription => vec!["NonRdfSourceDescription", "Resource"],
-        m if m.is_container() => vec!["Container", "Resource"],
+        m if m.is_typed_container() => vec!["Container", "Resource"],
         _ => vec!["Resource"],
     };
     if record.id.is_root() {
@@ -390,7 +390,51 @@ pub(crate) async fn read(ctx: &Ctx, id: FedoraId, head: bool, req: Request) -> H
         read_rdf(ctx, &record, head, req).await
     }?;
     crate::external::advertise(ctx, out.headers_mut());
+    if ctx.memento.is_none() && !id.is_acl() {
+        // As Fedora 6: the classes a resource's triples state are named with its model's
+        // (a binary's are its description's).
+        let types = ctx
+            .repo
+            .stated_types(&record)
+            .await
+            .map_err(|e| ctx.err(e))?;
+        for t in types {
+            let t = ctx.mapper().to_external(&t);
+            add_link(out.headers_mut(), format!("<{t}>;rel=\"type\""));
+        }
+        link_linked_acl(ctx, &record, out.headers_mut()).await?;
+    }
     Ok(out)
+}
+
+/// Names, in place of `fcr:acl`, the RDF source a resource's ACL links to (5.4), in the
+/// answers that describe the resource (GET, HEAD, OPTIONS, the 201 of its creation).
+async fn link_linked_acl(
+    ctx: &Ctx,
+    record: &ResourceRecord,
+    h: &mut HeaderMap,
+) -> Result<(), ApiError> {
+    let source = ctx
+        .access
+        .linked_acl_source(&ctx.repo, &record.id)
+        .await
+        .map_err(|e| ctx.err(e))?;
+    let Some(source) = source else {
+        return Ok(());
+    };
+    let own = format!("<{}>;rel=\"acl\"", ctx.url(&record.id.base().acl()));
+    let links: Vec<HeaderValue> = h
+        .get_all(header::LINK)
+        .iter()
+        .filter(|v| v.as_bytes() != own.as_bytes() && *v != header_value(&own))
+        .cloned()
+        .collect();
+    h.remove(header::LINK);
+    for v in links {
+        h.append(header::LINK, v);
+    }
+    add_link(h, format!("<{}>;rel=\"acl\"", ctx.url(&source)));
+    Ok(())
 }
 
 async fn read_binary(
@@ -842,7 +886,7 @@ async fn server_managed_triples(
     }
     let fedora_types: &[&str] = if subject_model.is_binary() {
         &["Binary", "Resource"]
-    } else if subject_model.is_container() {
+    } else if subject_model.is_typed_container() {
         &["Container", "Resource"]
     } else {
         &["Resource"]
@@ -905,6 +949,9 @@ pub(crate) async fn options(ctx: &Ctx, id: FedoraId) -> HandlerResult {
     }
     h.remove("x-state-token");
     crate::external::advertise(ctx, h);
+    if ctx.memento.is_none() && !id.is_acl() {
+        link_linked_acl(ctx, &record, out.headers_mut()).await?;
+    }
     Ok(out)
 }
 
@@ -1099,16 +1146,9 @@ async fn create_new(
     req: Request,
 ) -> HandlerResult {
     let link = types.model;
-    if headers::has_link_rel(h, "acl") {
-        // 5.4: arca does not take a client-named ACL; a resource's ACL is <id>/fcr:acl.
-        return Err(ctx.err(Error::constraint(
-            arca_repository::Constraint::Acl,
-            format!(
-                "a resource's ACL cannot be named with a rel=\"acl\" Link; create the resource, then PUT its ACL at {}",
-                ctx.url(&id.acl())
-            ),
-        )));
-    }
+    // 5.4: an existing RDF source named as the new resource's ACL, checked before anything
+    // is read or written.
+    let acl_source = acl_link_source(ctx, &id, h).await?;
     // External content is a binary whatever else the request says, as in Fedora 6.
     let kind = match external {
         Some(_) => BodyKind::Binary,
@@ -1131,7 +1171,74 @@ async fn create_new(
         .create(id, model, types.archival_group, content, &ctx.user)
         .await
         .map_err(|e| ctx.err(e))?;
-    Ok(created_response(ctx, &record))
+    let Some(source) = acl_source else {
+        return Ok(created_response(ctx, &record));
+    };
+    let acl_id = record.id.acl();
+    let link = arca_auth::webac::acl_link(acl_id.as_str(), source.as_str());
+    ctx.repo
+        .put_acl(&record.id, vec![link], false, &ctx.user, None)
+        .await
+        .map_err(|e| ctx.err(e))?;
+    let mut out = created_response(ctx, &record);
+    link_linked_acl(ctx, &record, out.headers_mut()).await?;
+    Ok(out)
+}
+
+/// The RDF source a creation's `Link: <source>; rel="acl"` names as the ACL of new resource
+/// `id` (Fedora API §5.4), once checked: one link, to an existing, live RDF source of this
+/// repository (not a binary), from a caller who may set the ACL of `id`. Anything else is
+/// refused with 409 and `constrainedBy` (403 for a caller without acl:Control).
+async fn acl_link_source(
+    ctx: &Ctx,
+    id: &FedoraId,
+    h: &HeaderMap,
+) -> Result<Option<FedoraId>, ApiError> {
+    let links = headers::links_with_rel(h, "acl");
+    let Some((target, _)) = links.first() else {
+        return Ok(None);
+    };
+    let refuse = |why: String| {
+        ctx.err(Error::constraint(
+            arca_repository::Constraint::Acl,
+            format!("the ACL named with rel=\"acl\" cannot be used: {why}"),
+        ))
+    };
+    if links.len() > 1 {
+        return Err(refuse(
+            "a resource has one ACL, and the request names several".into(),
+        ));
+    }
+    // A path is taken on this server (`</rest/acls/shared>`).
+    let root = ctx.url(&FedoraId::root());
+    let absolute = match target.strip_prefix('/') {
+        Some(path) => {
+            let origin_end = root
+                .find("://")
+                .and_then(|i| root[i + 3..].find('/').map(|j| i + 3 + j));
+            format!("{}/{path}", &root[..origin_end.unwrap_or(root.len())])
+        }
+        None => target.clone(),
+    };
+    let source = ctx
+        .mapper()
+        .to_internal(&absolute)
+        .and_then(|internal| FedoraId::from_internal(&internal).ok())
+        .ok_or_else(|| refuse(format!("<{target}> is not a resource of this repository")))?;
+    match ctx.repo.lookup(&source).await.map_err(|e| ctx.err(e))? {
+        None => return Err(refuse(format!("<{target}> does not exist"))),
+        Some(r) if r.is_deleted() => return Err(refuse(format!("<{target}> is gone (deleted)"))),
+        Some(r) if model_of(&r).is_binary() => {
+            return Err(refuse(format!(
+                "<{target}> is a binary; an ACL is an RDF source"
+            )))
+        }
+        Some(_) => {}
+    }
+    ctx.access
+        .authorize_acl_link(&ctx.repo, &ctx.caller, id, |i| ctx.url(i))
+        .await?;
+    Ok(Some(source))
 }
 
 /// The id of a POSTed child: the Slug if it is free and valid, a UUID otherwise.
@@ -1272,23 +1379,19 @@ pub(crate) async fn patch(ctx: &Ctx, id: FedoraId, req: Request) -> HandlerResul
     };
     let url = ctx.url(&subject);
     let mapper = ctx.mapper();
-    let append_only = ctx.grant == crate::access::Grant::AppendOnly;
+    // acl:Append without acl:Write adds triples, never removes one (5.7.1).
+    let scope = match ctx.grant {
+        crate::access::Grant::AppendOnly => arca_rdf::UpdateScope::InsertOnly,
+        crate::access::Grant::Full => arca_rdf::UpdateScope::Any,
+    };
     let acl_check = id.is_acl().then(|| (ctx.access.clone(), id.clone()));
     let membership = patch_membership(ctx, &id, &record, &update, &url).await?;
     let apply = Box::new(move |triples: Vec<Triple>| {
-        let result = arca_rdf::apply_sparql_update(&triples, &update, &url, &mapper, &rdf_limits)
-            .map_err(Error::Rdf);
+        let result =
+            arca_rdf::apply_sparql_update_as(&triples, &update, &url, &mapper, &rdf_limits, scope)
+                .map_err(Error::Rdf);
         drop(share);
         let mut updated = result?;
-        if append_only {
-            // acl:Append without acl:Write adds triples, never removes one (5.7.1).
-            let kept: std::collections::HashSet<&Triple> = updated.iter().collect();
-            if let Some(removed) = triples.iter().find(|t| !kept.contains(t)) {
-                return Err(Error::NotPermitted(format!(
-                    "you may only add statements here (acl:Append), and this update removes {removed}"
-                )));
-            }
-        }
         if let Some((access, acl_id)) = &acl_check {
             updated = access.prepare_acl(acl_id, updated)?;
         }

@@ -110,26 +110,19 @@ fn excerpt(s: &str) -> String {
     arca_model::excerpt(s, QUOTED_CHARS)
 }
 
-/// Whether a request has a `Link` with relation `rel`.
-pub fn has_link_rel(headers: &HeaderMap, rel: &str) -> bool {
-    headers
-        .get_all(http::header::LINK)
-        .iter()
-        .filter_map(|v| v.to_str().ok())
-        .flat_map(split_links)
-        .filter_map(parse_link)
-        .any(|(_, params)| {
-            params.iter().any(|(k, v)| {
-                k.eq_ignore_ascii_case("rel") && v.split_whitespace().any(|r| r == rel)
-            })
-        })
-}
-
 /// The `rel="http://fedora.info/definitions/fcrepo#ExternalContent"` links of a request, each
 /// as its target and parameters (unparseable values are skipped; [`link_type`] reports
 /// them).
 pub fn external_content_links(headers: &HeaderMap) -> Vec<(String, Vec<(String, String)>)> {
-    const REL: &str = "http://fedora.info/definitions/fcrepo#ExternalContent";
+    links_with_rel(
+        headers,
+        "http://fedora.info/definitions/fcrepo#ExternalContent",
+    )
+}
+
+/// The links of a request with relation `rel`, each as its target and parameters
+/// (unparseable values are skipped; [`link_type`] reports them).
+pub fn links_with_rel(headers: &HeaderMap, rel: &str) -> Vec<(String, Vec<(String, String)>)> {
     let mut found = Vec::new();
     for value in headers.get_all(http::header::LINK) {
         let Ok(value) = value.to_str() else { continue };
@@ -137,10 +130,10 @@ pub fn external_content_links(headers: &HeaderMap) -> Vec<(String, Vec<(String, 
             let Some((target, params)) = parse_link(link) else {
                 continue;
             };
-            let is_external = params.iter().any(|(k, v)| {
-                k.eq_ignore_ascii_case("rel") && v.split_whitespace().any(|r| r == REL)
+            let has_rel = params.iter().any(|(k, v)| {
+                k.eq_ignore_ascii_case("rel") && v.split_whitespace().any(|r| r == rel)
             });
-            if is_external {
+            if has_rel {
                 found.push((target, params));
             }
         }

@@ -365,9 +365,13 @@ async fn req_5_8_access_to_class() {
     assert_eq!(r.status, 201);
     make(&s, "lib/other").await;
     set_acl(&s, "lib", &format!("<#a> a acl:Authorization ; acl:agent <http://users.example/alice> ; acl:mode acl:Read ; acl:accessToClass <http://example.org/Book> ; acl:default <{}> .", s.url("lib"))).await;
-    assert_eq!(
-        status(&req(&s, Some("alice"), Method::GET, "lib/book", &[], "").await),
-        200
+    let r = req(&s, Some("alice"), Method::GET, "lib/book", &[], "").await;
+    assert_eq!(r.status, 200);
+    // As Fedora 6, the type is named with the model's.
+    assert!(
+        r.has_link("http://example.org/Book", "type"),
+        "{:?}",
+        r.headers
     );
     assert_eq!(
         status(&req(&s, Some("alice"), Method::GET, "lib/other", &[], "").await),
@@ -1151,6 +1155,349 @@ async fn an_authorization_without_a_target_is_about_the_acls_resource() {
     );
     assert_eq!(
         status(&req(&s, Some("alice"), Method::GET, "nt", &[], "").await),
+        403
+    );
+}
+
+/// 5.7.1 (issue 38.4): with acl:Append but not acl:Write, a SPARQL Update with an
+/// operation that names a triple to delete is refused (403) before it runs, whether or not
+/// the triple exists, as Fedora 6 refuses it; an empty `DELETE { }` names none and passes, as
+/// in Fedora. `DELETE WHERE` is refused too (Fedora 6.1 runs it, removing triples: see
+/// `fedora_webac.rs`).
+#[tokio::test]
+async fn req_5_7_1_append_only_updates_naming_a_delete_are_refused_even_when_nothing_matches() {
+    let (s, _d) = server().await;
+    make(&s, "ap").await;
+    let title = "<> <http://purl.org/dc/terms/title> \"t\" .";
+    let r = admin(&s, Method::PUT, "ap/r", &[TURTLE], title).await;
+    assert_eq!(r.status, 201);
+    set_acl(&s, "ap", &format!("<#a> a acl:Authorization ; acl:agent <http://users.example/alice> ; acl:mode acl:Read, acl:Append ; acl:accessTo <{0}> ; acl:default <{0}> .", s.url("ap"))).await;
+    let subject = "<http://purl.org/dc/terms/subject>";
+    for update in [
+        "DELETE DATA { <> <http://purl.org/dc/terms/title> \"no such title\" }".to_string(),
+        "DELETE WHERE { <> <http://example.org/nothing> ?o }".to_string(),
+        format!("delete {{ <> {subject} ?o }} insert {{ <> {subject} \"s\" }} where {{ OPTIONAL {{ <> {subject} ?o }} }}"),
+        format!("INSERT DATA {{ <> {subject} \"s\" }} ;\nDELETE DATA {{ <> {subject} \"none\" }}"),
+    ] {
+        let r = req(&s, Some("alice"), Method::PATCH, "ap/r", &[SPARQL], &update).await;
+        assert_eq!(r.status, 403, "{update}: {}", r.text());
+        assert!(r.text().contains("DELETE"), "{}", r.text());
+    }
+    let stored = admin(
+        &s,
+        Method::GET,
+        "ap/r",
+        &[("accept", "application/n-triples")],
+        "",
+    )
+    .await;
+    assert!(
+        !stored.text().contains("subject"),
+        "refused updates changed nothing: {}",
+        stored.text()
+    );
+    // Empty delete templates name nothing: these only insert.
+    for update in [
+        format!("DELETE {{ }} INSERT {{ <> {subject} \"s\" }} WHERE {{ }}"),
+        format!("DELETE DATA {{ }} ; INSERT DATA {{ <> {subject} <http://example.org/delete> }}"),
+    ] {
+        let r = req(&s, Some("alice"), Method::PATCH, "ap/r", &[SPARQL], &update).await;
+        assert_eq!(r.status, 204, "{update}: {}", r.text());
+    }
+}
+
+/// 5.8 (issue 38.5): the `rdf:type`s stated in a binary's description are the binary's
+/// classes for `acl:accessToClass`, granting the binary and its description, and the binary
+/// names them in `Link: rel="type"`, as Fedora 6 does.
+#[tokio::test]
+async fn req_5_8_access_to_class_grants_a_binary_typed_by_its_description() {
+    let (s, _d) = server().await;
+    make(&s, "lib").await;
+    for name in ["book", "other"] {
+        let path = format!("lib/{name}");
+        let r = admin(
+            &s,
+            Method::PUT,
+            &path,
+            &[("content-type", "text/plain")],
+            "bytes",
+        )
+        .await;
+        assert_eq!(r.status, 201);
+    }
+    let r = admin(
+        &s,
+        Method::PATCH,
+        "lib/book/fcr:metadata",
+        &[SPARQL],
+        "INSERT DATA { <> a <http://example.org/Book> }",
+    )
+    .await;
+    assert_eq!(r.status, 204, "{}", r.text());
+    set_acl(&s, "lib", &format!("<#a> a acl:Authorization ; acl:agent <http://users.example/alice> ; acl:mode acl:Read ; acl:accessToClass <http://example.org/Book> ; acl:default <{}> .", s.url("lib"))).await;
+    let alice = Some("alice");
+    let r = req(&s, alice, Method::GET, "lib/book", &[], "").await;
+    assert_eq!(r.status, 200, "{}", r.text());
+    assert_eq!(r.text(), "bytes");
+    assert!(
+        r.has_link("http://example.org/Book", "type"),
+        "{:?}",
+        r.headers
+    );
+    let r = req(&s, alice, Method::HEAD, "lib/book", &[], "").await;
+    assert!(
+        r.has_link("http://example.org/Book", "type"),
+        "{:?}",
+        r.headers
+    );
+    let r = req(&s, alice, Method::GET, "lib/book/fcr:metadata", &[], "").await;
+    assert_eq!(r.status, 200);
+    assert!(
+        r.has_link("http://example.org/Book", "type"),
+        "{:?}",
+        r.headers
+    );
+    assert_eq!(
+        status(&req(&s, alice, Method::GET, "lib/other", &[], "").await),
+        403
+    );
+    assert_eq!(
+        status(&req(&s, alice, Method::GET, "lib/other/fcr:metadata", &[], "").await),
+        403
+    );
+}
+
+/// 5.1 (issue 46.2): an ACL is typed as Fedora 6 types it, `webac:Acl` and a container
+/// (`ldp:Container`, `fedora:Container`), in its `Link: rel="type"` headers and its
+/// triples, so that Fedora's import-export tool takes it for an ACL.
+#[tokio::test]
+async fn req_5_1_an_acl_is_typed_webac_acl_and_a_container_as_in_fedora() {
+    let (s, _d) = server().await;
+    make(&s, "c").await;
+    set_acl(&s, "c", &format!("<#read> a acl:Authorization ; acl:agent <http://users.example/alice> ; acl:mode acl:Read ; acl:accessTo <{}> .", s.url("c"))).await;
+    let types = [
+        "http://fedora.info/definitions/v4/webac#Acl",
+        "http://www.w3.org/ns/ldp#Container",
+        "http://fedora.info/definitions/v4/repository#Container",
+        "http://www.w3.org/ns/ldp#RDFSource",
+        "http://fedora.info/definitions/v4/repository#Resource",
+    ];
+    for method in [Method::GET, Method::HEAD] {
+        let r = admin(
+            &s,
+            method.clone(),
+            "c/fcr:acl",
+            &[("accept", "text/turtle")],
+            "",
+        )
+        .await;
+        assert_eq!(r.status, 200);
+        for t in types {
+            assert!(r.has_link(t, "type"), "{method} {t}: {:?}", r.headers);
+        }
+        assert!(!r.has_link("http://www.w3.org/ns/ldp#BasicContainer", "type"));
+        // It takes no children: no POST, as Fedora's OPTIONS says.
+        assert_eq!(
+            r.header("allow"),
+            Some("GET, HEAD, OPTIONS, PUT, PATCH, DELETE")
+        );
+        if method == Method::GET {
+            let g = Graph::of(&r, &s.url("c/fcr:acl"));
+            for t in types {
+                let rdf_type = "http://www.w3.org/1999/02/22-rdf-syntax-ns#type";
+                assert!(g.has(&s.url("c/fcr:acl"), rdf_type, t), "{t}: {}", r.text());
+            }
+        }
+    }
+}
+
+/// 5.8 (issue 38.9, inference optional): a class named by `acl:accessToClass` covers its
+/// subclasses, where an in-repository class resource states `rdfs:subClassOf` (its own
+/// triples, a hash URI allowed, transitively); a change to the hierarchy is seen at once.
+#[tokio::test]
+async fn req_5_8_access_to_class_covers_subclasses_stated_in_the_repository() {
+    let (s, _d) = server().await;
+    make(&s, "vocab").await;
+    let book = "http://example.org/Book";
+    // Novel ⊑ Fiction (hash URIs in one document) ⊑ Book (outside the repository).
+    let vocab = format!(
+        "<#Novel> <http://www.w3.org/2000/01/rdf-schema#subClassOf> <#Fiction> .\n\
+         <#Fiction> <http://www.w3.org/2000/01/rdf-schema#subClassOf> <{book}> ."
+    );
+    let r = admin(&s, Method::PUT, "vocab/fiction", &[TURTLE], &vocab).await;
+    assert_eq!(r.status, 201, "{}", r.text());
+    make(&s, "lib").await;
+    let novel = format!("<> a <{}#Novel> .", s.url("vocab/fiction"));
+    let r = admin(&s, Method::PUT, "lib/novel", &[TURTLE], &novel).await;
+    assert_eq!(r.status, 201);
+    make(&s, "lib/plain").await;
+    set_acl(&s, "lib", &format!("<#a> a acl:Authorization ; acl:agent <http://users.example/alice> ; acl:mode acl:Read ; acl:accessToClass <{book}> ; acl:default <{}> .", s.url("lib"))).await;
+    let alice = Some("alice");
+    assert_eq!(
+        status(&req(&s, alice, Method::GET, "lib/novel", &[], "").await),
+        200
+    );
+    assert_eq!(
+        status(&req(&s, alice, Method::GET, "lib/plain", &[], "").await),
+        403
+    );
+    // Fiction is no longer a Book: the novel is not either.
+    let r = admin(
+        &s,
+        Method::PATCH,
+        "vocab/fiction",
+        &[SPARQL],
+        &format!("DELETE DATA {{ <#Fiction> <http://www.w3.org/2000/01/rdf-schema#subClassOf> <{book}> }}"),
+    )
+    .await;
+    assert_eq!(r.status, 204, "{}", r.text());
+    assert_eq!(
+        status(&req(&s, alice, Method::GET, "lib/novel", &[], "").await),
+        403
+    );
+}
+
+/// 5.4 (issue 38.9, a MAY Fedora 6 skips): a POST or PUT that creates a resource with
+/// `Link: <source>; rel="acl"` naming an existing RDF source makes that source the
+/// resource's ACL: its authorizations decide (one without a target is about the resource),
+/// and the resource's `Link: rel="acl"` names it. A source arca cannot use is refused with
+/// 409 and `constrainedBy`, creating nothing; choosing the ACL needs acl:Control.
+#[tokio::test]
+async fn req_5_4_a_resource_created_with_a_linked_acl_is_governed_by_it() {
+    let (s, _d) = server().await;
+    make(&s, "acls").await;
+    let shared = format!("{PREFIXES}<#r> a acl:Authorization ; acl:agent <http://users.example/bob> ; acl:mode acl:Read .");
+    let r = admin(&s, Method::PUT, "acls/shared", &[TURTLE], &shared).await;
+    assert_eq!(r.status, 201, "{}", r.text());
+    make(&s, "p").await;
+    let link = format!("<{}>; rel=\"acl\"", s.url("acls/shared"));
+    let r = admin(&s, Method::PUT, "p/linked", &[TURTLE, ("link", &link)], "").await;
+    assert_eq!(r.status, 201, "{}", r.text());
+    assert!(r.has_link(&s.url("acls/shared"), "acl"), "{:?}", r.headers);
+    let r = admin(&s, Method::OPTIONS, "p/linked", &[], "").await;
+    assert!(r.has_link(&s.url("acls/shared"), "acl"), "{:?}", r.headers);
+    // A path on this server works too (POST).
+    let r = admin(
+        &s,
+        Method::POST,
+        "p",
+        &[
+            TURTLE,
+            ("slug", "posted"),
+            ("link", "</rest/acls/shared>; rel=\"acl\""),
+        ],
+        "",
+    )
+    .await;
+    assert_eq!(r.status, 201, "{}", r.text());
+    for path in ["p/linked", "p/posted"] {
+        let r = admin(&s, Method::GET, path, &[], "").await;
+        assert!(
+            r.has_link(&s.url("acls/shared"), "acl"),
+            "{path}: {:?}",
+            r.headers
+        );
+        assert!(
+            !r.has_link(&s.url(&format!("{path}/fcr:acl")), "acl"),
+            "{:?}",
+            r.headers
+        );
+        // bob reads it by the shared ACL; alice, whom the root ACL lets read everything,
+        // does not: the linked ACL decides.
+        assert_eq!(
+            status(&req(&s, Some("bob"), Method::GET, path, &[], "").await),
+            200
+        );
+        assert_eq!(
+            status(&req(&s, Some("alice"), Method::GET, path, &[], "").await),
+            403
+        );
+    }
+    // A change to the shared ACL is seen at once.
+    let r = admin(
+        &s,
+        Method::PATCH,
+        "acls/shared",
+        &[SPARQL],
+        &format!("INSERT DATA {{ <#r> <{ACL}agent> <http://users.example/alice> }}"),
+    )
+    .await;
+    assert_eq!(r.status, 204, "{}", r.text());
+    assert_eq!(
+        status(&req(&s, Some("alice"), Method::GET, "p/linked", &[], "").await),
+        200
+    );
+    // Sources arca cannot use: refused, nothing created.
+    let r = admin(
+        &s,
+        Method::PUT,
+        "acls/bin",
+        &[("content-type", "text/plain")],
+        "x",
+    )
+    .await;
+    assert_eq!(r.status, 201);
+    make(&s, "acls/gone").await;
+    assert_eq!(
+        admin(&s, Method::DELETE, "acls/gone", &[], "").await.status,
+        204
+    );
+    for (n, target) in [
+        "http://elsewhere.example/acl".to_string(),
+        s.url("acls/missing"),
+        s.url("acls/bin"),
+        s.url("acls/gone"),
+    ]
+    .iter()
+    .enumerate()
+    {
+        let link = format!("<{target}>; rel=\"acl\"");
+        let path = format!("p/refused{n}");
+        let r = admin(&s, Method::PUT, &path, &[TURTLE, ("link", &link)], "").await;
+        assert_eq!(r.status, 409, "{target}: {}", r.text());
+        assert_constrained_by(&s, &r).await;
+        assert_eq!(admin(&s, Method::GET, &path, &[], "").await.status, 404);
+    }
+    // Without acl:Control on what would be created, alice may not choose its ACL.
+    set_acl(&s, "p", &format!("<#w> a acl:Authorization ; acl:agent <http://users.example/alice> ; acl:mode acl:Read, acl:Write ; acl:accessTo <{0}> ; acl:default <{0}> .", s.url("p"))).await;
+    let r = req(
+        &s,
+        Some("alice"),
+        Method::PUT,
+        "p/mine",
+        &[TURTLE, ("link", &link)],
+        "",
+    )
+    .await;
+    assert_eq!(r.status, 403, "{}", r.text());
+    assert_eq!(admin(&s, Method::GET, "p/mine", &[], "").await.status, 404);
+    // Without the Link, creation is as before (Fedora's behaviour).
+    let r = req(&s, Some("alice"), Method::PUT, "p/mine", &[TURTLE], "").await;
+    assert_eq!(r.status, 201, "{}", r.text());
+    assert!(
+        r.has_link(&s.url("p/mine/fcr:acl"), "acl"),
+        "{:?}",
+        r.headers
+    );
+    // The link is an ordinary ACL in OCFL: a catalog rebuilt from storage keeps it.
+    s.published().await;
+    let data = s.stop().await.expect("a temporary data directory");
+    let copy = copy_without_catalog(data.path());
+    let htpasswd = _d.path().join("htpasswd");
+    let s = TestServer::start_with(Some(copy.path()), |c| {
+        c.auth.htpasswd = Some(htpasswd);
+        c.auth.admins = vec!["root".into()];
+        c.auth.user_base_uri = Some("http://users.example/".into());
+    })
+    .await;
+    let r = admin(&s, Method::GET, "p/linked", &[], "").await;
+    assert!(r.has_link(&s.url("acls/shared"), "acl"), "{:?}", r.headers);
+    assert_eq!(
+        status(&req(&s, Some("bob"), Method::GET, "p/linked", &[], "").await),
+        200
+    );
+    assert_eq!(
+        status(&req(&s, Some("carol"), Method::GET, "p/linked", &[], "").await),
         403
     );
 }

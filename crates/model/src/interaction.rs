@@ -41,6 +41,12 @@ impl InteractionModel {
         )
     }
 
+    /// Whether Fedora 6 types the resource `ldp:Container` and `fedora:Container`: the
+    /// containers, and ACLs, which it models as containers (though none takes children).
+    pub fn is_typed_container(self) -> bool {
+        self.is_container() || self == Self::Acl
+    }
+
     /// Whether the resource's children generate membership triples (LDP direct and indirect
     /// containers).
     pub fn generates_membership(self) -> bool {
@@ -73,7 +79,14 @@ impl InteractionModel {
             ],
             Self::NonRdfSource => &["http://www.w3.org/ns/ldp#NonRDFSource", RES],
             Self::NonRdfSourceDescription => &[RDFS, RES],
-            Self::Acl => &[RDFS, RES],
+            // Fedora 6 types an ACL as a container (its import needs that: "You must use
+            // aclContentPath() for ACL resources" otherwise).
+            Self::Acl => &[
+                "http://fedora.info/definitions/v4/webac#Acl",
+                CONT,
+                RDFS,
+                RES,
+            ],
         }
     }
 }

@@ -40,7 +40,7 @@ pub use io::{parse, parse_ntriples, serialize, to_ntriples};
 pub use limits::ParseLimits;
 pub use managed::{describe_statements, split_server_managed};
 pub use prefer::{Prefer, ReturnPref};
-pub use sparql::apply_sparql_update;
+pub use sparql::{apply_sparql_update, apply_sparql_update_as, UpdateScope};
 
 /// Everything that can go wrong in this crate.
 #[derive(Debug, thiserror::Error)]
@@ -63,6 +63,10 @@ pub enum RdfError {
     /// (named graphs, LOAD, CLEAR, CREATE, DROP, COPY/MOVE/ADD, SERVICE).
     #[error("{0}")]
     Unsupported(String),
+    /// The SPARQL update deletes, and only insertions were allowed
+    /// ([`UpdateScope::InsertOnly`]).
+    #[error("{0}")]
+    NotInsertOnly(String),
     /// The base URL given by the caller is not an absolute IRI (a caller bug).
     #[error("invalid base IRI {iri:?}")]
     BaseIri {

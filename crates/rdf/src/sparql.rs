@@ -44,6 +44,42 @@ pub fn apply_sparql_update(
     mapper: &IdMapper,
     limits: &ParseLimits,
 ) -> Result<Vec<Triple>> {
+    apply_sparql_update_as(
+        current,
+        update,
+        resource_url,
+        mapper,
+        limits,
+        UpdateScope::Any,
+    )
+}
+
+/// What a SPARQL Update may ask for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum UpdateScope {
+    /// Anything [`apply_sparql_update`] accepts.
+    Any,
+    /// Inserts only: an operation that names a triple to delete (`DELETE DATA { … }`,
+    /// `DELETE { … } … WHERE`, `DELETE WHERE { … }`) is refused before the update runs,
+    /// whether or not it would match; an empty `DELETE { }` or `DELETE DATA { }` names none
+    /// and passes, as in Fedora 6. The PATCH of a caller with `acl:Append` but not
+    /// `acl:Write` (Fedora API §5.7.1).
+    InsertOnly,
+}
+
+/// [`apply_sparql_update`] for an update limited to `scope`.
+///
+/// # Errors
+/// As [`apply_sparql_update`], and [`RdfError::NotInsertOnly`] for an update that deletes
+/// where `scope` is [`UpdateScope::InsertOnly`].
+pub fn apply_sparql_update_as(
+    current: &[Triple],
+    update: &str,
+    resource_url: &str,
+    mapper: &IdMapper,
+    limits: &ParseLimits,
+    scope: UpdateScope,
+) -> Result<Vec<Triple>> {
     scan::turtle_like(update.as_bytes(), limits, true)?;
     let Some(slot) = UpdateSlot::take() else {
         return Err(RdfError::Busy(format!(
@@ -60,7 +96,7 @@ pub fn apply_sparql_update(
         );
         let (mapper, limits, cancel) = (mapper.clone(), limits.clone(), cancel.clone());
         move || {
-            let result = run_update(&current, &update, &url, &mapper, &limits, cancel);
+            let result = run_update(&current, &update, &url, &mapper, &limits, scope, cancel);
             drop(slot);
             let _ = done_tx.send(result);
         }
@@ -118,6 +154,7 @@ fn run_update(
     resource_url: &str,
     mapper: &IdMapper,
     limits: &ParseLimits,
+    scope: UpdateScope,
     cancel: CancellationToken,
 ) -> Result<Vec<Triple>> {
     let update = SparqlParser::new()
@@ -128,6 +165,9 @@ fn run_update(
         })?
         .parse_update(update)
         .map_err(|e| RdfError::Syntax(e.to_string()))?;
+    if scope == UpdateScope::InsertOnly {
+        check_insert_only(&update)?;
+    }
     check_supported(&update)?;
 
     let store = Store::new()?;
@@ -223,6 +263,22 @@ fn check_supported(update: &Update) -> Result<()> {
             GraphUpdateOperation::Create { .. } => return unsupported("CREATE"),
             GraphUpdateOperation::Drop { .. } => return unsupported("DROP (or COPY/MOVE/ADD)"),
         }
+    }
+    Ok(())
+}
+
+/// Refuses an update with an operation that names a triple to delete.
+fn check_insert_only(update: &Update) -> Result<()> {
+    let deletes = update.operations.iter().any(|operation| match operation {
+        GraphUpdateOperation::DeleteData { data } => !data.is_empty(),
+        // DELETE WHERE is parsed as a DELETE whose template is its pattern.
+        GraphUpdateOperation::DeleteInsert { delete, .. } => !delete.is_empty(),
+        _ => false,
+    });
+    if deletes {
+        return Err(RdfError::NotInsertOnly(
+            "only insertions are allowed here, and this update has a DELETE operation that names triples to remove (whether or not they exist)".into(),
+        ));
     }
     Ok(())
 }

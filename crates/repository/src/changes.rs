@@ -119,11 +119,7 @@ pub fn types_of(record: &ResourceRecord) -> Vec<String> {
         add(t);
     }
     add(model.iri());
-    if model.is_container() || model == InteractionModel::Acl {
-        // An ACL is a container to Fedora 6 (its events say so).
-        if model == InteractionModel::Acl {
-            add("http://www.w3.org/ns/ldp#Container");
-        }
+    if model.is_typed_container() {
         add(&format!("{FEDORA}Container"));
     } else if model == InteractionModel::NonRdfSource {
         add(&format!("{FEDORA}Binary"));

@@ -470,6 +470,38 @@ impl Repository {
         })
     }
 
+    /// The `rdf:type`s a resource's own triples state of it (named classes, not the ones
+    /// its interaction model gives it); a binary's are those of its description, and a
+    /// description's those it states of its binary, as in Fedora 6, where they show in
+    /// `Link: rel="type"` and count for `acl:accessToClass`.
+    pub async fn stated_types(&self, record: &ResourceRecord) -> Result<Vec<String>> {
+        let described;
+        let (record, subject) = if record.headers.model() == Some(InteractionModel::NonRdfSource) {
+            match self.lookup(&record.id.description()).await? {
+                Some(d) if !d.is_deleted() => {
+                    described = d;
+                    (&described, record.id.iri())
+                }
+                _ => return Ok(Vec::new()),
+            }
+        } else {
+            // A description's statements are about its binary.
+            (record, record.id.base().iri())
+        };
+        let mut types = Vec::new();
+        for t in self.triples(record)? {
+            let about = matches!(&t.subject, oxrdf::NamedOrBlankNode::NamedNode(n) if n.as_str() == subject);
+            if about && t.predicate.as_str() == arca_rdf::vocab::RDF_TYPE {
+                if let oxrdf::Term::NamedNode(n) = t.object {
+                    if !types.iter().any(|known| known == n.as_str()) {
+                        types.push(n.into_string());
+                    }
+                }
+            }
+        }
+        Ok(types)
+    }
+
     /// The stored triples (internal ids) of an RDF source.
     ///
     /// A description's statements are about its binary: Fedora 6 stores `<>` of a

@@ -30,6 +30,7 @@ mod acl;
 mod action;
 mod default_acl;
 mod group;
+mod link;
 mod modes;
 pub mod vocab;
 
@@ -40,6 +41,7 @@ pub use acl::{implied_access_to, Acl, AclError, AclRules};
 pub use action::{required, Action};
 pub use default_acl::default_root_acl;
 pub use group::group_has_member;
+pub use link::{acl_link, grants_nothing, linked_acl_source};
 pub use modes::{Mode, Modes};
 
 use crate::Principal;

@@ -36,6 +36,11 @@ pub const VCARD_GROUP: &str = "http://www.w3.org/2006/vcard/ns#Group";
 pub const VCARD_HAS_MEMBER: &str = "http://www.w3.org/2006/vcard/ns#hasMember";
 /// `rdf:type`.
 pub const RDF_TYPE: &str = "http://www.w3.org/1999/02/22-rdf-syntax-ns#type";
+/// `owl:sameAs`: in a resource's ACL, names the RDF source that is its ACL
+/// ([`acl_link`](super::acl_link)).
+pub const OWL_SAME_AS: &str = "http://www.w3.org/2002/07/owl#sameAs";
+/// `rdfs:subClassOf`: a class named by `acl:accessToClass` also covers its subclasses.
+pub const RDFS_SUB_CLASS_OF: &str = "http://www.w3.org/2000/01/rdf-schema#subClassOf";
 /// `rdfs:label`.
 pub const RDFS_LABEL: &str = "http://www.w3.org/2000/01/rdf-schema#label";
 /// `rdfs:comment`.
