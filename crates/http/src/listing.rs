@@ -148,13 +148,17 @@ pub(crate) struct Listing {
 }
 
 /// Lists one page of `record`'s listed triples. For a binary's description the membership
-/// and references are those of the binary.
+/// and references are those of the binary; an ACL lists nothing (its resource's children,
+/// membership and referrers are the resource's, and Fedora shows none of them on the ACL).
 pub(crate) async fn list(
     ctx: &Ctx,
     record: &ResourceRecord,
     wanted: &Wanted,
     paging: &Paging,
 ) -> Result<Listing, Error> {
+    if record.id.is_acl() {
+        return Ok(Listing::empty());
+    }
     let subject = record.id.base();
     let subject_node = NamedNode::new_unchecked(subject.iri());
     let mut out = Listing::empty();

@@ -1311,6 +1311,86 @@ async fn req_5_1_an_acl_is_typed_webac_acl_and_a_container_as_in_fedora() {
     }
 }
 
+/// 5.1 (issue 46): an ACL's representation holds its authorizations, never its resource's
+/// containment, membership or inbound references (Fedora shows none of them there; a tool
+/// that exports the ACL and imports it elsewhere would store them as the ACL's own triples).
+#[tokio::test]
+async fn req_5_1_an_acl_lists_none_of_its_resources_children_members_or_referrers() {
+    let (s, _d) = server().await;
+    make(&s, "c").await;
+    make(&s, "c/child").await;
+    let direct = "<http://www.w3.org/ns/ldp#DirectContainer>; rel=\"type\"";
+    let body = format!(
+        "<> <http://www.w3.org/ns/ldp#membershipResource> <{}> ; <http://www.w3.org/ns/ldp#hasMemberRelation> <http://pcdm.org/models#hasMember> .",
+        s.url("c")
+    );
+    let r = admin(
+        &s,
+        Method::PUT,
+        "m",
+        &[("content-type", "text/turtle"), ("link", direct)],
+        &body,
+    )
+    .await;
+    assert_eq!(r.status, 201, "{}", r.text());
+    let r = admin(
+        &s,
+        Method::PUT,
+        "m/one",
+        &[("content-type", "text/turtle")],
+        "",
+    )
+    .await;
+    assert_eq!(r.status, 201, "{}", r.text());
+    let reference = format!("<> <http://purl.org/dc/terms/relation> <{}> .", s.url("c"));
+    let r = admin(
+        &s,
+        Method::PUT,
+        "refers",
+        &[("content-type", "text/turtle")],
+        &reference,
+    )
+    .await;
+    assert_eq!(r.status, 201, "{}", r.text());
+    set_acl(&s, "c", &format!("<#read> a acl:Authorization ; acl:agent <http://users.example/alice> ; acl:mode acl:Read ; acl:accessTo <{}> .", s.url("c"))).await;
+    let all = "return=representation; include=\"http://fedora.info/definitions/fcrepo#PreferInboundReferences\"";
+    // The resource itself shows all three ...
+    let r = admin(
+        &s,
+        Method::GET,
+        "c",
+        &[("accept", "application/n-triples"), ("prefer", all)],
+        "",
+    )
+    .await;
+    let text = r.text();
+    for p in [
+        "ldp#contains",
+        "pcdm.org/models#hasMember",
+        "dc/terms/relation",
+    ] {
+        assert!(text.contains(p), "{p} on c: {text}");
+    }
+    // ... its ACL none of them.
+    let r = admin(
+        &s,
+        Method::GET,
+        "c/fcr:acl",
+        &[("accept", "application/n-triples"), ("prefer", all)],
+        "",
+    )
+    .await;
+    assert_eq!(r.status, 200);
+    let text = r.text();
+    for p in [
+        "ldp#contains",
+        "pcdm.org/models#hasMember",
+        "dc/terms/relation",
+    ] {
+        assert!(!text.contains(p), "{p} on c/fcr:acl: {text}");
+    }
+}
+
 /// 5.8 (issue 38.9, inference optional): a class named by `acl:accessToClass` covers its
 /// subclasses, where an in-repository class resource states `rdfs:subClassOf` (its own
 /// triples, a hash URI allowed, transitively); a change to the hierarchy is seen at once.
