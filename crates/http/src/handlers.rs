@@ -1410,7 +1410,11 @@ pub(crate) async fn patch(ctx: &Ctx, id: FedoraId, req: Request) -> HandlerResul
             write_precondition(&h),
         )
         .await
-        .map_err(|e| ctx.err(e))?;
+        .map_err(|e| match e {
+            // A refusal of what the caller may do: 401 for anonymous callers, as every other.
+            Error::Rdf(arca_rdf::RdfError::NotInsertOnly(m)) => ctx.access.refuse(&ctx.caller, m),
+            e => ctx.err(e),
+        })?;
     let mut out = response(StatusCode::NO_CONTENT, Body::empty());
     resource_headers(ctx, &record, out.headers_mut());
     Ok(out)

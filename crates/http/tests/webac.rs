@@ -1183,6 +1183,13 @@ async fn req_5_7_1_append_only_updates_naming_a_delete_are_refused_even_when_not
         assert_eq!(r.status, 403, "{update}: {}", r.text());
         assert!(r.text().contains("DELETE"), "{}", r.text());
     }
+    // Anyone with Append: an anonymous caller is asked for credentials (401), as for every
+    // other refusal, and the insert alone passes.
+    set_acl(&s, "ap/r", &format!("<#a> a acl:Authorization ; acl:agentClass foaf:Agent ; acl:mode acl:Read, acl:Append ; acl:accessTo <{0}> .", s.url("ap/r"))).await;
+    let delete = format!("DELETE DATA {{ <> {subject} \"none\" }}");
+    let r = req(&s, None, Method::PATCH, "ap/r", &[SPARQL], &delete).await;
+    assert_eq!(r.status, 401, "{}", r.text());
+    assert!(r.header("www-authenticate").is_some());
     let stored = admin(
         &s,
         Method::GET,
