@@ -24,6 +24,7 @@ pub mod layout;
 mod mapper;
 mod record;
 mod root;
+mod transfer;
 
 pub use arca_storage::{ByteReader, ObjectStorage};
 pub use build::{BuiltObject, NewVersion};
@@ -36,6 +37,7 @@ pub use record::{
     cancel_record, pending_purge_record, pending_record, purge_record, versions_record, Recovered,
 };
 pub use root::{
-    check_sidecar_in, read_object_in, Change, Content, HeadMode, ObjectState, OcflRoot, Staged,
-    VersionInfo,
+    check_sidecar_in, list_objects_in, read_object_in, Change, Content, HeadMode, ObjectState,
+    OcflRoot, Staged, VersionInfo,
 };
+pub use transfer::copy_object;
