@@ -414,6 +414,20 @@ async fn a_bag_round_trips_and_a_flipped_byte_is_refused_with_the_file_named() {
     let (code, text) = import(&bag, target.path(), &[]);
     assert_eq!(code, 0, "{text}");
     assert_serves(target.path(), &before).await;
+
+    // A flipped byte in the repository itself stops an export, naming the file, and
+    // leaves no export behind.
+    let stored = find_content(&data.path().join("ocfl-root"), b"second bytes");
+    flip_first_byte(&stored);
+    let again = out.path().join("again");
+    let (code, text) = arca(&[&"export", &"/t", &"--to", &again, &"--data", &data.path()]);
+    assert_eq!(code, 1, "{text}");
+    let rel = stored.strip_prefix(data.path().join("ocfl-root")).unwrap();
+    assert!(
+        text.contains(rel.to_str().unwrap()),
+        "the export names {rel:?}: {text}"
+    );
+    assert!(!again.exists());
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
