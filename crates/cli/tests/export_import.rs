@@ -583,3 +583,58 @@ fn flip_first_byte(path: &Path) {
     bytes[0] ^= 0x01;
     fs::write(path, bytes).unwrap();
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_object_whose_header_names_a_resource_outside_it_is_refused() {
+    let (data, _) = source().await;
+    let out = tempfile::tempdir().unwrap();
+    let to = out.path().join("export");
+    export(data.path(), &to, false);
+    // The object of /t/a/b made to claim /t/a in every version, its inventories and
+    // sidecars made to match: only the ids are wrong.
+    let dir = objects(&to)
+        .into_iter()
+        .find(|d| {
+            fs::read_to_string(d.join("inventory.json"))
+                .unwrap()
+                .contains("\"id\":\"info:fedora/t/a/b\"")
+        })
+        .unwrap();
+    let files: Vec<String> = common::relative_files(&dir).into_iter().collect();
+    let mut digests = Vec::new();
+    for rel in files
+        .iter()
+        .filter(|f| f.ends_with("content/.fcrepo/fcr-root.json"))
+    {
+        let path = dir.join(rel);
+        let old = fs::read(&path).unwrap();
+        let new = String::from_utf8(old.clone())
+            .unwrap()
+            .replace("\"id\":\"info:fedora/t/a/b\"", "\"id\":\"info:fedora/t/a\"");
+        fs::write(&path, &new).unwrap();
+        digests.push((sha512_hex(&old), sha512_hex(new.as_bytes())));
+    }
+    assert!(!digests.is_empty(), "{files:?}");
+    for rel in files.iter().filter(|f| f.ends_with("inventory.json")) {
+        let path = dir.join(rel);
+        let mut text = fs::read_to_string(&path).unwrap();
+        for (old, new) in &digests {
+            text = text.replace(old.as_str(), new);
+        }
+        fs::write(&path, &text).unwrap();
+        fs::write(
+            path.with_file_name("inventory.json.sha512"),
+            format!("{}  inventory.json\n", sha512_hex(text.as_bytes())),
+        )
+        .unwrap();
+    }
+    let target = tempfile::tempdir().unwrap();
+    let (code, text) = import(&to, target.path(), &[]);
+    assert_eq!(code, 1, "{text}");
+    assert!(
+        text.contains("header of info:fedora/t/a in object info:fedora/t/a/b, outside it"),
+        "{text}"
+    );
+    let rel = dir.strip_prefix(&to).unwrap();
+    assert!(!target.path().join("ocfl-root").join(rel).exists());
+}
