@@ -13,6 +13,8 @@
 //!   into the root (undoing itself on failure; the caller then journals
 //!   [`cancel_record`]). After a crash, [`OcflRoot::replay_all`] writes every journaled
 //!   version again (idempotently) and [`OcflRoot::clear_staging`] discards temporaries.
+//! * [`copy_object`] and [`OcflRoot::copy_in`]: whole objects copied out of and into a root
+//!   (`arca export`, `arca import`), every content digest and sidecar checked on the way.
 #![warn(missing_docs)]
 
 mod build;
