@@ -8,7 +8,9 @@ use anyhow::Context;
 use arca_config::Config;
 use clap::{Args, Parser, Subcommand};
 
+mod bag;
 mod import;
+mod transfer;
 
 #[derive(Parser)]
 #[command(
@@ -30,9 +32,12 @@ enum Command {
     /// Rebuild the search index from the catalog and the stored content (offline; a running
     /// server rebuilds with `POST /rest/fcr:search/reindex`).
     Reindex(ReindexArgs),
-    /// Import objects from another repository (Fedora 3).
-    #[command(subcommand)]
-    Import(import::ImportCommand),
+    /// Import a storage root written by `arca export` or Fedora 6 (`arca import DIR`), or
+    /// objects from Fedora 3 (`arca import fedora3`).
+    Import(Box<ImportArgs>),
+    /// Write a resource and everything below it, with all their versions, as a new OCFL
+    /// storage root in Fedora 6's layout (offline; every digest verified).
+    Export(transfer::ExportArgs),
     /// Reproduce the Fedora sizing studies against arca or any Fedora server.
     Bench(Box<arca_bench::BenchArgs>),
     /// Extract one PDF's text to stdout under resource limits (run by the search indexer).
@@ -41,6 +46,16 @@ enum Command {
         #[arg(trailing_var_arg = true, allow_hyphen_values = true)]
         args: Vec<std::ffi::OsString>,
     },
+}
+
+/// `arca import`: a storage root, or a subcommand naming another kind of source.
+#[derive(Args)]
+#[command(args_conflicts_with_subcommands = true, subcommand_negates_reqs = true)]
+struct ImportArgs {
+    #[command(subcommand)]
+    from: Option<import::ImportCommand>,
+    #[command(flatten)]
+    root: transfer::ImportRootArgs,
 }
 
 #[derive(Args)]
@@ -133,7 +148,14 @@ fn main() -> ExitCode {
             Command::Serve(args) => serve(args).await.map(|_| ExitCode::SUCCESS),
             Command::Rebuild(args) => rebuild(args).await.map(|_| ExitCode::SUCCESS),
             Command::Reindex(args) => reindex(args).await.map(|_| ExitCode::SUCCESS),
-            Command::Import(command) => import::run(command).await,
+            Command::Import(args) => match *args {
+                ImportArgs {
+                    from: Some(command),
+                    ..
+                } => import::run(command).await,
+                ImportArgs { from: None, root } => Ok(transfer::import(root).await),
+            },
+            Command::Export(args) => Ok(transfer::export(args).await),
             Command::Bench(args) => arca_bench::run(*args).await,
             Command::ExtractText { .. } => unreachable!("handled before the runtime starts"),
         }

@@ -40,6 +40,16 @@ pub struct BuiltObject {
 }
 
 impl BuiltObject {
+    /// An object (to be) built in `dir`, not installed: its files go when it is dropped.
+    pub(crate) fn new(dir: PathBuf, inventory: Inventory) -> Self {
+        Self {
+            object_id: inventory.id.clone(),
+            dir,
+            inventory,
+            installed: false,
+        }
+    }
+
     /// The directory it was built in.
     pub fn dir(&self) -> &std::path::Path {
         &self.dir
@@ -68,12 +78,10 @@ impl OcflRoot {
         let dir = self
             .staging
             .join(format!("build-{}", uuid::Uuid::new_v4().simple()));
-        let mut built = BuiltObject {
-            object_id: object_id.to_string(),
-            dir: dir.clone(),
-            inventory: empty_inventory(object_id, self.digest_algorithm()),
-            installed: false,
-        };
+        let mut built = BuiltObject::new(
+            dir.clone(),
+            empty_inventory(object_id, self.digest_algorithm()),
+        );
         let inventory = &mut built.inventory;
         let algorithm = inventory.content_digest()?;
         let mut files = vec![RecordFile::inline(

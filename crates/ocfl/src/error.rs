@@ -47,6 +47,10 @@ pub enum Error {
     /// The storage root or an object breaks a rule arca relies on.
     #[error("invalid OCFL storage: {0}")]
     Invalid(String),
+    /// A file's bytes do not match the digest its inventory (or an inventory's its
+    /// sidecar) records, or a file the manifest names is missing; the message names it.
+    #[error("digest mismatch: {0}")]
+    Mismatch(String),
     /// A feature of the root or object that arca does not support (yet).
     #[error("unsupported OCFL feature: {0}")]
     Unsupported(String),

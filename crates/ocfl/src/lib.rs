@@ -13,6 +13,8 @@
 //!   into the root (undoing itself on failure; the caller then journals
 //!   [`cancel_record`]). After a crash, [`OcflRoot::replay_all`] writes every journaled
 //!   version again (idempotently) and [`OcflRoot::clear_staging`] discards temporaries.
+//! * [`copy_object`] and [`OcflRoot::copy_in`]: whole objects copied out of and into a root
+//!   (`arca export`, `arca import`), every content digest and sidecar checked on the way.
 #![warn(missing_docs)]
 
 mod build;
@@ -24,6 +26,7 @@ pub mod layout;
 mod mapper;
 mod record;
 mod root;
+mod transfer;
 
 pub use arca_storage::{ByteReader, ObjectStorage};
 pub use build::{BuiltObject, NewVersion};
@@ -36,6 +39,7 @@ pub use record::{
     cancel_record, pending_purge_record, pending_record, purge_record, versions_record, Recovered,
 };
 pub use root::{
-    check_sidecar_in, read_object_in, Change, Content, HeadMode, ObjectState, OcflRoot, Staged,
-    VersionInfo,
+    check_sidecar_in, list_objects_in, read_object_in, Change, Content, HeadMode, ObjectState,
+    OcflRoot, Staged, VersionInfo,
 };
+pub use transfer::copy_object;

@@ -841,32 +841,10 @@ impl OcflRoot {
         Ok(())
     }
 
-    /// The root of every object in the storage root (those holding an object
-    /// declaration), as key prefixes in byte order. The hashed n-tuple layout is walked
-    /// one directory level at a time (S3: one delimiter listing per directory).
+    /// The root of every object in the storage root, as key prefixes in byte order: see
+    /// [`list_objects_in`].
     pub fn list_objects(&self) -> Result<Vec<String>> {
-        let mut out = Vec::new();
-        let mut stack = vec![String::new()];
-        while let Some(prefix) = stack.pop() {
-            let listing = self.store.list_dir(&prefix)?;
-            let is_object = listing.files.iter().any(|f| {
-                let name = f.key.rsplit('/').next().unwrap_or(&f.key);
-                name == OBJECT_NAMASTE || name == OBJECT_NAMASTE_1_0
-            });
-            if is_object && !prefix.is_empty() {
-                out.push(prefix);
-                continue;
-            }
-            let mut dirs: Vec<String> = listing
-                .dirs
-                .into_iter()
-                .filter(|d| !(prefix.is_empty() && d == "extensions"))
-                .collect();
-            dirs.sort();
-            stack.extend(dirs.into_iter().rev());
-        }
-        out.sort();
-        Ok(out)
+        list_objects_in(self.store.as_ref())
     }
 
     /// Verifies the inventory file below `prefix` (an object root or a version directory)
@@ -885,6 +863,34 @@ impl OcflRoot {
     pub fn read_file(&self, key: &str) -> Result<Vec<u8>> {
         Ok(self.store.read(key)?.bytes)
     }
+}
+
+/// The root of every object in the storage root held by `store` (those holding an object
+/// declaration), as key prefixes in byte order. The hashed n-tuple layout is walked
+/// one directory level at a time (S3: one delimiter listing per directory).
+pub fn list_objects_in(store: &dyn ObjectStorage) -> Result<Vec<String>> {
+    let mut out = Vec::new();
+    let mut stack = vec![String::new()];
+    while let Some(prefix) = stack.pop() {
+        let listing = store.list_dir(&prefix)?;
+        let is_object = listing.files.iter().any(|f| {
+            let name = f.key.rsplit('/').next().unwrap_or(&f.key);
+            name == OBJECT_NAMASTE || name == OBJECT_NAMASTE_1_0
+        });
+        if is_object && !prefix.is_empty() {
+            out.push(prefix);
+            continue;
+        }
+        let mut dirs: Vec<String> = listing
+            .dirs
+            .into_iter()
+            .filter(|d| !(prefix.is_empty() && d == "extensions"))
+            .collect();
+        dirs.sort();
+        stack.extend(dirs.into_iter().rev());
+    }
+    out.sort();
+    Ok(out)
 }
 
 /// Reads the object whose root is `prefix` in `store` (any store, with or without a storage

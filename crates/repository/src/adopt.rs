@@ -110,6 +110,45 @@ impl Repository {
         Ok(results)
     }
 
+    /// Puts `object` in the place of the object of the same id that the root holds
+    /// (an import with `--overwrite`): under the object's lock, the old object's files are
+    /// removed, the new one is moved in, and the catalog rows are re-derived from storage
+    /// with a change-log entry for every resource that differs, as crash recovery does.
+    /// Not atomic: a crash between the removal and the move leaves neither object (the
+    /// import run again puts the new one in place).
+    ///
+    /// # Errors
+    /// [`Error::NotFound`] if the root holds no object of that id.
+    pub async fn adopt_replacing(&self, mut object: BuiltObject) -> Result<()> {
+        let id = object.object_id.clone();
+        let _locks = self.catalog.lock_objects(&[id.as_str()], &[]).await?;
+        self.settled(&id).await?;
+        if self.ocfl.read_object(&id)?.is_none() {
+            return Err(Error::NotFound(FedoraId::from_internal(&id)?));
+        }
+        if let Durability::Journaled(j) = &self.durability {
+            j.barrier().await?;
+        }
+        self.ocfl.uninstall(&id)?;
+        self.ocfl.install_built(&mut object)?;
+        if let Durability::Journaled(j) = &self.durability {
+            j.barrier().await?;
+        }
+        self.reindex_logged(&id).await
+    }
+
+    /// Replaces object `ocfl_id`'s catalog rows by what storage holds, with a change-log
+    /// entry for every resource whose row differs (so that search and events learn of
+    /// it): for an object that an interrupted import moved into the root before it was
+    /// recorded.
+    pub async fn reindex_logged(&self, ocfl_id: &str) -> Result<()> {
+        let ops = self.reindex_ops(ocfl_id, true).await?;
+        self.catalog.apply(ops).await?;
+        let ids = self.catalog.in_object(ocfl_id).await?;
+        self.changed(&ids.into_iter().map(|r| r.id).collect::<Vec<_>>());
+        Ok(())
+    }
+
     /// `Ok` when nothing in the catalog or the root is at object `ocfl_id`'s id.
     async fn check_free(&self, ocfl_id: &str) -> Result<()> {
         let id = FedoraId::from_internal(ocfl_id)?;

@@ -56,6 +56,15 @@ pub fn rows_from_object(ocfl: &OcflRoot, object: &ObjectState) -> Result<ObjectR
                 "{file}: bad resource header: {e}"
             )))
         })?;
+        // An object holds its own resource and those below it (descriptions, ACLs, the
+        // members of an Archival Group), never another's: a header naming one outside
+        // would take over that resource's rows (an imported object, a tampered root).
+        if !is_within(&headers.id, &inventory.id) {
+            return Err(Error::Storage(arca_ocfl::Error::Invalid(format!(
+                "{file}: header of {} in object {}, outside it",
+                headers.id, inventory.id
+            ))));
+        }
         headers_by_digest.insert(digest.to_string(), headers.clone());
         Ok(headers)
     };
@@ -138,6 +147,15 @@ pub fn rows_from_object(ocfl: &OcflRoot, object: &ObjectState) -> Result<ObjectR
         });
     }
     Ok(rows)
+}
+
+/// Whether resource id `id` is object id `object` or below it.
+fn is_within(id: &str, object: &str) -> bool {
+    object == "info:fedora"
+        || id == object
+        || id
+            .strip_prefix(object)
+            .is_some_and(|rest| rest.starts_with('/'))
 }
 
 /// A change-log entry for every resource whose row differs between `before` and
