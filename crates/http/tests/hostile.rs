@@ -323,7 +323,7 @@ async fn a_slug_with_slashes_makes_a_path_as_in_fedora() {
         String::from_utf8_lossy(&out).into_owned()
     };
     assert!(answer.starts_with("HTTP/1.1 201"), "{answer}");
-    let location = format!("location: {}\r\n", s.url("h/hiver%20%C3%A9"));
+    let location = format!("Location: {}\r\n", s.url("h/hiver%20%C3%A9"));
     assert!(answer.contains(&location), "{answer}");
     s.stop().await;
 }
@@ -487,5 +487,75 @@ async fn binaries_go_to_disk_when_the_memory_budget_has_no_room() {
     // RDF bodies within their limit still fit the budget.
     let body = format!("<> <{DC_TITLE}> \"fits\" .");
     assert_eq!(put(&s, "small", &[TURTLE], &body).await.status, 201);
+    s.stop().await;
+}
+
+/// The head of the answer to `raw`, read off the socket as the server wrote it.
+async fn raw_head(s: &TestServer, raw: String) -> String {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let host = s
+        .base
+        .trim_start_matches("http://")
+        .split('/')
+        .next()
+        .unwrap();
+    let mut socket = tokio::net::TcpStream::connect(host).await.unwrap();
+    socket.write_all(raw.as_bytes()).await.unwrap();
+    let mut out = Vec::new();
+    socket.read_to_end(&mut out).await.unwrap();
+    let text = String::from_utf8_lossy(&out).into_owned();
+    text.split_once("\r\n\r\n")
+        .map_or(text.clone(), |(h, _)| h.to_string())
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn header_names_are_written_in_their_conventional_case_as_fedora_does() {
+    let s = setup().await;
+    let admin = "Authorization: Basic ZmVkb3JhQWRtaW46ZmVkb3JhQWRtaW4=";
+    let created = raw_head(
+        &s,
+        format!(
+            "POST /rest/h HTTP/1.1\r\nHost: x\r\n{admin}\r\nContent-Type: text/turtle\r\nContent-Length: 0\r\nConnection: close\r\n\r\n"
+        ),
+    )
+    .await;
+    assert!(created.starts_with("HTTP/1.1 201"), "{created}");
+    for name in ["Location", "Link", "ETag", "Content-Type"] {
+        // hyper can only title-case: `ETag` goes out as `Etag`.
+        let written = if name == "ETag" { "Etag" } else { name };
+        assert!(
+            created.contains(&format!("\r\n{written}: ")),
+            "{name}: {created}"
+        );
+    }
+    let read = raw_head(
+        &s,
+        format!("GET /rest/h HTTP/1.1\r\nHost: x\r\n{admin}\r\nConnection: close\r\n\r\n"),
+    )
+    .await;
+    for name in [
+        "Accept-Post",
+        "Accept-Patch",
+        "Allow",
+        "Vary",
+        "Last-Modified",
+    ] {
+        assert!(read.contains(&format!("\r\n{name}: ")), "{name}: {read}");
+    }
+    let refused = raw_head(
+        &s,
+        "PUT /rest/h HTTP/1.1\r\nHost: x\r\nContent-Type: text/turtle\r\nContent-Length: 0\r\nConnection: close\r\n\r\n".to_string(),
+    )
+    .await;
+    assert!(refused.starts_with("HTTP/1.1 401"), "{refused}");
+    assert!(refused.contains("\r\nWww-Authenticate: "), "{refused}");
+    for head in [&created, &read, &refused] {
+        for line in head.lines().skip(1) {
+            assert!(
+                line.starts_with(|c: char| c.is_ascii_uppercase()),
+                "a header name in lower case: {line}"
+            );
+        }
+    }
     s.stop().await;
 }
