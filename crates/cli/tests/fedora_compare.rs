@@ -136,7 +136,6 @@ const RDF_READS: &[(&str, &str)] = &[
 /// (`link rel=type <IRI>`).
 const KNOWN: &[(&str, &str, &str, &str, &str)] = &[
     ("*", "", "*", "link rel=http://fedora.info/definitions/v4/transaction#endpoint", "no transactions (fcr:tx) in arca yet"),
-    ("*", "", "*", "triple http://fedora.info/definitions/v4/repository#hasTransactionProvider", "no transactions (fcr:tx) in arca yet"),
     ("*", "*", "*", "accept-external-content-handling", "arca offers external content only when an allow-list is configured (README), Fedora 6.1 always advertises it"),
     ("*", "", "*", "allow", "Fedora lists DELETE for the root (and deletes it: 204); arca never deletes the repository root"),
     ("*", "*/fcr:metadata", "*", "allow", "Fedora lists DELETE for descriptions but answers it 405; arca does not list it"),
