@@ -823,12 +823,11 @@ async fn contained_descriptions(
     Ok(())
 }
 
-/// The statements of when a resource was created and last modified, and by whom when
-/// `users`, about `subject` (in Fedora 6's order).
+/// The statements of when a resource was created and last modified, and by whom as far as
+/// its header says, about `subject` (in Fedora 6's order).
 pub(crate) fn audit_triples(
     subject: &NamedOrBlankNode,
     h: &arca_model::ResourceHeaders,
-    users: bool,
     out: &mut Vec<Triple>,
 ) {
     let date = |d: &str| -> Term {
@@ -849,7 +848,6 @@ pub(crate) fn audit_triples(
             h.last_modified_by.as_deref().map(plain),
         ),
     ];
-    let by = by.into_iter().filter(|_| users);
     for (p, o) in dates.into_iter().chain(by) {
         if let Some(o) = o {
             out.push(Triple::new(subject.clone(), NamedNode::new_unchecked(p), o));
@@ -899,10 +897,16 @@ async fn server_managed_triples(
             vocab::RDF_TYPE,
             iri(&format!("{}RepositoryRoot", vocab::FEDORA_NS)),
         );
+        add(
+            vocab::FEDORA_HAS_TRANSACTION_PROVIDER,
+            iri(&format!(
+                "{}/fcr:tx",
+                subject_record.id.iri().trim_end_matches('/')
+            )),
+        );
     }
     let h = &subject_record.headers;
-    // As Fedora 6.1: the repository root names no user (nobody created it).
-    audit_triples(&s, h, !subject_record.id.is_root(), out);
+    audit_triples(&s, h, out);
     let plain = |v: &Option<String>| -> Option<Term> {
         v.as_ref().map(|d| Literal::new_simple_literal(d).into())
     };

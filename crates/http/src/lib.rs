@@ -14,6 +14,7 @@
 
 mod access;
 mod acl;
+mod drain;
 mod error;
 mod events;
 mod external;
@@ -372,6 +373,15 @@ fn versions_operation(
 }
 
 async fn dispatch(State(state): State<AppState>, req: Request) -> Response {
+    let limits = drain::DrainLimits {
+        bytes: state.config.limits.max_rdf_body,
+        idle: state.config.limits.body_idle_timeout,
+    };
+    drain::draining_refused_body(req, limits, |req| route(state, req)).await
+}
+
+/// Decides what `req` asks for and answers it.
+async fn route(state: AppState, req: Request) -> Response {
     if let Err(e) = state.config.limits.check_head(&req) {
         return e.into_response();
     }

@@ -293,7 +293,7 @@ fn timemap_triples(
         iri(format!("{}original", vocab::MEMENTO_NS)),
         iri(ctx.url(&record.id)),
     ));
-    handlers::audit_triples(&s.clone().into(), &record.headers, true, &mut out);
+    handlers::audit_triples(&s.clone().into(), &record.headers, &mut out);
     for t in ["Resource", "Container", "RDFSource"] {
         out.push(Triple::new(
             s.clone(),

@@ -283,6 +283,32 @@ async fn the_root_is_a_container_that_cannot_be_deleted() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_root_names_its_transaction_provider_and_its_users_as_fedora_6_does() {
+    let s = TestServer::start().await;
+    let root = s.url("");
+    let g = Graph::of(&s.get("", &[]).await, &s.base);
+    assert_eq!(
+        g.object_iris(&root, &fedora("hasTransactionProvider")),
+        vec![s.url("fcr:tx")]
+    );
+    // Nobody created the root (Fedora 6.1 writes no user into its header) ...
+    assert!(g.objects(&root, &fedora("createdBy")).is_empty());
+    assert!(g.objects(&root, &fedora("lastModifiedBy")).is_empty());
+    // ... and a change of it names who made it.
+    let r = sparql(
+        &s,
+        "",
+        "INSERT DATA { <> <http://purl.org/dc/terms/title> \"root\" }",
+    )
+    .await;
+    assert_eq!(r.status, 204, "{}", r.text());
+    let g = Graph::of(&s.get("", &[]).await, &s.base);
+    assert!(g.has_lit(&root, &fedora("lastModifiedBy"), "fedoraAdmin"));
+    assert!(g.objects(&root, &fedora("createdBy")).is_empty());
+    s.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn post_to_a_missing_container_is_404_and_creates_nothing() {
     let s = TestServer::start().await;
     let r = post(&s, "nowhere", &[TURTLE, ("slug", "x")], "").await;

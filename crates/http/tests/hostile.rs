@@ -323,7 +323,7 @@ async fn a_slug_with_slashes_makes_a_path_as_in_fedora() {
         String::from_utf8_lossy(&out).into_owned()
     };
     assert!(answer.starts_with("HTTP/1.1 201"), "{answer}");
-    let location = format!("location: {}\r\n", s.url("h/hiver%20%C3%A9"));
+    let location = format!("Location: {}\r\n", s.url("h/hiver%20%C3%A9"));
     assert!(answer.contains(&location), "{answer}");
     s.stop().await;
 }
@@ -487,5 +487,151 @@ async fn binaries_go_to_disk_when_the_memory_budget_has_no_room() {
     // RDF bodies within their limit still fit the budget.
     let body = format!("<> <{DC_TITLE}> \"fits\" .");
     assert_eq!(put(&s, "small", &[TURTLE], &body).await.status, 201);
+    s.stop().await;
+}
+
+/// The head of the answer to `raw`, read off the socket as the server wrote it.
+async fn raw_head(s: &TestServer, raw: String) -> String {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let host = s
+        .base
+        .trim_start_matches("http://")
+        .split('/')
+        .next()
+        .unwrap();
+    let mut socket = tokio::net::TcpStream::connect(host).await.unwrap();
+    socket.write_all(raw.as_bytes()).await.unwrap();
+    let mut out = Vec::new();
+    socket.read_to_end(&mut out).await.unwrap();
+    let text = String::from_utf8_lossy(&out).into_owned();
+    text.split_once("\r\n\r\n")
+        .map_or(text.clone(), |(h, _)| h.to_string())
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn header_names_are_written_in_their_conventional_case_as_fedora_does() {
+    let s = setup().await;
+    let admin = "Authorization: Basic ZmVkb3JhQWRtaW46ZmVkb3JhQWRtaW4=";
+    let created = raw_head(
+        &s,
+        format!(
+            "POST /rest/h HTTP/1.1\r\nHost: x\r\n{admin}\r\nContent-Type: text/turtle\r\nContent-Length: 0\r\nConnection: close\r\n\r\n"
+        ),
+    )
+    .await;
+    assert!(created.starts_with("HTTP/1.1 201"), "{created}");
+    for name in ["Location", "Link", "ETag", "Content-Type"] {
+        // hyper can only title-case: `ETag` goes out as `Etag`.
+        let written = if name == "ETag" { "Etag" } else { name };
+        assert!(
+            created.contains(&format!("\r\n{written}: ")),
+            "{name}: {created}"
+        );
+    }
+    let read = raw_head(
+        &s,
+        format!("GET /rest/h HTTP/1.1\r\nHost: x\r\n{admin}\r\nConnection: close\r\n\r\n"),
+    )
+    .await;
+    for name in [
+        "Accept-Post",
+        "Accept-Patch",
+        "Allow",
+        "Vary",
+        "Last-Modified",
+    ] {
+        assert!(read.contains(&format!("\r\n{name}: ")), "{name}: {read}");
+    }
+    let refused = raw_head(
+        &s,
+        "PUT /rest/h HTTP/1.1\r\nHost: x\r\nContent-Type: text/turtle\r\nContent-Length: 0\r\nConnection: close\r\n\r\n".to_string(),
+    )
+    .await;
+    assert!(refused.starts_with("HTTP/1.1 401"), "{refused}");
+    assert!(refused.contains("\r\nWww-Authenticate: "), "{refused}");
+    for head in [&created, &read, &refused] {
+        for line in head.lines().skip(1) {
+            assert!(
+                line.starts_with(|c: char| c.is_ascii_uppercase()),
+                "a header name in lower case: {line}"
+            );
+        }
+    }
+    s.stop().await;
+}
+
+/// Reads one answer with a `Content-Length` off `socket`: its head and its body.
+async fn read_answer(socket: &mut tokio::net::TcpStream) -> (String, String) {
+    use tokio::io::AsyncReadExt;
+    let mut buf = Vec::new();
+    let mut chunk = [0u8; 8192];
+    loop {
+        let n = socket
+            .read(&mut chunk)
+            .await
+            .expect("the answer is readable");
+        assert!(
+            n > 0,
+            "the connection closed before a whole answer: {buf:?}"
+        );
+        buf.extend_from_slice(&chunk[..n]);
+        let text = String::from_utf8_lossy(&buf).into_owned();
+        if let Some((head, body)) = text.split_once("\r\n\r\n") {
+            let length: usize = head
+                .lines()
+                .find_map(|l| l.strip_prefix("Content-Length: "))
+                .and_then(|v| v.trim().parse().ok())
+                .unwrap_or(0);
+            if body.len() >= length {
+                return (head.to_string(), body.to_string());
+            }
+        }
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_refused_upload_is_answered_after_its_body_and_the_connection_stays_usable() {
+    use tokio::io::AsyncWriteExt;
+    let s = setup().await;
+    let host = s
+        .base
+        .trim_start_matches("http://")
+        .split('/')
+        .next()
+        .unwrap();
+    let mut socket = tokio::net::TcpStream::connect(host).await.unwrap();
+    // A SHA-512 value sent as SHA-1: refused before the body is looked at. The body comes
+    // in 64 KiB chunks (2 MiB in all), slowly, as a client streaming a file does.
+    let digest = format!("sha={}", "a".repeat(128));
+    let head = format!(
+        "PUT /rest/h/file HTTP/1.1\r\nHost: {host}\r\nAuthorization: Basic ZmVkb3JhQWRtaW46ZmVkb3JhQWRtaW4=\r\nContent-Type: application/octet-stream\r\nDigest: {digest}\r\nTransfer-Encoding: chunked\r\n\r\n"
+    );
+    socket.write_all(head.as_bytes()).await.unwrap();
+    let piece = vec![b'x'; 64 << 10];
+    for _ in 0..32 {
+        socket
+            .write_all(format!("{:x}\r\n", piece.len()).as_bytes())
+            .await
+            .expect("the server reads the body of a refused request");
+        socket.write_all(&piece).await.expect("the body is read");
+        socket.write_all(b"\r\n").await.expect("the body is read");
+        tokio::time::sleep(std::time::Duration::from_millis(10)).await;
+    }
+    socket.write_all(b"0\r\n\r\n").await.unwrap();
+    let (head, body) = read_answer(&mut socket).await;
+    assert!(head.starts_with("HTTP/1.1 409"), "{head}");
+    assert!(body.contains("digest"), "the reason is readable: {body}");
+    assert!(!head.contains("Connection: close"), "{head}");
+    // The same connection answers the next request.
+    socket
+        .write_all(
+            format!("GET /rest/h HTTP/1.1\r\nHost: {host}\r\nAuthorization: Basic ZmVkb3JhQWRtaW46ZmVkb3JhQWRtaW4=\r\n\r\n")
+                .as_bytes(),
+        )
+        .await
+        .unwrap();
+    let (head, _) = read_answer(&mut socket).await;
+    assert!(head.starts_with("HTTP/1.1 200"), "{head}");
+    alive_and_unchanged(&s, &["h/file"]).await;
     s.stop().await;
 }

@@ -56,6 +56,9 @@ pub const FEDORA_LAST_MODIFIED: &str = "http://fedora.info/definitions/v4/reposi
 /// `fedora:lastModifiedBy`.
 pub const FEDORA_LAST_MODIFIED_BY: &str =
     "http://fedora.info/definitions/v4/repository#lastModifiedBy";
+/// `fedora:hasTransactionProvider`: the repository root names its transaction endpoint.
+pub const FEDORA_HAS_TRANSACTION_PROVIDER: &str =
+    "http://fedora.info/definitions/v4/repository#hasTransactionProvider";
 /// `fedora:hasParent`.
 pub const FEDORA_HAS_PARENT: &str = "http://fedora.info/definitions/v4/repository#hasParent";
 

@@ -1124,13 +1124,16 @@ impl Repository {
             return self.reindex_object(root.as_str()).await;
         }
         let at = now();
-        let headers = new_headers(
+        let mut headers = new_headers(
             &root,
             Some(&root),
             InteractionModel::BasicContainer,
             at,
             OCFL_USER_NAME,
         );
+        // As Fedora 6: nobody created the root; a later change names its user.
+        headers.created_by = None;
+        headers.last_modified_by = None;
         let mut plan = self.new_plan(root.to_string(), None)?;
         plan.add_rdf(ROOT_HEADER, CONTAINER_CONTENT, headers, None, &[]);
         self.execute(

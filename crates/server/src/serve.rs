@@ -51,7 +51,11 @@ pub async fn serve(
     builder
         .timer(TokioTimer::new())
         .header_read_timeout(limits.header_timeout)
-        .max_buf_size(limits.head_buffer_bytes.max(8192));
+        .max_buf_size(limits.head_buffer_bytes.max(8192))
+        // `Link`, `Location`, `Content-Type` as Fedora writes them: some Fedora clients match
+        // header names case-sensitively. hyper can only title-case, so `ETag` goes out as
+        // `Etag` and `WWW-Authenticate` as `Www-Authenticate`.
+        .title_case_headers(true);
     let graceful = GracefulShutdown::new();
     let slots = Arc::new(Semaphore::new(limits.max_connections));
     tokio::pin!(shutdown);
