@@ -54,6 +54,9 @@ pub struct Config {
     /// Fedora (`ARCA_EXTERNAL_CONTENT_ALLOWED`). Without it every external-content request
     /// is refused.
     pub external_content_allowed: Option<PathBuf>,
+    /// PEM file of extra certificate authorities trusted for `https:` external content, on
+    /// top of the system's roots (`ARCA_EXTERNAL_CONTENT_CA_FILE`).
+    pub external_content_ca_file: Option<PathBuf>,
     /// A new OCFL version per change (Fedora's default, `true`), or changes into the
     /// object's mutable HEAD until `POST fcr:versions` (`false`) (`ARCA_AUTO_VERSIONING`).
     pub auto_versioning: bool,
@@ -709,6 +712,7 @@ impl Default for Config {
             default_user: "fedoraAdmin".into(),
             log: "info".into(),
             external_content_allowed: None,
+            external_content_ca_file: None,
             auto_versioning: true,
             transaction_timeout: 180,
             digest_algorithm: DigestAlgorithm::Sha512,
@@ -773,6 +777,9 @@ impl Config {
         }
         if let Some(v) = get("ARCA_EXTERNAL_CONTENT_ALLOWED") {
             self.external_content_allowed = Some(PathBuf::from(v));
+        }
+        if let Some(v) = get("ARCA_EXTERNAL_CONTENT_CA_FILE") {
+            self.external_content_ca_file = Some(PathBuf::from(v));
         }
         if let Some(v) = get("ARCA_AUTO_VERSIONING") {
             self.auto_versioning = parse_bool("ARCA_AUTO_VERSIONING", &v)?;
@@ -935,6 +942,7 @@ mod tests {
             "ARCA_DATA" => Some("/other".to_string()),
             "ARCA_LIMIT_RDF_BODY_BYTES" => Some("1024".to_string()),
             "ARCA_EXTERNAL_CONTENT_ALLOWED" => Some("/etc/arca/allowed.txt".to_string()),
+            "ARCA_EXTERNAL_CONTENT_CA_FILE" => Some("/etc/arca/ca.pem".to_string()),
             _ => None,
         })
         .unwrap();
@@ -947,6 +955,10 @@ mod tests {
         assert_eq!(
             c.external_content_allowed,
             Some(PathBuf::from("/etc/arca/allowed.txt"))
+        );
+        assert_eq!(
+            c.external_content_ca_file,
+            Some(PathBuf::from("/etc/arca/ca.pem"))
         );
         let t: Config = toml::from_str("external_content_allowed = \"/srv/allowed.txt\"").unwrap();
         assert_eq!(

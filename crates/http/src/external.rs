@@ -11,10 +11,13 @@
 //!   `Content-Location: URL`; `Want-Digest` is answered by hashing the remote bytes.
 //!
 //! URLs must be under a prefix of the configured allow-list ([`arca_repository::AllowList`]);
-//! `file:` and `http:` URLs work, `https:` is refused (no TLS client). Every refusal is 400
-//! with a constrainedBy link, as Fedora 6 answers; nothing is stored.
+//! `file:`, `http:` and `https:` URLs work. `https:` goes through rustls ([`ExternalClient`]),
+//! trusting the system's roots and the setting `external_content_ca_file`; remote redirects
+//! are not followed (a 3xx answer is an error, so a redirect cannot leave the allow-list).
+//! Every refusal is 400 with a constrainedBy link, as Fedora 6 answers; nothing is stored.
+//! A stored location that fails when read is 502.
 
-use std::sync::OnceLock;
+use std::sync::Arc;
 use std::time::Duration;
 
 use arca_catalog::ResourceRecord;
@@ -28,6 +31,7 @@ use bytes::Bytes;
 use futures_util::StreamExt;
 use http::{header, HeaderMap, HeaderValue, StatusCode};
 use http_body_util::Empty;
+use hyper_rustls::{HttpsConnector, HttpsConnectorBuilder};
 use hyper_util::client::legacy::connect::HttpConnector;
 use hyper_util::client::legacy::Client;
 use hyper_util::rt::TokioExecutor;
@@ -41,7 +45,7 @@ use crate::upload;
 const HANDLINGS: &str = "copy,redirect,proxy";
 /// Longest wait for a remote server to answer with its status and headers.
 const REMOTE_TIMEOUT: Duration = Duration::from_secs(30);
-/// Longest wait for a TCP connection to a remote server.
+/// Longest wait for a connection to a remote server, TLS handshake included.
 const CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
 
 /// A write's external content, checked against the allow-list.
@@ -144,7 +148,9 @@ pub(crate) async fn content(
                 .content_digest_for(id)
                 .await
                 .map_err(|e| ctx.err(e))?;
-            let (body, remote_type) = open(&ext.url, None).await.map_err(|m| refused(ctx, m))?;
+            let (body, remote_type) = open(&ctx.config.external_client, &ext.url, None)
+                .await
+                .map_err(|m| refused(ctx, m))?;
             let binary = upload::receive(
                 ctx.config.limits.timed(body.body),
                 ctx.repo.uploads_dir(),
@@ -164,7 +170,9 @@ pub(crate) async fn content(
             })
         }
         handling => {
-            let (size, remote_type) = probe(&ext.url).await.map_err(|m| refused(ctx, m))?;
+            let (size, remote_type) = probe(&ctx.config.external_client, &ext.url)
+                .await
+                .map_err(|m| refused(ctx, m))?;
             if !expected.is_empty() {
                 // The client's digests are checked against the remote bytes now; they are
                 // not stored (Fedora records no digests for content it does not hold).
@@ -264,7 +272,12 @@ pub(crate) async fn read(
         CheckedUrl::Http(_) => match record.headers.content_size {
             Some(n) if n > 0 => n as u64,
             // Not recorded (an imported Fedora 3 E datastream records 0): ask the location.
-            _ => probe(&target).await.map_err(|m| bad_gateway(url, m))?.0,
+            _ => {
+                probe(&ctx.config.external_client, &target)
+                    .await
+                    .map_err(|m| bad_gateway(url, m))?
+                    .0
+            }
         },
     };
     let range = headers::range(h, len);
@@ -295,9 +308,13 @@ pub(crate) async fn read(
             .map_err(|e| bad_gateway(url, e.to_string()))?,
         CheckedUrl::Http(_) => {
             let ranged = matches!(range, RangeRequest::Partial { .. });
-            let (opened, _) = open(&target, ranged.then_some((start, start + count - 1)))
-                .await
-                .map_err(|m| bad_gateway(url, m))?;
+            let (opened, _) = open(
+                &ctx.config.external_client,
+                &target,
+                ranged.then_some((start, start + count - 1)),
+            )
+            .await
+            .map_err(|m| bad_gateway(url, m))?;
             // A server that ignored the range sends everything: cut it here.
             let skip = if opened.partial { 0 } else { start };
             slice(opened.body, skip, count)
@@ -330,13 +347,13 @@ fn stored_target(ctx: &Ctx, url: &str) -> Result<CheckedUrl, String> {
             url: url.to_string(),
             path,
         })
-    } else if url
-        .get(..7)
-        .is_some_and(|s| s.eq_ignore_ascii_case("http://"))
-    {
+    } else if ["http://", "https://"].iter().any(|scheme| {
+        url.get(..scheme.len())
+            .is_some_and(|s| s.eq_ignore_ascii_case(scheme))
+    }) {
         Ok(CheckedUrl::Http(url.to_string()))
     } else {
-        Err("only file: and http: locations can be read by arca".into())
+        Err("only file:, http: and https: locations can be read by arca".into())
     }
 }
 
@@ -346,17 +363,137 @@ struct Opened {
     partial: bool,
 }
 
-fn client() -> &'static Client<HttpConnector, Empty<Bytes>> {
-    static CLIENT: OnceLock<Client<HttpConnector, Empty<Bytes>>> = OnceLock::new();
-    CLIENT.get_or_init(|| {
-        let mut connector = HttpConnector::new();
-        connector.set_connect_timeout(Some(CONNECT_TIMEOUT));
-        Client::builder(TokioExecutor::new()).build(connector)
-    })
+type Connector = Timed<HttpsConnector<HttpConnector>>;
+
+/// The client that reads `http:` and `https:` external content: rustls with the system's
+/// root certificates plus an optional file of extra ones; connecting (TCP and the TLS
+/// handshake) is bounded by [`CONNECT_TIMEOUT`]. Redirects are not followed.
+#[derive(Clone)]
+pub struct ExternalClient(Client<Connector, Empty<Bytes>>);
+
+impl std::fmt::Debug for ExternalClient {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("ExternalClient")
+    }
+}
+
+impl Default for ExternalClient {
+    /// A client that trusts the system's root certificates only.
+    fn default() -> Self {
+        Self::new(None).expect("no CA file to read")
+    }
+}
+
+impl ExternalClient {
+    /// A client trusting the system's roots and the PEM certificates in `extra_ca`; an
+    /// unreadable file, or one with no usable certificate, is an error naming it.
+    pub fn new(extra_ca: Option<&std::path::Path>) -> Result<Self, String> {
+        let mut roots = rustls::RootCertStore::empty();
+        // Unreadable system certificates are skipped: https then needs `extra_ca`.
+        roots.add_parsable_certificates(rustls_native_certs::load_native_certs().certs);
+        if let Some(path) = extra_ca {
+            let added = read_pem_certificates(path)?
+                .into_iter()
+                .map(|der| roots.add(der))
+                .filter(Result::is_ok)
+                .count();
+            if added == 0 {
+                return Err(format!(
+                    "the external content CA file {} holds no usable certificate",
+                    path.display()
+                ));
+            }
+        }
+        let provider = Arc::new(rustls::crypto::aws_lc_rs::default_provider());
+        let tls = rustls::ClientConfig::builder_with_provider(provider)
+            .with_safe_default_protocol_versions()
+            .map_err(|e| format!("TLS setup: {e}"))?
+            .with_root_certificates(roots)
+            .with_no_client_auth();
+        let mut http = HttpConnector::new();
+        http.enforce_http(false);
+        let https = HttpsConnectorBuilder::new()
+            .with_tls_config(tls)
+            .https_or_http()
+            .enable_http1()
+            .wrap_connector(http);
+        let connector = Timed(https, CONNECT_TIMEOUT);
+        Ok(Self(Client::builder(TokioExecutor::new()).build(connector)))
+    }
+}
+
+/// The certificates of a PEM file (`-----BEGIN CERTIFICATE-----` blocks).
+fn read_pem_certificates(
+    path: &std::path::Path,
+) -> Result<Vec<rustls::pki_types::CertificateDer<'static>>, String> {
+    use base64::Engine;
+    let text = std::fs::read_to_string(path).map_err(|e| {
+        format!(
+            "cannot read the external content CA file {}: {e}",
+            path.display()
+        )
+    })?;
+    let mut certs = Vec::new();
+    let mut rest = text.as_str();
+    const BEGIN: &str = "-----BEGIN CERTIFICATE-----";
+    const END: &str = "-----END CERTIFICATE-----";
+    while let Some(start) = rest.find(BEGIN) {
+        let body = &rest[start + BEGIN.len()..];
+        let end = body
+            .find(END)
+            .ok_or_else(|| format!("{}: a certificate has no END line", path.display()))?;
+        let b64: String = body[..end].split_whitespace().collect();
+        let der = base64::engine::general_purpose::STANDARD
+            .decode(b64)
+            .map_err(|e| format!("{}: a certificate is not base64: {e}", path.display()))?;
+        certs.push(der.into());
+        rest = &body[end + END.len()..];
+    }
+    Ok(certs)
+}
+
+/// A connector whose connections (TCP and TLS handshake) must be made within a time.
+#[derive(Clone)]
+struct Timed<C>(C, Duration);
+
+impl<C> tower_service::Service<http::Uri> for Timed<C>
+where
+    C: tower_service::Service<http::Uri> + Send,
+    C::Future: Send + 'static,
+    C::Error: Into<Box<dyn std::error::Error + Send + Sync>>,
+{
+    type Response = C::Response;
+    type Error = Box<dyn std::error::Error + Send + Sync>;
+    type Future = std::pin::Pin<
+        Box<dyn std::future::Future<Output = Result<C::Response, Self::Error>> + Send>,
+    >;
+
+    fn poll_ready(
+        &mut self,
+        cx: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<Result<(), Self::Error>> {
+        self.0.poll_ready(cx).map_err(Into::into)
+    }
+
+    fn call(&mut self, uri: http::Uri) -> Self::Future {
+        let limit = self.1;
+        let connecting = self.0.call(uri);
+        Box::pin(async move {
+            match tokio::time::timeout(limit, connecting).await {
+                Ok(r) => r.map_err(Into::into),
+                Err(_) => Err(format!(
+                    "no connection (TCP and TLS handshake) within {}s",
+                    limit.as_secs()
+                )
+                .into()),
+            }
+        })
+    }
 }
 
 /// Sends `method` to an http location; any answer but 2xx is an error naming its status.
 async fn remote(
+    client: &ExternalClient,
     url: &str,
     method: http::Method,
     range: Option<(u64, u64)>,
@@ -368,10 +505,10 @@ async fn remote(
     let req = req
         .body(Empty::new())
         .map_err(|e| format!("{url} is not a usable URL: {e}"))?;
-    let resp = tokio::time::timeout(REMOTE_TIMEOUT, client().request(req))
+    let resp = tokio::time::timeout(REMOTE_TIMEOUT, client.0.request(req))
         .await
         .map_err(|_| format!("{url} did not answer within {}s", REMOTE_TIMEOUT.as_secs()))?
-        .map_err(|e| format!("{url} cannot be reached: {}", error_chain(&e)))?;
+        .map_err(|e| unreachable_message(url, &e))?;
     if !resp.status().is_success() {
         return Err(format!(
             "{url} answered {} (an external location must answer 2xx)",
@@ -379,6 +516,34 @@ async fn remote(
         ));
     }
     Ok(resp)
+}
+
+/// Why `url` could not be reached; an untrusted certificate says how to trust it.
+fn unreachable_message(url: &str, e: &(dyn std::error::Error + 'static)) -> String {
+    if let Some(rustls::Error::InvalidCertificate(why)) = tls_error(e) {
+        return format!(
+            "{url} cannot be reached: its TLS certificate is not accepted ({why:?}); a private certificate authority can be trusted with the setting external_content_ca_file"
+        );
+    }
+    format!("{url} cannot be reached: {}", error_chain(e))
+}
+
+/// The rustls error behind `e`, looking through sources and wrapping `io::Error`s (the TLS
+/// connector wraps it twice).
+fn tls_error<'a>(e: &'a (dyn std::error::Error + 'static)) -> Option<&'a rustls::Error> {
+    if let Some(tls) = e.downcast_ref::<rustls::Error>() {
+        return Some(tls);
+    }
+    if let Some(inner) = e
+        .downcast_ref::<std::io::Error>()
+        .and_then(|io| io.get_ref())
+    {
+        let inner: &(dyn std::error::Error + 'static) = inner;
+        if let Some(tls) = tls_error(inner) {
+            return Some(tls);
+        }
+    }
+    e.source().and_then(tls_error)
 }
 
 fn error_chain(e: &dyn std::error::Error) -> String {
@@ -402,6 +567,7 @@ fn content_type(h: &HeaderMap) -> Option<String> {
 /// Opens a location for reading (from byte `range.0` to `range.1` when given), with the
 /// remote media type.
 async fn open(
+    client: &ExternalClient,
     url: &CheckedUrl,
     range: Option<(u64, u64)>,
 ) -> Result<(Opened, Option<String>), String> {
@@ -430,7 +596,7 @@ async fn open(
             ))
         }
         CheckedUrl::Http(u) => {
-            let resp = remote(u, http::Method::GET, range).await?;
+            let resp = remote(client, u, http::Method::GET, range).await?;
             let partial = resp.status() == StatusCode::PARTIAL_CONTENT;
             let mime = content_type(resp.headers());
             Ok((
@@ -446,7 +612,7 @@ async fn open(
 
 /// Size and media type of a location without reading it (HEAD for http; a server that
 /// sends no length is read through once).
-async fn probe(url: &CheckedUrl) -> Result<(u64, Option<String>), String> {
+async fn probe(client: &ExternalClient, url: &CheckedUrl) -> Result<(u64, Option<String>), String> {
     match url {
         CheckedUrl::File { path, url } => {
             let m = tokio::fs::metadata(path)
@@ -455,7 +621,7 @@ async fn probe(url: &CheckedUrl) -> Result<(u64, Option<String>), String> {
             Ok((m.len(), None))
         }
         CheckedUrl::Http(u) => {
-            let resp = remote(u, http::Method::HEAD, None).await?;
+            let resp = remote(client, u, http::Method::HEAD, None).await?;
             let mime = content_type(resp.headers());
             let len = resp
                 .headers()
@@ -465,7 +631,7 @@ async fn probe(url: &CheckedUrl) -> Result<(u64, Option<String>), String> {
             match len {
                 Some(len) => Ok((len, mime)),
                 None => {
-                    let (opened, mime) = open(url, None).await?;
+                    let (opened, mime) = open(client, url, None).await?;
                     let mut stream = opened.body.into_data_stream();
                     let mut n = 0u64;
                     while let Some(chunk) = stream.next().await {
@@ -491,7 +657,7 @@ async fn remote_digests(
             .map_err(|e| e.to_string())?
             .map_err(|e| format!("{url} cannot be read: {e}"));
     }
-    let (opened, _) = open(url, None).await?;
+    let (opened, _) = open(&ctx.config.external_client, url, None).await?;
     let mut stream = ctx.config.limits.timed(opened.body).into_data_stream();
     let mut hasher = MultiHasher::new(algs);
     while let Some(chunk) = stream.next().await {
@@ -525,6 +691,18 @@ mod tests {
     use http_body_util::BodyExt;
 
     use super::*;
+
+    #[test]
+    fn a_ca_file_without_a_certificate_is_refused_with_its_name() {
+        let d = tempfile::tempdir().unwrap();
+        let missing = d.path().join("none.pem");
+        let e = ExternalClient::new(Some(&missing)).unwrap_err();
+        assert!(e.contains("cannot read") && e.contains("none.pem"), "{e}");
+        let empty = d.path().join("empty.pem");
+        std::fs::write(&empty, "not a certificate\n").unwrap();
+        let e = ExternalClient::new(Some(&empty)).unwrap_err();
+        assert!(e.contains("no usable certificate"), "{e}");
+    }
 
     #[tokio::test]
     async fn slice_cuts_across_chunks() {

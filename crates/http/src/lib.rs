@@ -43,6 +43,7 @@ use http::{Method, StatusCode};
 
 pub use access::AuthConfig;
 pub use error::{constrained_by, ApiError};
+pub use external::ExternalClient;
 pub use limits::{RequestLimits, BUDGET_WAIT};
 
 /// Settings of the HTTP layer.
@@ -62,6 +63,8 @@ pub struct HttpConfig {
     /// Where external content may come from; `None` refuses every external-content
     /// request (§3.9).
     pub external_allowed: Option<Arc<arca_repository::AllowList>>,
+    /// The client that reads `http:` and `https:` external content.
+    pub external_client: ExternalClient,
     /// Event delivery to brokers, reported to admins by `fcr:events`.
     pub deliveries: Vec<Arc<arca_events::delivery::DeliveryStatus>>,
     /// The search index (`fcr:search`, `/fedoragsearch/rest`); `None` when search is off.
@@ -85,6 +88,7 @@ impl Default for HttpConfig {
             auth: AuthConfig::default(),
             limits: RequestLimits::default(),
             external_allowed: None,
+            external_client: ExternalClient::default(),
             deliveries: Vec::new(),
             search: None,
             search_max_results: 1_000,

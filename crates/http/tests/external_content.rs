@@ -19,8 +19,9 @@ const EXT: &str = "http://fedora.info/definitions/fcrepo#ExternalContent";
 const DATA: &[u8] = b"hello external world\n";
 
 /// A tiny remote server: `/data.txt` (text/plain, byte ranges), `/norange.bin` (ignores
-/// ranges, no media type), `/missing` (404), `/error` (500).
-async fn remote() -> SocketAddr {
+/// ranges, no media type), `/missing` (404), `/error` (500), `/moved` (302 to a host outside
+/// the allow-list).
+fn remote_app() -> axum::Router {
     fn ranged(h: &HeaderMap, bytes: &'static [u8], honour: bool) -> Response {
         let range = h
             .get("range")
@@ -46,7 +47,7 @@ async fn remote() -> SocketAddr {
             }
         }
     }
-    let app = axum::Router::new()
+    axum::Router::new()
         .route(
             "/data.txt",
             get(|h: HeaderMap| async move { ranged(&h, DATA, true) }),
@@ -59,7 +60,19 @@ async fn remote() -> SocketAddr {
         .route(
             "/error",
             get(|| async { StatusCode::INTERNAL_SERVER_ERROR }),
-        );
+        )
+        .route(
+            "/moved",
+            get(|| async { (StatusCode::FOUND, [("location", OUTSIDE)]) }),
+        )
+}
+
+/// A host no allow-list in these tests admits.
+const OUTSIDE: &str = "http://127.0.0.2:9/data.txt";
+
+/// [`remote_app`] over plain http.
+async fn remote() -> SocketAddr {
+    let app = remote_app();
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let addr = listener.local_addr().unwrap();
     tokio::spawn(async move { axum::serve(listener, app).await.unwrap() });
@@ -551,9 +564,11 @@ async fn r3_9_bad_locations_are_refused_and_nothing_is_stored() {
             "tls",
             format!("https://{}/data.txt", t.remote),
             "copy",
-            "https",
+            "cannot be reached",
         ),
         ("ftp", "ftp://example.org/x".into(), "copy", "not an http"),
+        ("moved", t.http("moved"), "copy", "302"),
+        ("movedr", t.http("moved"), "redirect", "302"),
     ];
     for (id, url, handling, says) in cases {
         let r = put(s, id, &[("link", &link(&url, handling))], "").await;
@@ -600,4 +615,299 @@ async fn r3_9_a_file_changed_into_a_link_out_is_not_proxied() {
     let g = s.get("p", &[]).await;
     assert_eq!(g.status, 502, "{}", g.text());
     assert!(!g.text().contains("secret"));
+}
+
+/// A certificate authority made with the `openssl` CLI, and a certificate it signed for
+/// `127.0.0.1`: the CA as PEM (for `external_content_ca_file`), the server's certificate
+/// and PKCS#8 key as DER.
+struct Pki {
+    ca_pem: PathBuf,
+    cert: Vec<u8>,
+    key: Vec<u8>,
+}
+
+fn openssl(dir: &Path, args: &[&str]) {
+    let out = std::process::Command::new("openssl")
+        .args(args)
+        .current_dir(dir)
+        .output()
+        .expect("the openssl CLI runs");
+    assert!(
+        out.status.success(),
+        "openssl {args:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+fn pki(dir: &Path, name: &str) -> Pki {
+    let dir = dir.join(name);
+    std::fs::create_dir_all(&dir).unwrap();
+    let ec = [
+        "-newkey",
+        "ec",
+        "-pkeyopt",
+        "ec_paramgen_curve:P-256",
+        "-nodes",
+    ];
+    let ca_subj = format!("/CN=arca test CA {name}");
+    let mut ca = vec!["req", "-x509"];
+    ca.extend(ec);
+    ca.extend([
+        "-keyout",
+        "ca.key",
+        "-out",
+        "ca.pem",
+        "-days",
+        "2",
+        "-subj",
+        &ca_subj,
+        "-addext",
+        "basicConstraints=critical,CA:TRUE",
+        "-addext",
+        "keyUsage=critical,keyCertSign",
+    ]);
+    openssl(&dir, &ca);
+    let mut req = vec!["req"];
+    req.extend(ec);
+    req.extend([
+        "-keyout",
+        "srv.key",
+        "-out",
+        "srv.csr",
+        "-subj",
+        "/CN=127.0.0.1",
+    ]);
+    openssl(&dir, &req);
+    std::fs::write(
+        dir.join("ext.cnf"),
+        "subjectAltName=IP:127.0.0.1\nbasicConstraints=CA:FALSE\nextendedKeyUsage=serverAuth\n",
+    )
+    .unwrap();
+    openssl(
+        &dir,
+        &[
+            "x509",
+            "-req",
+            "-in",
+            "srv.csr",
+            "-CA",
+            "ca.pem",
+            "-CAkey",
+            "ca.key",
+            "-CAcreateserial",
+            "-days",
+            "2",
+            "-extfile",
+            "ext.cnf",
+            "-outform",
+            "DER",
+            "-out",
+            "srv.der",
+        ],
+    );
+    openssl(
+        &dir,
+        &[
+            "pkcs8",
+            "-topk8",
+            "-nocrypt",
+            "-in",
+            "srv.key",
+            "-outform",
+            "DER",
+            "-out",
+            "srv.key.der",
+        ],
+    );
+    Pki {
+        ca_pem: dir.join("ca.pem"),
+        cert: std::fs::read(dir.join("srv.der")).unwrap(),
+        key: std::fs::read(dir.join("srv.key.der")).unwrap(),
+    }
+}
+
+/// [`remote_app`] over https (rustls) with `pki`'s certificate.
+async fn tls_remote(pki: &Pki) -> SocketAddr {
+    use rustls::pki_types::{CertificateDer, PrivateKeyDer, PrivatePkcs8KeyDer};
+    let provider = std::sync::Arc::new(rustls::crypto::aws_lc_rs::default_provider());
+    let config = rustls::ServerConfig::builder_with_provider(provider)
+        .with_safe_default_protocol_versions()
+        .unwrap()
+        .with_no_client_auth()
+        .with_single_cert(
+            vec![CertificateDer::from(pki.cert.clone())],
+            PrivateKeyDer::Pkcs8(PrivatePkcs8KeyDer::from(pki.key.clone())),
+        )
+        .unwrap();
+    let acceptor = tokio_rustls::TlsAcceptor::from(std::sync::Arc::new(config));
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    let app = remote_app();
+    tokio::spawn(async move {
+        loop {
+            let Ok((tcp, _)) = listener.accept().await else {
+                return;
+            };
+            let (acceptor, app) = (acceptor.clone(), app.clone());
+            tokio::spawn(async move {
+                // A client that refuses the certificate ends the handshake: not an error here.
+                let Ok(tls) = acceptor.accept(tcp).await else {
+                    return;
+                };
+                let service = hyper_util::service::TowerToHyperService::new(app);
+                let _ = hyper::server::conn::http1::Builder::new()
+                    .serve_connection(hyper_util::rt::TokioIo::new(tls), service)
+                    .await;
+            });
+        }
+    });
+    addr
+}
+
+/// A TCP server that accepts connections and never answers (a TLS handshake that hangs).
+async fn silent_remote() -> SocketAddr {
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    tokio::spawn(async move {
+        let mut held = Vec::new();
+        while let Ok((tcp, _)) = listener.accept().await {
+            held.push(tcp);
+        }
+    });
+    addr
+}
+
+/// An https remote whose CA the server trusts (`external_content_ca_file`), one signed by a
+/// CA it does not know, and one that never completes a handshake, all allowed.
+struct TlsSetup {
+    s: TestServer,
+    trusted: SocketAddr,
+    untrusted: SocketAddr,
+    silent: SocketAddr,
+    _dir: tempfile::TempDir,
+}
+
+async fn tls_setup() -> TlsSetup {
+    let dir = tempfile::tempdir().unwrap();
+    let good = pki(dir.path(), "good");
+    let rogue = pki(dir.path(), "rogue");
+    let trusted = tls_remote(&good).await;
+    let untrusted = tls_remote(&rogue).await;
+    let silent = silent_remote().await;
+    let list = dir.path().join("allowed.txt");
+    std::fs::write(
+        &list,
+        format!("https://{trusted}/\nhttps://{untrusted}/\nhttps://{silent}/\n"),
+    )
+    .unwrap();
+    let ca = good.ca_pem.clone();
+    let s = TestServer::start_with(None, move |c| {
+        c.external_content_allowed = Some(list);
+        c.external_content_ca_file = Some(ca);
+    })
+    .await;
+    TlsSetup {
+        s,
+        trusted,
+        untrusted,
+        silent,
+        _dir: dir,
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn r3_9_https_copy_proxy_and_redirect_through_a_trusted_ca() {
+    let t = tls_setup().await;
+    let s = &t.s;
+    let url = format!("https://{}/data.txt", t.trusted);
+    // copy: the bytes are stored, the remote media type used.
+    let r = put(s, "hc", &[("link", &link(&url, "copy"))], "").await;
+    assert_eq!(r.status, 201, "{}", r.text());
+    let g = s.get("hc", &[]).await;
+    assert_eq!(&g.body[..], DATA);
+    assert_eq!(g.header("content-type"), Some("text/plain"));
+    assert_eq!(
+        root_header(s, "hc")["digests"][0],
+        format!("urn:sha-512:{}", hex::<Sha512>(DATA))
+    );
+    // proxy: the URL is stored, its size read over https; GET streams it, ranges too.
+    let r = put(s, "hp", &[("link", &link(&url, "proxy"))], "").await;
+    assert_eq!(r.status, 201, "{}", r.text());
+    assert_eq!(root_header(s, "hp")["contentSize"], DATA.len());
+    let g = s.get("hp", &[]).await;
+    assert_eq!(g.status, 200);
+    assert_eq!(&g.body[..], DATA);
+    let g = s.get("hp", &[("range", "bytes=6-13")]).await;
+    assert_eq!(g.status, 206);
+    assert_eq!(&g.body[..], b"external");
+    let g = s.get("hp", &[("want-digest", "sha-256")]).await;
+    assert_eq!(
+        g.header("digest"),
+        Some(format!("sha-256={}", hex::<Sha256>(DATA)).as_str())
+    );
+    // redirect: 307 to the https URL.
+    let r = put(s, "hr", &[("link", &link(&url, "redirect"))], "").await;
+    assert_eq!(r.status, 201, "{}", r.text());
+    let g = s.get("hr", &[]).await;
+    assert_eq!(g.status, 307);
+    assert_eq!(g.header("location"), Some(url.as_str()));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn r3_9_https_untrusted_certificates_redirects_out_and_hung_handshakes_are_refused() {
+    let t = tls_setup().await;
+    let s = &t.s;
+    let cases = [
+        (
+            "rogue",
+            format!("https://{}/data.txt", t.untrusted),
+            "copy",
+            "TLS certificate is not accepted",
+        ),
+        (
+            "rogue2",
+            format!("https://{}/data.txt", t.untrusted),
+            "proxy",
+            "external_content_ca_file",
+        ),
+        (
+            "moved",
+            format!("https://{}/moved", t.trusted),
+            "copy",
+            "302",
+        ),
+        (
+            "moved2",
+            format!("https://{}/moved", t.trusted),
+            "proxy",
+            "302",
+        ),
+    ];
+    for (id, url, handling, says) in cases {
+        let r = put(s, id, &[("link", &link(&url, handling))], "").await;
+        assert_refused(s, &r, id, 400, says).await;
+    }
+    // A handshake that never completes is given up after the connect limit (10s), well
+    // within the request's time.
+    let started = std::time::Instant::now();
+    let url = format!("https://{}/data.txt", t.silent);
+    let r = put(s, "hung", &[("link", &link(&url, "copy"))], "").await;
+    assert_refused(s, &r, "hung", 400, "TLS handshake").await;
+    assert!(started.elapsed() < std::time::Duration::from_secs(20));
+    // A refused https replacement leaves the binary as it was.
+    let good = format!("https://{}/data.txt", t.trusted);
+    let r = put(s, "p", &[("link", &link(&good, "proxy"))], "").await;
+    assert_eq!(r.status, 201, "{}", r.text());
+    let r = put(
+        s,
+        "p",
+        &[(
+            "link",
+            &link(&format!("https://{}/data.txt", t.untrusted), "proxy"),
+        )],
+        "",
+    )
+    .await;
+    assert_eq!(r.status, 400, "{}", r.text());
+    assert_eq!(&s.get("p", &[]).await.body[..], DATA);
 }

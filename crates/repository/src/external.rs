@@ -68,7 +68,7 @@ pub enum CheckedUrl {
         /// The canonical path of the file.
         path: PathBuf,
     },
-    /// An `http:` URL.
+    /// An `http:` or `https:` URL.
     Http(String),
 }
 
@@ -175,20 +175,18 @@ impl AllowList {
             ));
         }
         let lower = url.to_ascii_lowercase();
-        if lower.starts_with("https:") {
-            return Err(refused(format!(
-                "https URLs are not supported: arca has no TLS client ({url})"
-            )));
-        }
         if lower.starts_with("file:") {
             return check_file(url, &prefixes);
         }
-        if !lower.starts_with("http://") {
+        let Some(scheme) = ["http://", "https://"]
+            .into_iter()
+            .find(|s| lower.starts_with(s))
+        else {
             return Err(refused(format!(
-                "{url} is not an http: or file: URL; external content must be one"
+                "{url} is not an http:, https: or file: URL; external content must be one"
             )));
-        }
-        let after = &url["http://".len()..];
+        };
+        let after = &url[scheme.len()..];
         let (authority, path) = after.split_at(after.find(['/', '?', '#']).unwrap_or(after.len()));
         if authority.is_empty() || authority.contains(|c: char| c.is_whitespace() || c == '@') {
             return Err(refused(format!("{url} has no valid host")));
@@ -413,6 +411,10 @@ mod tests {
         assert!(l.check("http://example.org/other/a.bin").is_err());
         assert!(l.check("http://example.org/files/../other").is_err());
         assert!(l.check("https://example.org/files/a.bin").is_err());
+        let l = list(d.path(), "https://example.org/files/\n");
+        assert!(l.check("https://example.org/files/a.bin").is_ok());
+        assert!(l.check("http://example.org/files/a.bin").is_err());
+        assert!(l.check("https://example.org/other/a.bin").is_err());
         assert!(l.check("ftp://example.org/files/a.bin").is_err());
     }
 

@@ -542,6 +542,10 @@ pub async fn run_observed(
             default_user: config.default_user.clone(),
             limits: requests.clone(),
             external_allowed,
+            external_client: arca_http::ExternalClient::new(
+                config.external_content_ca_file.as_deref(),
+            )
+            .map_err(anyhow::Error::msg)?,
             auth,
             deliveries: delivery_statuses,
             search,
