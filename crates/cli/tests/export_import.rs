@@ -589,6 +589,16 @@ async fn an_import_at_another_path_moves_every_version_with_its_ids_and_iris() {
     assert_eq!(code, 1, "{text}");
     assert_eq!(text.matches("exists already").count(), 7, "{text}");
     assert_eq!(root_files(&root), files);
+
+    // --overwrite replaces them with the same moved objects.
+    let (code, text) = import(&to, target.path(), &["--at", "/moved/t2", "--overwrite"]);
+    assert_eq!(code, 0, "{text}");
+    assert!(text.contains("7 replaced"), "{text}");
+    common::validate_with_ocfl_py(&root);
+    let arca = Arca::serve(target.path());
+    let again = snapshot_at(&arca, "/moved/t2").await;
+    arca.stop();
+    assert_same_answers(&before, &again);
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
