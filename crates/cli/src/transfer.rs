@@ -47,7 +47,8 @@ pub struct ImportRootArgs {
     /// The storage root to import, or a BagIt bag whose `data/` holds it.
     #[arg(required = true)]
     dir: Option<PathBuf>,
-    /// Place the tree under another path (not supported yet: refused).
+    /// Place the exported tree at this path instead (its parent must exist): every
+    /// version's object ids, headers and RDF IRIs inside the tree are rewritten.
     #[arg(long)]
     at: Option<String>,
     /// Replace objects of the same id that the repository holds already.
@@ -221,12 +222,6 @@ enum Outcome {
 async fn import_root(args: ImportRootArgs) -> anyhow::Result<ExitCode> {
     let config = load_config(&args.common)?;
     init_logging(&config.log);
-    if args.at.is_some() {
-        anyhow::bail!(
-            "--at is not supported yet: moving a tree means rewriting every version's ids, \
-             headers and RDF; import at the exported paths, or export from the path wanted"
-        );
-    }
     let dir = args.dir.clone().expect("required by clap");
     anyhow::ensure!(dir.is_dir(), "{} is not a directory", dir.display());
     let source_root = if bag::is_bag(&dir) {
@@ -270,6 +265,10 @@ async fn import_root(args: ImportRootArgs) -> anyhow::Result<ExitCode> {
         source_root.display()
     );
     let (repo, catalog) = arca_server::open_repository(&config, true).await?;
+    let moving = match &args.at {
+        Some(at) => Some(check_move(&repo, &prefixes, at).await?),
+        None => None,
+    };
     let bar = progress_bar(prefixes.len());
     let mut counts = [0usize; 4];
     let mut refused = Vec::new();
@@ -279,7 +278,7 @@ async fn import_root(args: ImportRootArgs) -> anyhow::Result<ExitCode> {
                 .is_some_and(|r| r.starts_with('/'))
         }) {
             Some(link) => Outcome::Refused(format!("{link} is a symbolic link")),
-            None => import_object(&repo, &source, prefix, &args)
+            None => import_object(&repo, &source, prefix, moving.as_ref(), &args)
                 .await
                 .unwrap_or_else(|e| Outcome::Refused(format!("{e:#}"))),
         };
@@ -314,19 +313,69 @@ async fn import_root(args: ImportRootArgs) -> anyhow::Result<ExitCode> {
     })
 }
 
+/// The move of `import --at`: the exported tree's top object id and the id it takes
+/// (`at`), after checking that every object lies in that tree and that the new top's
+/// parent exists in the repository (or is the root).
+async fn check_move(
+    repo: &Repository,
+    prefixes: &[(Option<String>, String)],
+    at: &str,
+) -> anyhow::Result<(String, String)> {
+    let ids: Vec<&str> = prefixes
+        .iter()
+        .map(|(id, p)| {
+            id.as_deref()
+                .with_context(|| format!("{p}: no readable inventory"))
+        })
+        .collect::<anyhow::Result<_>>()?;
+    let top = ids
+        .iter()
+        .min_by_key(|id| id.len())
+        .expect("at least one object")
+        .to_string();
+    anyhow::ensure!(
+        top != "info:fedora",
+        "--at: the export holds the repository root, which cannot move"
+    );
+    if let Some(outside) = ids.iter().find(|id| !in_tree(id, &top)) {
+        anyhow::bail!("--at: {outside} is not in the tree {top}: the export is not one tree");
+    }
+    let to = object_id_of(at);
+    anyhow::ensure!(
+        to != "info:fedora",
+        "--at: the tree cannot take the root's place"
+    );
+    let parent = to.rsplit_once('/').map_or("info:fedora", |(p, _)| p);
+    if parent != "info:fedora" {
+        let id = arca_model::FedoraId::from_internal(parent)
+            .with_context(|| format!("--at: {at} is not a resource path"))?;
+        let live = repo.lookup(&id).await?.is_some_and(|r| !r.is_deleted());
+        anyhow::ensure!(live, "--at: {at}'s parent {parent} does not exist");
+    }
+    Ok((top, to))
+}
+
 /// Imports the object at `prefix` of `source`: copied into the staging area with every
-/// digest checked, then adopted whole (or skipped, or put in place of the object there).
+/// digest checked (and, with `moving` = (old top, new top), its ids, headers and RDF
+/// rewritten into the new tree), then adopted whole (or skipped, or put in place of the
+/// object there).
 async fn import_object(
     repo: &Arc<Repository>,
     source: &Arc<dyn ObjectStorage>,
     prefix: &str,
+    moving: Option<&(String, String)>,
     args: &ImportRootArgs,
 ) -> anyhow::Result<Outcome> {
     let (ocfl, src, p) = (repo.ocfl().clone(), source.clone(), prefix.to_string());
+    let mv = moving.cloned();
     let (id, same) = tokio::task::spawn_blocking(move || -> anyhow::Result<_> {
         let object = read_object_in(src.as_ref(), &p)?
             .with_context(|| format!("{p}: the object disappeared"))?;
-        let id = object.inventory.id;
+        let id = match &mv {
+            Some((from, to)) => arca_ocfl::moved_id(&object.inventory.id, from, to)
+                .with_context(|| format!("{p}: not in the tree {from}"))?,
+            None => object.inventory.id,
+        };
         let same = ocfl.holds_same(&id, src.as_ref(), &p)?;
         Ok((id, same))
     })
@@ -348,7 +397,15 @@ async fn import_object(
         )));
     }
     let (ocfl, src, p) = (repo.ocfl().clone(), source.clone(), prefix.to_string());
-    let built = tokio::task::spawn_blocking(move || ocfl.copy_in(src.as_ref(), &p)).await??;
+    let mv = moving.cloned();
+    let built = tokio::task::spawn_blocking(move || -> anyhow::Result<_> {
+        let mut built = ocfl.copy_in(src.as_ref(), &p)?;
+        if let Some((from, to)) = &mv {
+            built.move_tree(from, to)?;
+        }
+        Ok(built)
+    })
+    .await??;
     anyhow::ensure!(
         built.object_id == id,
         "{prefix}: its inventory changed while it was read"

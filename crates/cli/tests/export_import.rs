@@ -2,8 +2,9 @@
 //! between data directories as OCFL objects in Fedora 6's layout. The tree is made over
 //! HTTP on a served arca, exported, imported into a fresh data directory, and served again:
 //! every resource, TimeMap and memento answers as before. ocfl-py validates both roots, the
-//! real Fedora 6.1 opens the export, and bad input (a flipped byte, a resource that exists,
-//! an interrupted import) is refused or resumed.
+//! real Fedora 6.1 opens the export, bad input (a flipped byte, a resource that exists,
+//! an interrupted import) is refused or resumed, and `--at` places the tree under another
+//! path with every version's ids and IRIs moved.
 
 mod common;
 
@@ -139,8 +140,20 @@ async fn create_tree(arca: &Arca) {
 /// resource (status, content type, links, triples or bytes, ETag, Last-Modified), each
 /// TimeMap of [`VERSIONED`] and every memento it lists.
 async fn snapshot(arca: &Arca) -> BTreeMap<String, Vec<String>> {
+    snapshot_at(arca, "/t").await
+}
+
+/// [`snapshot`] of the tree moved to `top` (`/t` of [`PATHS`] read as `top`), its URLs
+/// written as those of `/t`.
+async fn snapshot_at(arca: &Arca, top: &str) -> BTreeMap<String, Vec<String>> {
     let http = Http::new();
-    let norm = |s: &str| s.replace(&arca.base, "BASE");
+    let moved = format!("{}{top}", arca.base);
+    let norm = |s: &str| {
+        s.replace(&moved, "BASE/t")
+            .replace(&moved.replace('/', "%2F"), "BASE%2Ft")
+            .replace(&arca.base, "BASE")
+    };
+    let at = |path: &str| format!("{top}{}", &path["/t".len()..]);
     let sorted_lines = |s: &str| {
         let mut lines: Vec<String> = s.lines().map(norm).collect();
         lines.sort();
@@ -148,7 +161,7 @@ async fn snapshot(arca: &Arca) -> BTreeMap<String, Vec<String>> {
     };
     let mut out = BTreeMap::new();
     for path in PATHS {
-        let r = get_nt(&http, &arca.url(path)).await;
+        let r = get_nt(&http, &arca.url(&at(path))).await;
         let ct = r.header("content-type").unwrap_or_default().to_string();
         let mut links: Vec<String> = r
             .header_all("link")
@@ -174,7 +187,7 @@ async fn snapshot(arca: &Arca) -> BTreeMap<String, Vec<String>> {
         out.insert(path.to_string(), seen);
     }
     for path in VERSIONED {
-        let tm = arca.url(&format!("{path}/fcr:versions"));
+        let tm = arca.url(&format!("{}/fcr:versions", at(path)));
         let r = http
             .get(&tm, &[("accept", "application/link-format")])
             .await;
@@ -277,6 +290,14 @@ async fn assert_serves(data: &Path, before: &BTreeMap<String, Vec<String>>) {
     let arca = Arca::serve(data);
     let after = snapshot(&arca).await;
     arca.stop();
+    assert_same_answers(before, &after);
+}
+
+/// Asserts that `after` holds what `before` does (a container's ETag aside).
+fn assert_same_answers(
+    before: &BTreeMap<String, Vec<String>>,
+    after: &BTreeMap<String, Vec<String>>,
+) {
     // A container's ETag also stands for its listing, whose clock is the catalog's: the
     // import is the last change of its children in the new repository.
     let comparable = |seen: &Vec<String>| -> Vec<String> {
@@ -487,11 +508,97 @@ async fn an_existing_resource_is_refused_without_overwrite_and_an_interrupted_im
     assert!(text.contains("7 replaced"), "{text}");
     common::validate_with_ocfl_py(&root);
     assert_serves(target.path(), &before).await;
+}
 
-    // --at is refused with a reason, and changes nothing.
-    let (code, text) = import(&to, target.path(), &["--at", "/elsewhere"]);
-    assert_eq!(code, 2, "{text}");
-    assert!(text.contains("--at is not supported"), "{text}");
+/// The files of every object of `root`, with their bytes.
+fn root_files(root: &Path) -> BTreeMap<PathBuf, Vec<u8>> {
+    objects(root)
+        .into_iter()
+        .flat_map(|d| {
+            common::relative_files(&d)
+                .into_iter()
+                .map(move |f| d.join(f))
+                .collect::<Vec<_>>()
+        })
+        .map(|f| {
+            let bytes = fs::read(&f).unwrap();
+            (f, bytes)
+        })
+        .collect()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_import_at_another_path_moves_every_version_with_its_ids_and_iris() {
+    let (data, before) = source().await;
+    let out = tempfile::tempdir().unwrap();
+    let to = out.path().join("export");
+    export(data.path(), &to, false);
+    let target = tempfile::tempdir().unwrap();
+    let root = target.path().join("ocfl-root");
+
+    // A parent that does not exist is refused before anything is written.
+    let (code, text) = import(&to, target.path(), &["--at", "/nowhere/t2"]);
+    assert_ne!(code, 0, "{text}");
+    assert!(text.contains("does not exist"), "{text}");
+    assert_eq!(
+        objects(&root).len(),
+        1,
+        "only the repository root's object: {text}"
+    );
+
+    let (code, text) = import(&to, target.path(), &["--at", "/moved/t2"]);
+    assert_ne!(code, 0, "{text}");
+    let arca_served = Arca::serve(target.path());
+    let http = Http::new();
+    send(
+        &http,
+        &arca_served.url("/moved"),
+        Method::PUT,
+        &[("content-type", "text/turtle")],
+        "",
+    )
+    .await;
+    arca_served.stop();
+    let (code, text) = import(&to, target.path(), &["--at", "/moved/t2"]);
+    assert_eq!(code, 0, "{text}");
+    assert!(text.contains("imported 7 objects"), "{text}");
+    common::validate_with_ocfl_py(&root);
+
+    // Binary content is copied unchanged; the ids moved, and nothing names the old tree.
+    let files = root_files(&root);
+    for bytes in [&b"first bytes"[..], b"second bytes"] {
+        assert!(files.values().any(|b| b == bytes));
+    }
+    for (file, bytes) in &files {
+        let text = String::from_utf8_lossy(bytes);
+        assert!(
+            !text.contains("info:fedora/t/") && !text.contains("info:fedora/t\""),
+            "{file:?} names the old tree: {text}"
+        );
+    }
+
+    let arca = Arca::serve(target.path());
+    let after = snapshot_at(&arca, "/moved/t2").await;
+    let old = Http::new().get(&arca.url("/t"), &[]).await;
+    arca.stop();
+    assert_eq!(old.status, StatusCode::NOT_FOUND);
+    assert_same_answers(&before, &after);
+
+    // Onto resources that exist: refused, and nothing changes.
+    let (code, text) = import(&to, target.path(), &["--at", "/moved/t2"]);
+    assert_eq!(code, 1, "{text}");
+    assert_eq!(text.matches("exists already").count(), 7, "{text}");
+    assert_eq!(root_files(&root), files);
+
+    // --overwrite replaces them with the same moved objects.
+    let (code, text) = import(&to, target.path(), &["--at", "/moved/t2", "--overwrite"]);
+    assert_eq!(code, 0, "{text}");
+    assert!(text.contains("7 replaced"), "{text}");
+    common::validate_with_ocfl_py(&root);
+    let arca = Arca::serve(target.path());
+    let again = snapshot_at(&arca, "/moved/t2").await;
+    arca.stop();
+    assert_same_answers(&before, &again);
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
