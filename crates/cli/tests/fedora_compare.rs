@@ -149,6 +149,8 @@ const RDF_READS: &[(&str, &str)] = &[
 /// (`link rel=type <IRI>`).
 const KNOWN: &[(&str, &str, &str, &str, &str)] = &[
     ("*", "", "*", "link rel=http://fedora.info/definitions/v4/transaction#endpoint", "no transactions (fcr:tx) in arca yet"),
+    ("side by side", "", "*", "triple http://fedora.info/definitions/v4/repository#createdBy", "Fedora 6.1 writes no user into a new root's header; Fedora 6.5 and its storage library's sample (shared/ocfl-fedora-sample) name fedoraAdmin, as arca does (issue 38.8)"),
+    ("side by side", "", "*", "triple http://fedora.info/definitions/v4/repository#lastModifiedBy", "Fedora 6.1 writes no user into a new root's header; Fedora 6.5 and its storage library's sample (shared/ocfl-fedora-sample) name fedoraAdmin, as arca does (issue 38.8)"),
     ("header names", "", "*", "name etag", "hyper writes header names title-cased at best: Etag, where Fedora (Jetty) writes ETag"),
     ("header names", "", "*", "name www-authenticate", "hyper writes header names title-cased at best: Www-Authenticate, where Fedora (Jetty) writes WWW-Authenticate"),
     ("*", "*", "*", "accept-external-content-handling", "arca offers external content only when an allow-list is configured (README), Fedora 6.1 always advertises it"),

@@ -1124,16 +1124,15 @@ impl Repository {
             return self.reindex_object(root.as_str()).await;
         }
         let at = now();
-        let mut headers = new_headers(
+        // Named by the user Fedora 6's storage library records for its root (the golden
+        // sample's `fcr-root.json`); Fedora 6.5 shows them, 6.1 wrote none.
+        let headers = new_headers(
             &root,
             Some(&root),
             InteractionModel::BasicContainer,
             at,
             OCFL_USER_NAME,
         );
-        // As Fedora 6: nobody created the root; a later change names its user.
-        headers.created_by = None;
-        headers.last_modified_by = None;
         let mut plan = self.new_plan(root.to_string(), None)?;
         plan.add_rdf(ROOT_HEADER, CONTAINER_CONTENT, headers, None, &[]);
         self.execute(
