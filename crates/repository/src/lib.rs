@@ -692,7 +692,7 @@ impl Repository {
         })
         .await
         .map_err(|e| Error::Internal(format!("the update did not finish: {e}")))?;
-        let triples = checked_triples(updated?, lenient)?;
+        let triples = checked_triples(id, model, updated?, lenient)?;
         let current: std::collections::HashSet<&Triple> = current.iter().collect();
         subjects::check_subjects(id, triples.iter().filter(|t| !current.contains(t)))?;
         let triples = membership::complete(id, model, triples)?;
@@ -1444,7 +1444,7 @@ fn prepare_content(
 ) -> Result<NewContent> {
     match content {
         NewContent::Rdf { triples, lenient } if model.is_rdf_source() => {
-            let triples = checked_triples(triples, lenient)?;
+            let triples = checked_triples(id, model, triples, lenient)?;
             subjects::check_subjects(id, &triples)?;
             let triples = membership::complete(id, model, triples)?;
             Ok(NewContent::Rdf { triples, lenient })
@@ -1470,7 +1470,30 @@ fn prepare_content(
     }
 }
 
-fn checked_triples(triples: Vec<Triple>, lenient: bool) -> Result<Vec<Triple>> {
+/// Checks a client's triples for resource `id` with interaction model `model`: drops the
+/// `rdf:type` statements about the resource that agree with its interaction model (the
+/// server states them itself; Fedora 6 accepts them, as in `<> a ldp:DirectContainer` sent
+/// with the same `Link: rel="type"`), then refuses the other server-managed statements
+/// (409), or drops them under lenient handling.
+fn checked_triples(
+    id: &FedoraId,
+    model: InteractionModel,
+    triples: Vec<Triple>,
+    lenient: bool,
+) -> Result<Vec<Triple>> {
+    // A description's types are those of the binary it describes.
+    let types = if model == InteractionModel::NonRdfSourceDescription {
+        InteractionModel::NonRdfSource.rdf_types()
+    } else {
+        model.rdf_types()
+    };
+    let own = [id.base().iri(), id.iri()];
+    let agrees = |t: &Triple| {
+        t.predicate.as_str() == arca_rdf::vocab::RDF_TYPE
+            && matches!(&t.subject, oxrdf::NamedOrBlankNode::NamedNode(s) if own.iter().any(|o| o == s.as_str()))
+            && matches!(&t.object, oxrdf::Term::NamedNode(o) if types.contains(&o.as_str()))
+    };
+    let triples = triples.into_iter().filter(|t| !agrees(t)).collect();
     let (kept, rejected) = arca_rdf::split_server_managed(triples);
     if !rejected.is_empty() && !lenient {
         return Err(Error::ServerManaged(rejected));
