@@ -444,3 +444,36 @@ async fn the_interaction_model_of_a_container_cannot_change() {
     );
     s.stop().await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn type_triple_that_agrees_with_the_interaction_model_is_accepted() {
+    // As Fedora 6.1 (issue 46.6): `<> a ldp:DirectContainer` sent with the same
+    // `Link: rel="type"` is 201; a type contradicting the model stays 409.
+    let s = setup().await;
+    created(put(&s, "top/mr", &[TURTLE], "").await).await;
+    let mr = s.url("top/mr");
+    let body = format!(
+        "<> a <{LDP}DirectContainer> ; <{LDP}membershipResource> <{mr}> ; <{LDP}hasMemberRelation> <{DC_HAS_PART}> ."
+    );
+    created(put(&s, "top/dc", &[TURTLE, LINK_DIRECT], &body).await).await;
+    let dc = s.url("top/dc");
+    let g = get_graph(&s, "top/dc", &[]).await;
+    assert!(g.has(&dc, RDF_TYPE, &ldp("DirectContainer")));
+    assert!(g.has(&dc, &ldp("membershipResource"), &mr));
+    let r = s
+        .get("top/dc", &[("accept", "application/n-triples")])
+        .await;
+    let line = format!("<{dc}> <{RDF_TYPE}> <{LDP}DirectContainer> .");
+    assert_eq!(r.text().matches(&line).count(), 1, "{}", r.text());
+
+    // The same body PUT back on the existing container (a replace) is accepted too.
+    let r = put(&s, "top/dc", &[TURTLE], &body).await;
+    assert_eq!(r.status, 204, "{}", r.text());
+
+    // A type that contradicts the model is refused and creates nothing.
+    let r = put(&s, "top/bc", &[TURTLE], &body).await;
+    assert_eq!(r.status, 409, "{}", r.text());
+    assert_constrained_by(&s, &r).await;
+    assert_eq!(s.get("top/bc", &[]).await.status, 404);
+    s.stop().await;
+}

@@ -35,7 +35,7 @@ impl Repository {
     ) -> Result<(ResourceRecord, bool)> {
         check_protectable(resource)?;
         let acl_id = resource.acl();
-        let triples = checked_triples(triples, lenient)?;
+        let triples = checked_triples(&acl_id, InteractionModel::Acl, triples, lenient)?;
         subjects::check_subjects(&acl_id, &triples)?;
         let probe = self.get(resource).await?;
         let _locks = self

@@ -16,6 +16,7 @@ mod adopt;
 mod changes;
 mod content;
 mod derived;
+mod described;
 mod direct;
 mod error;
 mod external;
@@ -648,12 +649,23 @@ impl Repository {
                 ));
             }
         }
+        let (content, facts) = match content {
+            NewContent::Rdf { triples, lenient }
+                if current_model == InteractionModel::NonRdfSourceDescription =>
+            {
+                let (triples, facts) = described::take_binary_facts(id, triples)?;
+                (NewContent::Rdf { triples, lenient }, facts)
+            }
+            other => (other, described::BinaryFacts::default()),
+        };
         let content = prepare_content(id, content, current_model)?;
         let at = now();
         let mut plan = self.plan_for(&record).await?;
         match content {
             NewContent::Rdf { triples, .. } => {
                 plan.rewrite_rdf(&record, at, user, &triples)?;
+                self.apply_binary_facts(&mut plan, id, facts, at, user)
+                    .await?;
             }
             NewContent::Binary {
                 binary,
@@ -692,14 +704,44 @@ impl Repository {
         })
         .await
         .map_err(|e| Error::Internal(format!("the update did not finish: {e}")))?;
-        let triples = checked_triples(updated?, lenient)?;
+        let (updated, facts) = if model == InteractionModel::NonRdfSourceDescription {
+            described::take_binary_facts(id, updated?)?
+        } else {
+            (updated?, described::BinaryFacts::default())
+        };
+        let triples = checked_triples(id, model, updated, lenient)?;
         let current: std::collections::HashSet<&Triple> = current.iter().collect();
         subjects::check_subjects(id, triples.iter().filter(|t| !current.contains(t)))?;
         let triples = membership::complete(id, model, triples)?;
         let at = now();
         let mut plan = self.plan_for(&record).await?;
         plan.rewrite_rdf(&record, at, user, &triples)?;
+        self.apply_binary_facts(&mut plan, id, facts, at, user)
+            .await?;
         self.commit_update(id, plan, at, user).await
+    }
+
+    /// Gives the binary described by `description` the filename and media type its new
+    /// description states, as Fedora 6 does; nothing when they are unchanged.
+    async fn apply_binary_facts(
+        &self,
+        plan: &mut ObjectPlan,
+        description: &FedoraId,
+        facts: described::BinaryFacts,
+        at: Timestamp,
+        user: &str,
+    ) -> Result<()> {
+        if facts.is_empty() {
+            return Ok(());
+        }
+        let binary = self.get(&description.base()).await?;
+        let mut headers = binary.headers.clone();
+        if !facts.apply(&mut headers) {
+            return Ok(());
+        }
+        headers.touch_after_previous(at, user);
+        plan.rewrite_headers(&binary, headers);
+        Ok(())
     }
 
     /// Locks the object holding live resource `id`, re-reads it under the lock and checks
@@ -1446,7 +1488,7 @@ fn prepare_content(
 ) -> Result<NewContent> {
     match content {
         NewContent::Rdf { triples, lenient } if model.is_rdf_source() => {
-            let triples = checked_triples(triples, lenient)?;
+            let triples = checked_triples(id, model, triples, lenient)?;
             subjects::check_subjects(id, &triples)?;
             let triples = membership::complete(id, model, triples)?;
             Ok(NewContent::Rdf { triples, lenient })
@@ -1472,8 +1514,39 @@ fn prepare_content(
     }
 }
 
-fn checked_triples(triples: Vec<Triple>, lenient: bool) -> Result<Vec<Triple>> {
-    let (kept, rejected) = arca_rdf::split_server_managed(triples);
+/// Checks a client's triples for resource `id` with interaction model `model`: drops the
+/// `rdf:type` statements about the resource that agree with its interaction model (the
+/// server states them itself; Fedora 6 accepts them, as in `<> a ldp:DirectContainer` sent
+/// with the same `Link: rel="type"`), then refuses the other server-managed statements
+/// (409), or drops them under lenient handling.
+fn checked_triples(
+    id: &FedoraId,
+    model: InteractionModel,
+    triples: Vec<Triple>,
+    lenient: bool,
+) -> Result<Vec<Triple>> {
+    // A description's types are those of the binary it describes.
+    let types = if model == InteractionModel::NonRdfSourceDescription {
+        InteractionModel::NonRdfSource.rdf_types()
+    } else {
+        model.rdf_types()
+    };
+    let own = [id.base().iri(), id.iri()];
+    let agrees = |t: &Triple| {
+        t.predicate.as_str() == arca_rdf::vocab::RDF_TYPE
+            && matches!(&t.subject, oxrdf::NamedOrBlankNode::NamedNode(s) if own.iter().any(|o| o == s.as_str()))
+            && matches!(&t.object, oxrdf::Term::NamedNode(o) if types.contains(&o.as_str()))
+    };
+    let triples = triples.into_iter().filter(|t| !agrees(t)).collect();
+    let (kept, mut rejected) = arca_rdf::split_server_managed(triples);
+    let (kept, computed): (Vec<Triple>, Vec<Triple>) =
+        if model == InteractionModel::NonRdfSourceDescription {
+            kept.into_iter()
+                .partition(|t| !described::is_computed(id, t))
+        } else {
+            (kept, Vec::new())
+        };
+    rejected.extend(computed);
     if !rejected.is_empty() && !lenient {
         return Err(Error::ServerManaged(rejected));
     }
