@@ -477,3 +477,100 @@ async fn type_triple_that_agrees_with_the_interaction_model_is_accepted() {
     assert_eq!(s.get("top/bc", &[]).await.status, 404);
     s.stop().await;
 }
+
+/// 3.1.2/3.1.3 (issue 38.9, a MAY): the other settings change too. `hasMemberRelation` →
+/// `isMemberOfRelation` by PATCH moves every triple onto the members; an indirect container's
+/// `insertedContentRelation` changed by PUT recomputes its members from the proxies' other
+/// statement; a change LDP forbids on an existing container is refused and changes nothing.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn ldp_5_4_every_setting_of_an_existing_container_changes_and_refused_changes_keep_it() {
+    let s = setup().await;
+    created(put(&s, "top/mr", &[TURTLE], "").await).await;
+    let mr = s.url("top/mr");
+    let body =
+        format!("<> <{LDP}membershipResource> <{mr}> ; <{LDP}hasMemberRelation> <{DC_HAS_PART}> .");
+    created(put(&s, "top/dc", &[TURTLE, LINK_DIRECT], &body).await).await;
+    for m in ["a", "b"] {
+        created(put(&s, &format!("top/dc/{m}"), &[TURTLE], "").await).await;
+    }
+    assert_eq!(
+        get_graph(&s, "top/mr", &[])
+            .await
+            .object_iris(&mr, DC_HAS_PART)
+            .len(),
+        2
+    );
+
+    let r = sparql(
+        &s,
+        "top/dc",
+        &format!("DELETE {{ <> <{LDP}hasMemberRelation> ?o }} INSERT {{ <> <{LDP}isMemberOfRelation> <{DC_IS_PART_OF}> }} WHERE {{ <> <{LDP}hasMemberRelation> ?o }}"),
+    )
+    .await;
+    assert_eq!(r.status, 204, "{}", r.text());
+    assert!(get_graph(&s, "top/mr", &[])
+        .await
+        .with_predicate(DC_HAS_PART)
+        .is_empty());
+    for m in ["a", "b"] {
+        let member = s.url(&format!("top/dc/{m}"));
+        let g = get_graph(&s, &format!("top/dc/{m}"), &[]).await;
+        assert!(g.has(&member, DC_IS_PART_OF, &mr), "{m}");
+    }
+
+    // Refused on an existing container: a second membership resource, both relations.
+    let before = get_graph(&s, "top/dc", &[]).await;
+    for update in [
+        format!(
+            "INSERT DATA {{ <> <{LDP}membershipResource> <{}> }}",
+            s.url("top")
+        ),
+        format!("INSERT DATA {{ <> <{LDP}hasMemberRelation> <{DC_HAS_PART}> }}"),
+    ] {
+        let r = sparql(&s, "top/dc", &update).await;
+        assert_eq!(r.status, 409, "{update}: {}", r.text());
+        assert_constrained_by(&s, &r).await;
+    }
+    assert_eq!(get_graph(&s, "top/dc", &[]).await.0, before.0);
+    assert!(get_graph(&s, "top/dc/a", &[])
+        .await
+        .has(&s.url("top/dc/a"), DC_IS_PART_OF, &mr));
+
+    // An indirect container's inserted-content relation, changed by PUT.
+    let (t1, t2) = (s.url("top/t1"), s.url("top/t2"));
+    for t in ["top/t1", "top/t2"] {
+        created(put(&s, t, &[TURTLE], "").await).await;
+    }
+    let settings = |relation: &str| {
+        format!("<> <{LDP}membershipResource> <{mr}> ; <{LDP}hasMemberRelation> <{DC_HAS_PART}> ; <{LDP}insertedContentRelation> <{relation}> .")
+    };
+    created(
+        put(
+            &s,
+            "top/ic",
+            &[TURTLE, LINK_INDIRECT],
+            &settings(ORE_PROXY_FOR),
+        )
+        .await,
+    )
+    .await;
+    let proxy = format!("<> <{ORE_PROXY_FOR}> <{t1}> ; <http://purl.org/dc/terms/source> <{t2}> .");
+    created(put(&s, "top/ic/p", &[TURTLE], &proxy).await).await;
+    let parts = get_graph(&s, "top/mr", &[])
+        .await
+        .object_iris(&mr, DC_HAS_PART);
+    assert_eq!(parts, vec![t1.clone()]);
+    let r = put(
+        &s,
+        "top/ic",
+        &[TURTLE, LINK_INDIRECT],
+        &settings("http://purl.org/dc/terms/source"),
+    )
+    .await;
+    assert_eq!(r.status, 204, "{}", r.text());
+    let parts = get_graph(&s, "top/mr", &[])
+        .await
+        .object_iris(&mr, DC_HAS_PART);
+    assert_eq!(parts, vec![t2]);
+    s.stop().await;
+}
