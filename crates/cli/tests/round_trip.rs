@@ -38,9 +38,12 @@ const LENIENT: (&str, &str) = ("prefer", "handling=lenient; received=\"minimal\"
 /// membership (which the target derives from what is imported).
 const OWN_TRIPLES: &str = "return=representation; omit=\"http://www.w3.org/ns/ldp#PreferContainment http://www.w3.org/ns/ldp#PreferMembership\"";
 
-/// The tree every test moves, written below `/{root}`: (method, path below the root,
-/// headers, body). `{B}` in a body stands for the tree root's URL.
-fn tree() -> Vec<(Method, &'static str, Vec<(&'static str, String)>, Vec<u8>)> {
+/// One write of the tree: method, path below the tree's root, headers, body.
+type Write = (Method, &'static str, Vec<(&'static str, String)>, Vec<u8>);
+
+/// The tree every test moves, written below `/{root}`. `{B}` in a body stands for the tree
+/// root's URL.
+fn tree() -> Vec<Write> {
     let ttl = || ("content-type", "text/turtle".to_string());
     let direct = format!("<{LDP}DirectContainer>; rel=\"type\"");
     let scan: Vec<u8> = (0..4096u32).map(|i| (i * 7 % 251) as u8).collect();
@@ -111,6 +114,7 @@ impl Server {
         format!("{}{path}", self.base)
     }
 
+    /// Sends a request to `path` below the REST root.
     async fn send(
         &self,
         method: Method,
