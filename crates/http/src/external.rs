@@ -426,30 +426,19 @@ impl ExternalClient {
 fn read_pem_certificates(
     path: &std::path::Path,
 ) -> Result<Vec<rustls::pki_types::CertificateDer<'static>>, String> {
-    use base64::Engine;
     let text = std::fs::read_to_string(path).map_err(|e| {
         format!(
             "cannot read the external content CA file {}: {e}",
             path.display()
         )
     })?;
-    let mut certs = Vec::new();
-    let mut rest = text.as_str();
-    const BEGIN: &str = "-----BEGIN CERTIFICATE-----";
-    const END: &str = "-----END CERTIFICATE-----";
-    while let Some(start) = rest.find(BEGIN) {
-        let body = &rest[start + BEGIN.len()..];
-        let end = body
-            .find(END)
-            .ok_or_else(|| format!("{}: a certificate has no END line", path.display()))?;
-        let b64: String = body[..end].split_whitespace().collect();
-        let der = base64::engine::general_purpose::STANDARD
-            .decode(b64)
-            .map_err(|e| format!("{}: a certificate is not base64: {e}", path.display()))?;
-        certs.push(der.into());
-        rest = &body[end + END.len()..];
-    }
-    Ok(certs)
+    let blocks =
+        pem::parse_many(text).map_err(|e| format!("{}: not a PEM file: {e}", path.display()))?;
+    Ok(blocks
+        .into_iter()
+        .filter(|b| b.tag() == "CERTIFICATE")
+        .map(|b| b.into_contents().into())
+        .collect())
 }
 
 /// A connector whose connections (TCP and TLS handshake) must be made within a time.
