@@ -266,7 +266,16 @@ async fn import_root(args: ImportRootArgs) -> anyhow::Result<ExitCode> {
     );
     let (repo, catalog) = arca_server::open_repository(&config, true).await?;
     let moving = match &args.at {
-        Some(at) => Some(check_move(&repo, &prefixes, at).await?),
+        Some(at) => match check_move(&repo, &prefixes, at).await {
+            Ok(moving) => Some(moving),
+            Err(e) => {
+                // Nothing is imported; a clean stop still publishes what opening wrote
+                // (a new root's object) instead of leaving it to the journal's replay.
+                repo.shutdown().await?;
+                catalog.checkpoint()?;
+                return Err(e);
+            }
+        },
         None => None,
     };
     let bar = progress_bar(prefixes.len());
