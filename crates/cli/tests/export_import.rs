@@ -194,30 +194,9 @@ async fn snapshot_at(arca: &Arca, top: &str) -> BTreeMap<String, Vec<String>> {
         assert_eq!(r.status, StatusCode::OK, "TimeMap of {path}: {}", r.text());
         let link_format = r.text();
         out.insert(format!("timemap {path}"), sorted_lines(&link_format));
-        let mementos: Vec<String> = link_format
-            .lines()
-            .filter(|l| l.contains("rel=\"memento\""))
-            .map(|l| l[1..l.find('>').unwrap()].to_string())
-            .collect();
+        let mementos = common::memento_answers(&http, &link_format, &norm).await;
         assert!(!mementos.is_empty(), "{path} has no memento");
-        for m in mementos {
-            let r = get_nt(&http, &m).await;
-            let ct = r.header("content-type").unwrap_or_default().to_string();
-            let mut seen = vec![
-                format!("status {}", r.status),
-                format!(
-                    "memento-datetime {}",
-                    r.header("memento-datetime").unwrap_or_default()
-                ),
-                format!("content-type {ct}"),
-            ];
-            if ct.starts_with("application/n-triples") {
-                seen.extend(sorted_lines(&r.text()));
-            } else {
-                seen.push(format!("sha512 {}", sha512_hex(&r.body)));
-            }
-            out.insert(norm(&m), seen);
-        }
+        out.extend(mementos);
     }
     out
 }

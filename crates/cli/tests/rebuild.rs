@@ -504,29 +504,7 @@ async fn versions_snapshot(arca: &Arca) -> BTreeMap<String, Vec<String>> {
         out.insert(format!("timemap {path}"), vec![norm(&link_format)]);
         let r = http.get(&tm, &[("accept", "application/n-triples")]).await;
         out.insert(format!("timemap rdf {path}"), sorted_lines(&r.text()));
-        let mementos: Vec<String> = link_format
-            .lines()
-            .filter(|l| l.contains("rel=\"memento\""))
-            .map(|l| l[1..l.find('>').unwrap()].to_string())
-            .collect();
-        for m in mementos {
-            let r = http.get(&m, &[("accept", "application/n-triples")]).await;
-            let ct = r.header("content-type").unwrap_or_default().to_string();
-            let mut seen = vec![
-                format!("status {}", r.status),
-                format!(
-                    "memento-datetime {}",
-                    r.header("memento-datetime").unwrap_or_default()
-                ),
-                format!("content-type {ct}"),
-            ];
-            if ct.starts_with("application/n-triples") {
-                seen.extend(sorted_lines(&r.text()));
-            } else {
-                seen.push(format!("sha512 {}", sha512_hex(&r.body)));
-            }
-            out.insert(norm(&m), seen);
-        }
+        out.extend(common::memento_answers(&http, &link_format, &norm).await);
     }
     out
 }

@@ -537,6 +537,44 @@ pub fn scrub_env(cmd: &mut Command) {
     cmd.env("ARCA_LOG", "info");
 }
 
+/// What a client sees of each memento a link-format TimeMap lists, keyed by the memento's
+/// URL: status, `Memento-Datetime`, `Content-Type`, and the sorted N-Triples (or the bytes'
+/// sha512). `norm` rewrites what differs between servers (their base URLs) in keys and lines.
+#[allow(dead_code)]
+pub async fn memento_answers(
+    http: &Http,
+    link_format: &str,
+    norm: impl Fn(&str) -> String,
+) -> Vec<(String, Vec<String>)> {
+    let mementos: Vec<String> = link_format
+        .lines()
+        .filter(|l| l.contains("rel=\"memento\""))
+        .map(|l| l[1..l.find('>').unwrap()].to_string())
+        .collect();
+    let mut out = Vec::new();
+    for m in mementos {
+        let r = http.get(&m, &[("accept", "application/n-triples")]).await;
+        let ct = r.header("content-type").unwrap_or_default().to_string();
+        let mut seen = vec![
+            format!("status {}", r.status),
+            format!(
+                "memento-datetime {}",
+                r.header("memento-datetime").unwrap_or_default()
+            ),
+            format!("content-type {ct}"),
+        ];
+        if ct.starts_with("application/n-triples") {
+            let mut lines: Vec<String> = r.text().lines().map(&norm).collect();
+            lines.sort();
+            seen.extend(lines);
+        } else {
+            seen.push(format!("sha512 {}", sha512_hex(&r.body)));
+        }
+        out.push((norm(&m), seen));
+    }
+    out
+}
+
 /// The shared test HTTP client (not every test file uses it).
 #[allow(unused_imports)]
 pub use arca_testkit::{Http, Reply};
