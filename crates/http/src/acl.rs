@@ -11,8 +11,9 @@ use axum::extract::Request;
 use axum::response::Response;
 use http::{header, Method, StatusCode};
 
+use crate::context::Ctx;
 use crate::error::ApiError;
-use crate::handlers::{self, Ctx};
+use crate::handlers;
 
 /// Methods an ACL answers.
 pub(crate) const ALLOW: &str = "GET, HEAD, OPTIONS, PUT, PATCH, DELETE";
@@ -76,7 +77,10 @@ pub(crate) async fn handle(
                 )
                 .await
                 .map_err(|e| ctx.err(e))?;
-            Ok(handlers::response(StatusCode::NO_CONTENT, Body::empty()))
+            Ok(crate::response::response(
+                StatusCode::NO_CONTENT,
+                Body::empty(),
+            ))
         }
     }
 }
@@ -116,7 +120,7 @@ async fn put(ctx: &Ctx, resource: FedoraId, req: Request) -> Result<Response, Ap
     Ok(if created {
         handlers::created_response(ctx, &record)
     } else {
-        let mut out = handlers::response(StatusCode::NO_CONTENT, Body::empty());
+        let mut out = crate::response::response(StatusCode::NO_CONTENT, Body::empty());
         handlers::resource_headers(ctx, &record, out.headers_mut());
         out
     })
@@ -163,14 +167,18 @@ fn default_root_acl(ctx: &Ctx, head: bool, req: &Request) -> Result<Response, Ap
     let triples = ctx.access.default_root_acl();
     let body =
         arca_rdf::serialize(&triples, format, &ctx.mapper()).map_err(|e| ctx.err(Error::Rdf(e)))?;
-    let mut out = handlers::response(StatusCode::OK, Body::empty());
+    let mut out = crate::response::response(StatusCode::OK, Body::empty());
     let h = out.headers_mut();
     for t in InteractionModel::Acl.rdf_types() {
-        handlers::add_link(h, format!("<{t}>;rel=\"type\""));
+        crate::response::add_link(h, format!("<{t}>;rel=\"type\""));
     }
-    handlers::set(h, header::CONTENT_TYPE, &handlers::rdf_content_type(format));
-    handlers::set(h, header::ALLOW, ALLOW);
-    handlers::set(h, header::CONTENT_LENGTH, &body.len().to_string());
+    crate::response::set(
+        h,
+        header::CONTENT_TYPE,
+        &crate::response::rdf_content_type(format),
+    );
+    crate::response::set(h, header::ALLOW, ALLOW);
+    crate::response::set(h, header::CONTENT_LENGTH, &body.len().to_string());
     if !head {
         *out.body_mut() = Body::from(body);
     }

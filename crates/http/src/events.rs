@@ -15,8 +15,8 @@ use bytes::Bytes;
 use http::{header, HeaderMap, HeaderValue, StatusCode};
 use serde_json::{json, Value};
 
+use crate::context::Ctx;
 use crate::error::ApiError;
-use crate::handlers::Ctx;
 
 /// Methods on `fcr:events`.
 pub(crate) const ALLOW: &str = "GET, HEAD, OPTIONS";

@@ -36,9 +36,11 @@ use hyper_util::client::legacy::connect::HttpConnector;
 use hyper_util::client::legacy::Client;
 use hyper_util::rt::TokioExecutor;
 
+use crate::context::Ctx;
 use crate::error::ApiError;
-use crate::handlers::{self, set, Ctx};
+use crate::handlers;
 use crate::headers::{self, RangeRequest};
+use crate::response::set;
 use crate::upload;
 
 /// What `Accept-External-Content-Handling` announces.
@@ -292,7 +294,7 @@ pub(crate) async fn read(
             );
             (start, end - start + 1)
         }
-        RangeRequest::Unsatisfiable => return Ok(crate::handlers::range_not_satisfiable(len)),
+        RangeRequest::Unsatisfiable => return Ok(crate::response::range_not_satisfiable(len)),
     };
     set(
         out.headers_mut(),

@@ -10,8 +10,10 @@ use axum::response::Response;
 use http::{header, StatusCode};
 use oxrdf::{Literal, NamedNode, Triple};
 
+use crate::context::Ctx;
 use crate::error::ApiError;
-use crate::handlers::{add_link, model_of, response, set, Ctx};
+use crate::handlers::model_of;
+use crate::response::{add_link, response, set};
 
 /// Methods `fcr:fixity` answers, as Fedora 6 lists them.
 pub(crate) const ALLOW: &str = "OPTIONS, GET";
@@ -62,7 +64,7 @@ pub(crate) async fn get(ctx: &Ctx, id: FedoraId, req: Request) -> Result<Respons
     set(
         h,
         header::CONTENT_TYPE,
-        &crate::handlers::rdf_content_type(format),
+        &crate::response::rdf_content_type(format),
     );
     Ok(out)
 }

@@ -7,8 +7,8 @@ use arca_repository::BinaryData;
 use axum::http::{header, StatusCode};
 use axum::response::{IntoResponse, Response};
 
+use crate::context::Ctx;
 use crate::error::ApiError;
-use crate::handlers::Ctx;
 use crate::Request;
 
 /// The answer: 201 with `Location` when imported, 200 when `?resume=true` found it imported
@@ -72,7 +72,7 @@ pub(crate) async fn fedora3(ctx: &Ctx, req: Request) -> Result<Response, ApiErro
         let id = arca_model::FedoraId::from_internal(&arca_fedora3::mapping::object_id(pid));
         if let Some(value) = id
             .ok()
-            .and_then(|id| crate::handlers::url_of(&ctx.base_url, &id).parse().ok())
+            .and_then(|id| crate::response::url_of(&ctx.base_url, &id).parse().ok())
         {
             response.headers_mut().insert(header::LOCATION, value);
         }

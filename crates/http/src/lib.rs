@@ -14,6 +14,7 @@
 
 mod access;
 mod acl;
+mod context;
 mod drain;
 mod error;
 mod events;
@@ -25,6 +26,7 @@ pub mod headers;
 mod import;
 mod limits;
 mod listing;
+mod response;
 mod search;
 mod transactions;
 mod upload;
@@ -429,12 +431,12 @@ async fn route(state: AppState, req: Request) -> Response {
         Ok(c) => c,
         Err(e) => return e.into_response(),
     };
-    let url = |id: &FedoraId| handlers::url_of(&base_url, id);
+    let url = |id: &FedoraId| crate::response::url_of(&base_url, id);
     let grant = match state.access.authorize(&state.repo, &caller, &op, url).await {
         Ok(g) => g,
         Err(e) => return e.into_response(),
     };
-    let ctx = handlers::Ctx {
+    let ctx = crate::context::Ctx {
         repo: state.repo.clone(),
         user: caller.recorded_user(&state.config.default_user),
         base_url,
@@ -471,7 +473,7 @@ async fn route(state: AppState, req: Request) -> Response {
                 let base_url = ctx.base_url.clone();
                 match repo.in_transaction(&tx, run(ctx, op, req)).await {
                     Ok(result) => result.map(|mut r| {
-                        handlers::set(
+                        crate::response::set(
                             r.headers_mut(),
                             http::header::HeaderName::from_static(transactions::ATOMIC_ID),
                             &echo,
@@ -502,7 +504,11 @@ fn software_agent(headers: &http::HeaderMap) -> Option<Arc<str>> {
 }
 
 /// Carries out one operation.
-async fn run(mut ctx: handlers::Ctx, op: Operation, req: Request) -> Result<Response, ApiError> {
+async fn run(
+    mut ctx: crate::context::Ctx,
+    op: Operation,
+    req: Request,
+) -> Result<Response, ApiError> {
     match op {
         Operation::Read { id, head } => match versions::accept_datetime(req.headers()) {
             Ok(Some(datetime)) => versions::timegate(&ctx, id, datetime).await,

@@ -10,7 +10,7 @@ use arca_rdf::vocab;
 use arca_repository::Error;
 use oxrdf::{NamedNode, Triple};
 
-use crate::handlers::Ctx;
+use crate::context::Ctx;
 
 /// Largest page a client may ask for.
 pub(crate) const MAX_PAGE: usize = 10_000;

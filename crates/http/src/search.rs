@@ -16,8 +16,8 @@ use tantivy::query::{BooleanQuery, Occur, Query};
 use tantivy::schema::Field;
 use tantivy::{DocAddress, Searcher};
 
+use crate::context::Ctx;
 use crate::error::ApiError;
-use crate::handlers::Ctx;
 
 /// Methods on `fcr:search`.
 pub(crate) const ALLOW: &str = "GET, HEAD, OPTIONS";
@@ -319,7 +319,7 @@ pub(crate) async fn search(ctx: &Ctx, head: bool, req: Request) -> Result<Respon
             for ((name, _), value) in request.fields.iter().zip(hit.values) {
                 let value = match (name.as_str(), value) {
                     ("fedora_id", _) => match FedoraId::from_path(&hit.id) {
-                        Ok(fid) => crate::handlers::url_of(&ctx.base_url, &fid).into(),
+                        Ok(fid) => crate::response::url_of(&ctx.base_url, &fid).into(),
                         Err(_) => Value::Null,
                     },
                     ("rdf_type", v) => {

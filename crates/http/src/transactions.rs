@@ -12,8 +12,9 @@ use axum::body::Body;
 use axum::response::Response;
 use http::{header, HeaderMap, StatusCode};
 
+use crate::context::Ctx;
 use crate::error::ApiError;
-use crate::handlers::{self, add_link, set, Ctx};
+use crate::response::{add_link, set};
 
 /// `Allow` of the transaction endpoint.
 pub(crate) const ENDPOINT_ALLOW: &str = "POST";
@@ -92,7 +93,7 @@ pub(crate) async fn begin(ctx: &Ctx) -> Result<Response, ApiError> {
         .await
         .map_err(|e| ctx.err(e))?;
     let url = url(ctx, &id);
-    let mut out = handlers::response(StatusCode::CREATED, Body::empty());
+    let mut out = crate::response::response(StatusCode::CREATED, Body::empty());
     let h = out.headers_mut();
     set(h, header::LOCATION, &url);
     set(h, header::EXPIRES, &http_date(expires));
@@ -101,7 +102,7 @@ pub(crate) async fn begin(ctx: &Ctx) -> Result<Response, ApiError> {
 }
 
 fn state_response(info: TxInfo) -> Response {
-    let mut out = handlers::response(StatusCode::NO_CONTENT, Body::empty());
+    let mut out = crate::response::response(StatusCode::NO_CONTENT, Body::empty());
     set(
         out.headers_mut(),
         header::HeaderName::from_static("atomic-expires"),
@@ -152,7 +153,10 @@ pub(crate) async fn commit(ctx: &Ctx, id: &str) -> Result<Response, ApiError> {
             api
         }
     })?;
-    Ok(handlers::response(StatusCode::NO_CONTENT, Body::empty()))
+    Ok(crate::response::response(
+        StatusCode::NO_CONTENT,
+        Body::empty(),
+    ))
 }
 
 /// DELETE on a transaction: rolls it back.
@@ -161,5 +165,8 @@ pub(crate) async fn rollback(ctx: &Ctx, id: &str) -> Result<Response, ApiError> 
         .rollback_transaction(id)
         .await
         .map_err(|e| ctx.err(e))?;
-    Ok(handlers::response(StatusCode::NO_CONTENT, Body::empty()))
+    Ok(crate::response::response(
+        StatusCode::NO_CONTENT,
+        Body::empty(),
+    ))
 }

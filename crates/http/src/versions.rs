@@ -15,8 +15,10 @@ use oxrdf::{NamedNode, Triple};
 use time::macros::format_description;
 use time::OffsetDateTime;
 
+use crate::context::Ctx;
 use crate::error::ApiError;
-use crate::handlers::{self, add_link, set, Ctx};
+use crate::handlers;
+use crate::response::{add_link, set};
 
 /// `Allow` of a TimeMap.
 pub(crate) const TIMEMAP_ALLOW: &str = "POST, HEAD, GET, OPTIONS";
@@ -174,7 +176,7 @@ fn timemap_headers(ctx: &Ctx, id: &FedoraId, h: &mut HeaderMap) {
 /// OPTIONS on a TimeMap.
 pub(crate) async fn timemap_options(ctx: &Ctx, id: FedoraId) -> Result<Response, ApiError> {
     ctx.repo.get(&id).await.map_err(|e| ctx.err(e))?;
-    let mut out = handlers::response(StatusCode::OK, Body::empty());
+    let mut out = crate::response::response(StatusCode::OK, Body::empty());
     timemap_headers(ctx, &id, out.headers_mut());
     Ok(out)
 }
@@ -197,7 +199,7 @@ pub(crate) async fn timemap(
         a.split(',')
             .any(|t| t.split(';').next().unwrap_or("").trim() == LINK_FORMAT)
     });
-    let mut out = handlers::response(StatusCode::OK, Body::empty());
+    let mut out = crate::response::response(StatusCode::OK, Body::empty());
     let h = out.headers_mut();
     timemap_headers(ctx, &id, h);
     set(
@@ -216,7 +218,11 @@ pub(crate) async fn timemap(
                 "a TimeMap is available as application/link-format, text/turtle, application/ld+json, application/n-triples or application/rdf+xml",
             )
         })?;
-        set(h, header::CONTENT_TYPE, &handlers::rdf_content_type(format));
+        set(
+            h,
+            header::CONTENT_TYPE,
+            &crate::response::rdf_content_type(format),
+        );
         set(
             h,
             header::HeaderName::from_static("preference-applied"),
@@ -321,7 +327,7 @@ pub(crate) async fn create(ctx: &Ctx, id: FedoraId, h: &HeaderMap) -> Result<Res
         .await
         .map_err(|e| ctx.err(e))?;
     let url = memento_url(ctx, &id, datetime);
-    let mut out = handlers::response(StatusCode::CREATED, Body::from(url.clone()));
+    let mut out = crate::response::response(StatusCode::CREATED, Body::from(url.clone()));
     let h = out.headers_mut();
     add_memento_links(ctx, &id, h);
     add_link(h, format!("<{}Memento>; rel=\"type\"", vocab::MEMENTO_NS));

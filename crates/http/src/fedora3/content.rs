@@ -9,8 +9,10 @@ use http::{header, HeaderMap, StatusCode};
 
 use super::render::{local_server, Api};
 use super::xml::http_date;
+use crate::context::Ctx;
 use crate::error::ApiError;
-use crate::handlers::{self, set, Ctx};
+use crate::handlers;
+use crate::response::set;
 
 /// Answers a read of datastream version `ds`. `download` asks for an attachment (REST only;
 /// API-A-LITE sends no `Content-Disposition`, as Fedora 3's does not).
@@ -40,12 +42,12 @@ pub(crate) async fn serve(
             Api::Rest => StatusCode::TEMPORARY_REDIRECT,
             Api::Lite => StatusCode::FOUND,
         };
-        let mut out = handlers::response(status, Body::empty());
+        let mut out = crate::response::response(status, Body::empty());
         set(out.headers_mut(), header::LOCATION, &location);
         set(out.headers_mut(), header::CONTENT_LENGTH, "0");
         return Ok(out);
     }
-    let mut out = handlers::response(StatusCode::OK, Body::empty());
+    let mut out = crate::response::response(StatusCode::OK, Body::empty());
     let oh = out.headers_mut();
     let mime = match p.mime.as_str() {
         "" => record
@@ -110,7 +112,9 @@ fn in_memory(mut out: Response, bytes: Vec<u8>, head: bool, h: &HeaderMap) -> Re
             );
             (start, end + 1)
         }
-        crate::headers::RangeRequest::Unsatisfiable => return handlers::range_not_satisfiable(len),
+        crate::headers::RangeRequest::Unsatisfiable => {
+            return crate::response::range_not_satisfiable(len)
+        }
     };
     set(
         out.headers_mut(),

@@ -25,8 +25,9 @@ use axum::response::Response;
 use http::{header, Method, StatusCode};
 
 use self::render::Api;
+use crate::context::Ctx;
 use crate::error::ApiError;
-use crate::handlers::{self, set, Ctx};
+use crate::response::set;
 
 /// Where Fedora 3 served its REST API, and the facade serves it.
 pub(crate) const PATH: &str = "/fedora";
@@ -381,7 +382,7 @@ pub(crate) async fn handle(ctx: &Ctx, r: Request, req: HttpRequest) -> Result<Re
             ))
         }
     };
-    let mut out = handlers::response(StatusCode::OK, Body::empty());
+    let mut out = crate::response::response(StatusCode::OK, Body::empty());
     set(out.headers_mut(), header::CONTENT_TYPE, content_type);
     set(
         out.headers_mut(),

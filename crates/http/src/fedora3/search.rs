@@ -11,8 +11,8 @@ use arca_fedora3::view::{parse_date, ObjectView, Views};
 
 use super::render::{field_values, Session, FIELDS};
 use super::xml;
+use crate::context::Ctx;
 use crate::error::ApiError;
-use crate::handlers::Ctx;
 
 /// The most rows one page gives (Fedora 3's `maxResults` setting), and the default.
 const MAX_RESULTS: usize = 100;

@@ -1,0 +1,80 @@
+//! Small helpers every module answering requests uses to build a response: header
+//! values, `Link` headers, bare responses, 416, resource URLs and RDF media types.
+
+use arca_model::FedoraId;
+use arca_rdf::RdfFormat;
+use axum::body::Body;
+use axum::response::Response;
+use http::{header, HeaderMap, HeaderValue, StatusCode};
+
+use crate::error::ApiError;
+
+/// Sets header `name` to `value` (replacing what was there).
+pub(crate) fn set(h: &mut HeaderMap, name: header::HeaderName, value: &str) {
+    h.insert(name, header_value(value));
+}
+
+pub(crate) fn add_link(h: &mut HeaderMap, value: String) {
+    h.append(header::LINK, header_value(&value));
+}
+
+/// A header value for `value`. URLs of resources are IRIs and may hold non-ASCII letters;
+/// a header carries them as a URI, so every byte a header cannot hold is percent-encoded
+/// (the IRI-to-URI mapping of RFC 3987 §3.1).
+pub(crate) fn header_value(value: &str) -> HeaderValue {
+    if value.bytes().all(|b| (b' '..=b'~').contains(&b)) {
+        if let Ok(v) = HeaderValue::from_str(value) {
+            return v;
+        }
+    }
+    let mut ascii = String::with_capacity(value.len() * 3);
+    for b in value.bytes() {
+        if b.is_ascii() && !b.is_ascii_control() {
+            ascii.push(b as char);
+        } else {
+            ascii.push_str(&format!("%{b:02X}"));
+        }
+    }
+    HeaderValue::from_str(&ascii).expect("printable ASCII is a valid header value")
+}
+
+/// 416 for a range outside a binary of `len` bytes, with `Content-Range: bytes */len`.
+pub(crate) fn range_not_satisfiable(len: u64) -> Response {
+    let mut e = ApiError::new(
+        StatusCode::RANGE_NOT_SATISFIABLE,
+        format!("the range is outside the binary's {len} bytes"),
+    );
+    e.links.clear();
+    let mut r = axum::response::IntoResponse::into_response(e);
+    set(
+        r.headers_mut(),
+        header::CONTENT_RANGE,
+        &format!("bytes */{len}"),
+    );
+    r
+}
+
+pub(crate) fn response(status: StatusCode, body: Body) -> Response {
+    let mut r = Response::new(body);
+    *r.status_mut() = status;
+    r
+}
+
+/// The external URL of `id` below the REST root `base_url`.
+pub(crate) fn url_of(base_url: &str, id: &FedoraId) -> String {
+    if id.is_root() {
+        // As Fedora 6: the root's URL ends with a slash.
+        format!("{base_url}/")
+    } else {
+        format!("{base_url}/{}", id.encoded_path())
+    }
+}
+
+/// The Content-Type of an RDF answer, as Fedora 6 sends it: Turtle with `charset=utf-8`, the
+/// other syntaxes (UTF-8 by definition) without.
+pub(crate) fn rdf_content_type(format: RdfFormat) -> String {
+    match format {
+        RdfFormat::Turtle => format!("{};charset=utf-8", format.media_type()),
+        _ => format.media_type().to_string(),
+    }
+}
