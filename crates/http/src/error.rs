@@ -113,6 +113,14 @@ impl ApiError {
                 arca_rdf::describe_statements(&triples, &mapper),
                 base_url,
             ),
+            Error::ModelChange { id, current, asked } => Self::constraint(
+                Constraint::InteractionModel,
+                format!(
+                    "the interaction model of {} is <{current}> and cannot be changed to <{asked}>",
+                    external(&id, base_url)
+                ),
+                base_url,
+            ),
             Error::AlreadyExists(id) => Self::new(StatusCode::CONFLICT, format!("{} already exists", external(&id, base_url))),
             Error::NotPermitted(m) => Self::forbidden(m),
             Error::PreconditionFailed(m) => Self::new(StatusCode::PRECONDITION_FAILED, m),

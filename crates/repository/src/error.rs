@@ -109,6 +109,17 @@ pub enum Error {
     /// A conditional request's precondition did not hold.
     #[error("precondition failed: {0}")]
     PreconditionFailed(String),
+    /// A write asked for another interaction model than the resource's (decided by
+    /// [`check_model_change`](crate::check_model_change)).
+    #[error("the interaction model of {id} is <{current}> and cannot be changed to <{asked}>")]
+    ModelChange {
+        /// The resource.
+        id: FedoraId,
+        /// Its interaction model.
+        current: arca_model::InteractionModel,
+        /// The one the request asked for.
+        asked: arca_model::InteractionModel,
+    },
     /// The request is malformed.
     #[error("{0}")]
     BadRequest(String),

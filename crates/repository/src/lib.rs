@@ -71,6 +71,7 @@ pub use stored::{LocalContent, StoredContent};
 pub use transactions::{
     TxInfo, COMMIT_PAGE_OBJECTS, DEFAULT_TIMEOUT as DEFAULT_TRANSACTION_TIMEOUT,
 };
+pub use write::check_model_change;
 
 /// Header logical path of an object's root resource.
 pub(crate) const ROOT_HEADER: &str = ".fcrepo/fcr-root.json";

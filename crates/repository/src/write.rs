@@ -127,17 +127,8 @@ impl Repository {
         precondition: Option<Precondition>,
     ) -> Result<ResourceRecord> {
         let (_locks, record) = self.lock_existing(id, precondition).await?;
+        check_model_change(&record, model)?;
         let current_model = model_of(&record)?;
-        if let Some(asked) = model {
-            if asked != current_model {
-                return Err(Error::constraint(
-                    Constraint::InteractionModel,
-                    format!(
-                        "the interaction model of {id} is <{current_model}> and cannot be changed to <{asked}>"
-                    ),
-                ));
-            }
-        }
         let (content, facts) = match content {
             NewContent::Rdf { triples, lenient }
                 if current_model == InteractionModel::NonRdfSourceDescription =>
@@ -582,4 +573,21 @@ fn purge_log(affected: &[ResourceRecord], at: Timestamp, user: &str) -> Vec<Cata
         .iter()
         .map(|r| log(&r.id, ChangeKind::Purge, at, user))
         .collect()
+}
+
+/// Refuses a write that asks for another interaction model than `record`'s: a resource's
+/// model is chosen when it is created and never changes. The one place this rule is
+/// decided: the HTTP layer asks before it reads a body (so that a body fitting only the
+/// asked-for model gets 409, not a parse error), [`Repository::replace`] again under the
+/// resource's lock.
+pub fn check_model_change(record: &ResourceRecord, asked: Option<InteractionModel>) -> Result<()> {
+    let current = model_of(record)?;
+    match asked {
+        Some(asked) if asked != current => Err(Error::ModelChange {
+            id: record.id.clone(),
+            current,
+            asked,
+        }),
+        _ => Ok(()),
+    }
 }

@@ -193,18 +193,8 @@ pub(crate) async fn put(ctx: &Ctx, id: FedoraId, req: Request) -> HandlerResult 
         Some(r) if r.is_deleted() => Err(ctx.err(Error::Gone(id))),
         Some(record) => {
             check_condition(ctx, &h, &record, false)?;
-            // A changed interaction model is refused before the body is read, so that a
-            // body that only fits the asked-for model gives 409, not a parse error.
-            if let Some(asked) = link.filter(|m| *m != model_of(&record)) {
-                return Err(ctx.err(Error::constraint(
-                    arca_repository::Constraint::InteractionModel,
-                    format!(
-                        "the interaction model of {} is <{}> and cannot be changed to <{asked}>",
-                        ctx.url(&id),
-                        model_of(&record)
-                    ),
-                )));
-            }
+            // Refused before the body is read (and again under the lock).
+            arca_repository::check_model_change(&record, link).map_err(|e| ctx.err(e))?;
             let kind = body_kind(&h, link, Some(model_of(&record)))?;
             let content = match (external, kind) {
                 (Some(x), BodyKind::Binary) => crate::external::content(ctx, &id, x, &h).await?,
