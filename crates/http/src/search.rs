@@ -3,18 +3,14 @@
 //! `/fedoragsearch/rest` (`gfindObjects`, `updateIndex`), so clients and load plans written
 //! for GSearch keep working. A caller sees the resources it may read (admins all).
 
-use std::ops::Bound;
 use std::sync::Arc;
 
 use arca_model::FedoraId;
-use arca_search::{Indexer, Sort, StoredHit};
+use arca_search::{Condition, Indexer, SearchRequest, Sort, StoredHit};
 use axum::extract::Request;
 use axum::response::{IntoResponse, Response};
 use http::{header, StatusCode};
 use serde_json::{json, Map, Value};
-use tantivy::query::{BooleanQuery, Occur, Query};
-use tantivy::schema::Field;
-use tantivy::{DocAddress, Searcher};
 
 use crate::context::Ctx;
 use crate::error::ApiError;
@@ -39,13 +35,12 @@ const DEFAULT_FIELDS: &[&str] = &[
     "rdf_type",
 ];
 
-/// What a search asks for, from `fcr:search`'s or GSearch's parameters.
-struct SearchRequest {
-    query: Box<dyn Query>,
-    sort: Option<Sort>,
+/// A search and the page of it a client asks for, from `fcr:search`'s or GSearch's
+/// parameters.
+struct PagedSearch {
+    request: SearchRequest,
     offset: usize,
     limit: usize,
-    fields: Vec<(String, Field)>,
 }
 
 /// One page of visible hits.
@@ -113,36 +108,14 @@ fn path_of(ctx: &Ctx, value: &str) -> String {
     v.trim_start_matches('/').to_string()
 }
 
-/// Fedora's `condition=` (`field<op>value`, ops `=`, `<`, `>`, `<=`, `>=`; `*` in an `=`
-/// value is a wildcard) as a query.
-fn condition(ctx: &Ctx, indexer: &Indexer, text: &str) -> Result<Box<dyn Query>, ApiError> {
-    let at = text.find(['<', '>', '=']).ok_or_else(|| {
-        ApiError::bad_request(format!(
-            "condition {text:?} has no operator (=, <, >, <=, >=)"
-        ))
-    })?;
-    let (field, rest) = text.split_at(at);
-    let (op, value) = if rest.starts_with("<=") || rest.starts_with(">=") {
-        rest.split_at(2)
-    } else {
-        rest.split_at(1)
-    };
-    let field = field.trim();
-    let value = if field.eq_ignore_ascii_case("fedora_id") {
-        path_of(ctx, value)
-    } else {
-        value.trim().to_string()
-    };
-    let p = indexer.index().parser();
-    let q = match op {
-        "=" if value.contains(['*', '?']) => p.wildcard(field, &value),
-        "=" => p.term(field, &value),
-        "<" => p.range(field, Bound::Unbounded, Bound::Excluded(&value)),
-        "<=" => p.range(field, Bound::Unbounded, Bound::Included(&value)),
-        ">" => p.range(field, Bound::Excluded(&value), Bound::Unbounded),
-        _ => p.range(field, Bound::Included(&value), Bound::Unbounded),
-    };
-    q.map_err(|e| ApiError::bad_request(format!("invalid condition {text:?}: {}", e.message)))
+/// Fedora's `condition=`, with a `fedora_id` value (a URL, an internal id or a path)
+/// taken as the resource's path.
+fn condition(ctx: &Ctx, text: &str) -> Result<Condition, ApiError> {
+    let mut c = Condition::parse(text).map_err(search_error)?;
+    if c.field.eq_ignore_ascii_case("fedora_id") {
+        c.value = path_of(ctx, &c.value);
+    }
+    Ok(c)
 }
 
 fn parse_sort(spec: &str, order: Option<&str>) -> Result<Sort, ApiError> {
@@ -166,85 +139,49 @@ fn parse_sort(spec: &str, order: Option<&str>) -> Result<Sort, ApiError> {
     })
 }
 
-fn fields(indexer: &Indexer, list: Option<&str>) -> Result<Vec<(String, Field)>, ApiError> {
-    let schema = indexer.index().schema();
-    let names: Vec<&str> = match list {
-        Some(l) => l
-            .split(',')
-            .map(str::trim)
-            .filter(|n| !n.is_empty())
-            .collect(),
-        None => DEFAULT_FIELDS.to_vec(),
-    };
-    names
-        .into_iter()
-        .map(|n| {
-            if n.eq_ignore_ascii_case("fedora_id") {
-                return Ok(("fedora_id".to_string(), schema.system.id));
-            }
-            schema
-                .stored_field(n)
-                .map(|(name, f)| (name.to_string(), f))
-                .ok_or_else(|| {
-                    ApiError::bad_request(format!(
-                        "unknown or unstored field {n:?} in fields; known: fedora_id, {}",
-                        schema
-                            .stored
-                            .iter()
-                            .map(|(n, _)| n.as_str())
-                            .collect::<Vec<_>>()
-                            .join(", ")
-                    ))
-                })
-        })
-        .collect()
-}
-
 /// Runs a search as the caller: admins page directly; others see the first matches they
-/// may read (of at most [`FILTERED_CAP`]).
-async fn run(ctx: &Ctx, indexer: &Indexer, req: &SearchRequest) -> Result<Hits, ApiError> {
-    let index = indexer.index();
-    let searcher: Searcher = index.searcher();
-    let ids_and_fields = |searcher: &Searcher, hits: Vec<DocAddress>| {
-        hits.into_iter()
-            .map(|a| index.stored(searcher, a, &req.fields))
-            .collect::<Result<Vec<_>, _>>()
-            .map_err(search_error)
+/// may read (of at most [`FILTERED_CAP`]). Also returns the names of the fields each hit
+/// holds, in order.
+async fn run(
+    ctx: &Ctx,
+    indexer: &Indexer,
+    search: &PagedSearch,
+) -> Result<(Hits, Vec<String>), ApiError> {
+    let (page, names) = {
+        let prepared = indexer
+            .index()
+            .prepare(&search.request)
+            .map_err(search_error)?;
+        let names = prepared.field_names().map(str::to_string).collect();
+        let page = if ctx.caller.is_admin() {
+            prepared.page(search.offset, search.limit)
+        } else {
+            prepared.page(0, FILTERED_CAP)
+        };
+        (page.map_err(search_error)?, names)
     };
     if ctx.caller.is_admin() {
-        let page = index
-            .page(
-                &searcher,
-                &*req.query,
-                req.sort.as_ref(),
-                req.offset,
-                req.limit,
-            )
-            .map_err(search_error)?;
-        let items = ids_and_fields(&searcher, page.hits)?;
-        return Ok(Hits {
+        let hits = Hits {
             total: page.total,
-            items,
-        });
+            items: page.hits,
+        };
+        return Ok((hits, names));
     }
-    let all = index
-        .page(&searcher, &*req.query, req.sort.as_ref(), 0, FILTERED_CAP)
-        .map_err(search_error)?;
     let mut total = 0;
     let mut items = Vec::new();
-    for hit in ids_and_fields(&searcher, all.hits)? {
+    for hit in page.hits {
         let Ok(fid) = FedoraId::from_path(&hit.id) else {
             continue;
         };
         if !ctx.access.can_read(&ctx.repo, &ctx.caller, &fid).await {
             continue;
         }
-        if total >= req.offset && items.len() < req.limit {
+        if total >= search.offset && items.len() < search.limit {
             items.push(hit);
         }
         total += 1;
     }
-    Ok(Hits { total, items })
+    Ok((Hits { total, items }, names))
 }
 
 /// `GET`/`HEAD /rest/fcr:search`.
@@ -252,28 +189,17 @@ pub(crate) async fn search(ctx: &Ctx, head: bool, req: Request) -> Result<Respon
     let indexer = indexer(ctx)?;
     let params = params(&req)?;
     let get = |name: &str| first(&params, name);
-    let mut clauses: Vec<(Occur, Box<dyn Query>)> = Vec::new();
-    if let Some(q) = get("q").filter(|q| !q.trim().is_empty()) {
-        if q.len() > MAX_QUERY_BYTES {
-            return Err(ApiError::bad_request(format!(
-                "the query is longer than {MAX_QUERY_BYTES} bytes"
-            )));
-        }
-        let parsed = indexer
-            .index()
-            .parser()
-            .parse(q)
-            .map_err(|e| ApiError::bad_request(format!("invalid query {e}")))?;
-        clauses.push((Occur::Must, parsed));
+    let query = get("q").filter(|q| !q.trim().is_empty());
+    if query.is_some_and(|q| q.len() > MAX_QUERY_BYTES) {
+        return Err(ApiError::bad_request(format!(
+            "the query is longer than {MAX_QUERY_BYTES} bytes"
+        )));
     }
-    for (_, c) in params.iter().filter(|(n, _)| n == "condition") {
-        clauses.push((Occur::Must, condition(ctx, indexer, c)?));
-    }
-    let query: Box<dyn Query> = if clauses.is_empty() {
-        Box::new(tantivy::query::AllQuery)
-    } else {
-        Box::new(BooleanQuery::new(clauses))
-    };
+    let conditions = params
+        .iter()
+        .filter(|(n, _)| n == "condition")
+        .map(|(_, c)| condition(ctx, c))
+        .collect::<Result<_, _>>()?;
     let cap = ctx.config.search_max_results;
     let limit = match get("limit").or(get("max_results")) {
         Some(v) => number("limit", v)?,
@@ -289,26 +215,34 @@ pub(crate) async fn search(ctx: &Ctx, head: bool, req: Request) -> Result<Respon
         .transpose()?
         .unwrap_or(0);
     let sort = match get("sort").or(get("order_by")) {
-        Some(s) => {
-            let sort = parse_sort(s, get("order"))?;
-            indexer.index().check_sort(&sort).map_err(search_error)?;
-            Some(sort)
-        }
+        Some(s) => Some(parse_sort(s, get("order"))?),
         // Without a query there is no relevance: by id, as Fedora orders.
-        None if get("q").is_none_or(|q| q.trim().is_empty()) => Some(Sort {
+        None if query.is_none() => Some(Sort {
             field: "id".into(),
             descending: false,
         }),
         None => None,
     };
-    let request = SearchRequest {
-        query,
-        sort,
+    let fields = match get("fields") {
+        Some(l) => l
+            .split(',')
+            .map(str::trim)
+            .filter(|n| !n.is_empty())
+            .map(str::to_string)
+            .collect(),
+        None => DEFAULT_FIELDS.iter().map(|f| f.to_string()).collect(),
+    };
+    let search = PagedSearch {
+        request: SearchRequest {
+            query: query.map(str::to_string),
+            conditions,
+            sort,
+            fields,
+        },
         offset,
         limit,
-        fields: fields(indexer, get("fields"))?,
     };
-    let hits = run(ctx, indexer, &request).await?;
+    let (hits, names) = run(ctx, indexer, &search).await?;
     let items: Vec<Value> = hits
         .items
         .into_iter()
@@ -316,7 +250,7 @@ pub(crate) async fn search(ctx: &Ctx, head: bool, req: Request) -> Result<Respon
             // Every field asked for is there, as in Fedora's answers: rdf_type a sorted
             // list, content_size 0 and others null when the resource has none.
             let mut values = Map::new();
-            for ((name, _), value) in request.fields.iter().zip(hit.values) {
+            for (name, value) in names.iter().zip(hit.values) {
                 let value = match (name.as_str(), value) {
                     ("fedora_id", _) => match FedoraId::from_path(&hit.id) {
                         Ok(fid) => crate::response::url_of(&ctx.base_url, &fid).into(),
@@ -409,11 +343,6 @@ pub(crate) async fn gsearch(ctx: &Ctx, req: Request) -> Result<Response, ApiErro
                     "gfindObjects needs a query of at most 8 KiB",
                 ));
             }
-            let query = indexer
-                .index()
-                .parser()
-                .parse(q)
-                .map_err(|e| ApiError::bad_request(format!("invalid query {e}")))?;
             let start = get("hitPageStart")
                 .map(|v| number("hitPageStart", v))
                 .transpose()?
@@ -429,21 +358,18 @@ pub(crate) async fn gsearch(ctx: &Ctx, req: Request) -> Result<Response, ApiErro
                     "hitPageSize must be from 1 to {cap}"
                 )));
             }
-            let schema = indexer.index().schema();
-            let fields: Vec<(String, Field)> = schema
-                .stored
-                .iter()
-                .filter(|(n, _)| n != "id")
-                .cloned()
-                .collect();
-            let request = SearchRequest {
-                query,
-                sort: None,
+            let mut fields = indexer.index().stored_field_names();
+            fields.retain(|n| n != "id");
+            let search = PagedSearch {
+                request: SearchRequest {
+                    query: Some(q.to_string()),
+                    fields,
+                    ..SearchRequest::default()
+                },
                 offset: start - 1,
                 limit: size,
-                fields,
             };
-            let hits = run(ctx, indexer, &request).await?;
+            let (hits, names) = run(ctx, indexer, &search).await?;
             let mut out = format!(
                 "<gfindObjects hitTotal=\"{}\" resultPageXslt=\"\" hitPageSize=\"{size}\" hitPageStart=\"{start}\" query=\"{}\"><objects>",
                 hits.total,
@@ -452,8 +378,8 @@ pub(crate) async fn gsearch(ctx: &Ctx, req: Request) -> Result<Response, ApiErro
             for (i, hit) in hits.items.into_iter().enumerate() {
                 out.push_str(&format!("<object no=\"{}\">", start + i));
                 out.push_str(&format!("<field name=\"PID\">{}</field>", escape(&hit.id)));
-                let present = request.fields.iter().zip(hit.values);
-                for ((name, _), v) in present.filter_map(|(f, v)| Some((f, v?))) {
+                let present = names.iter().zip(hit.values);
+                for (name, v) in present.filter_map(|(f, v)| Some((f, v?))) {
                     let list = match v {
                         Value::Array(a) => a,
                         v => vec![v],

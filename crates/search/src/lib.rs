@@ -19,6 +19,7 @@ pub mod indexer;
 pub mod mapping;
 mod merge;
 pub mod query;
+pub mod request;
 pub mod schema;
 
 use std::path::PathBuf;
@@ -28,6 +29,7 @@ pub use index::{Page, SearchIndex, Sort, WriterMode};
 pub use indexer::{Indexer, IndexerSettings, SearchStatus};
 pub use mapping::{FieldMapping, MappedKind, Mapping};
 pub use merge::MOST_LIVE_SEGMENTS;
+pub use request::{Comparison, Condition, PreparedSearch, SearchPage, SearchRequest};
 
 /// Errors of the search index.
 #[derive(Debug, thiserror::Error)]
