@@ -436,7 +436,7 @@ async fn route(state: AppState, req: Request) -> Response {
         Ok(g) => g,
         Err(e) => return e.into_response(),
     };
-    let ctx = crate::context::Ctx {
+    let mut ctx = crate::context::Ctx {
         repo: state.repo.clone(),
         user: caller.recorded_user(&state.config.default_user),
         base_url,
@@ -464,29 +464,27 @@ async fn route(state: AppState, req: Request) -> Response {
             return e.into_response();
         }
     }
-    let agent = software_agent(req.headers());
-    let result = arca_repository::with_agent(agent, async move {
-        match atomic {
-            Some(tx) => {
+    // The request's work goes through a handle scoped to it: the software behind it, and
+    // the transaction it joins.
+    ctx.repo = Arc::new(ctx.repo.with_agent(software_agent(req.headers())));
+    let result = match atomic {
+        Some(tx) => match ctx.repo.in_transaction(&tx).await {
+            Ok(scoped) => {
                 let echo = transactions::url(&ctx, &tx);
-                let repo = ctx.repo.clone();
-                let base_url = ctx.base_url.clone();
-                match repo.in_transaction(&tx, run(ctx, op, req)).await {
-                    Ok(result) => result.map(|mut r| {
-                        crate::response::set(
-                            r.headers_mut(),
-                            http::header::HeaderName::from_static(transactions::ATOMIC_ID),
-                            &echo,
-                        );
-                        r
-                    }),
-                    Err(e) => Err(transactions::entry_error(&base_url, e)),
-                }
+                ctx.repo = Arc::new(scoped);
+                run(ctx, op, req).await.map(|mut r| {
+                    crate::response::set(
+                        r.headers_mut(),
+                        http::header::HeaderName::from_static(transactions::ATOMIC_ID),
+                        &echo,
+                    );
+                    r
+                })
             }
-            None => run(ctx, op, req).await,
-        }
-    })
-    .await;
+            Err(e) => Err(transactions::entry_error(&ctx.base_url, e)),
+        },
+        None => run(ctx, op, req).await,
+    };
     result.unwrap_or_else(IntoResponse::into_response)
 }
 

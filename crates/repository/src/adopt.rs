@@ -208,6 +208,7 @@ impl Repository {
         all.extend(mementos.into_iter().map(CatalogOp::PutMemento));
         all.append(&mut ops);
         all.extend(finish);
+        changes::fill_agent(&mut all, self.agent());
         changes::fill_types(&mut all, |id| async move {
             self.catalog.get(&id).await.ok().flatten()
         })

@@ -17,20 +17,6 @@ const MEMENTO_TYPES: [&str; 2] = [
     "http://mementoweb.org/ns#TimeGate",
 ];
 
-tokio::task_local! {
-    /// The software making the current request.
-    static AGENT: Arc<str>;
-}
-
-/// Runs `work` with `agent` (the request's `User-Agent`) recorded as the software behind
-/// every change it logs.
-pub async fn with_agent<F: Future>(agent: Option<Arc<str>>, work: F) -> F::Output {
-    match agent {
-        Some(agent) => AGENT.scope(agent, work).await,
-        None => work.await,
-    }
-}
-
 /// A change-log entry for `id` made now by `user`, with the agent of the current request
 /// and no types yet ([`fill_types`] adds them).
 pub(crate) fn log(id: &FedoraId, kind: ChangeKind, at: Timestamp, user: &str) -> CatalogOp {
@@ -44,9 +30,22 @@ pub(crate) fn log_at(id: &FedoraId, kind: ChangeKind, at: String, user: &str) ->
         kind,
         at,
         user: user.to_string(),
-        agent: AGENT.try_with(|a| a.to_string()).ok(),
+        agent: None,
         types: Vec::new(),
     })
+}
+
+/// Names `agent` (the software behind the request, see [`Repository::with_agent`]) in
+/// every change-log entry of `ops` that names none.
+///
+/// [`Repository::with_agent`]: crate::Repository::with_agent
+pub(crate) fn fill_agent(ops: &mut [CatalogOp], agent: Option<&Arc<str>>) {
+    let Some(agent) = agent else { return };
+    for op in ops {
+        if let CatalogOp::Log(c) = op {
+            c.agent.get_or_insert_with(|| agent.to_string());
+        }
+    }
 }
 
 /// Gives every logged create or update in `ops` the rdf:types of the resource as the same

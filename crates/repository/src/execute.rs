@@ -1,12 +1,14 @@
 //! Running a planned change: stage the new versions, make them durable (journal or
 //! direct), record them in the catalog, tell the watchers, answer.
 
-use crate::plan::{ObjectPlan, Staging};
-use crate::{changes, transactions, Durability, Repository, Result};
+use std::sync::atomic::Ordering;
+
 use arca_catalog::{CatalogOp, ResourceRecord};
 use arca_model::{format_instant, now, Timestamp, OCFL_USER_ADDRESS, OCFL_USER_NAME};
 use arca_ocfl::{HeadMode, VersionInfo};
-use std::sync::atomic::Ordering;
+
+use crate::plan::{ObjectPlan, Staging};
+use crate::{changes, Durability, Repository, Result};
 
 impl Repository {
     /// Runs planned object changes through the durable write path and returns the new
@@ -29,7 +31,7 @@ impl Repository {
         for plan in &mut plans {
             plan.touch_group_root(self, created).await?;
         }
-        if let Some(tx) = transactions::current() {
+        if let Some(tx) = self.current_transaction() {
             return self.add_to_transaction(&tx, plans, extra).await;
         }
         match &self.durability {
@@ -97,6 +99,7 @@ impl Repository {
         ops.extend(mementos);
         ops.extend(self.derived_ops(records, false).await?);
         ops.extend(extra);
+        changes::fill_agent(&mut ops, self.agent());
         changes::fill_types(&mut ops, |id| async move {
             self.catalog.get(&id).await.ok().flatten()
         })

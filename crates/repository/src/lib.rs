@@ -61,7 +61,7 @@ pub(crate) use plan::{
 pub(crate) use write::{checked_triples, forget, model_of, new_headers};
 
 pub use arca_catalog::TxEnd;
-pub use changes::{types_of, with_agent};
+pub use changes::types_of;
 pub use content::{BinaryData, ReceivedBinary, Upload};
 pub use error::{Constraint, Error, Result};
 pub use external::{AllowList, CheckedUrl, ExternalHandling, ExternalLocation};
@@ -110,8 +110,17 @@ pub type Precondition = Box<dyn FnOnce(&ResourceRecord) -> Result<()> + Send>;
 /// A SPARQL-style change of an RDF source's triples, run under its lock.
 pub type TripleUpdate = Box<dyn FnOnce(Vec<Triple>) -> Result<Vec<Triple>> + Send>;
 
-/// The kernel. Cheap to share behind an `Arc`.
+/// The kernel, as one caller uses it: the shared [`Kernel`] and the [`Scope`] of the
+/// request at hand (the transaction it works in, the software behind it). Cheap to clone;
+/// [`Repository::scoped`] gives a request its own handle.
+#[derive(Clone)]
 pub struct Repository {
+    kernel: Arc<Kernel>,
+    scope: Scope,
+}
+
+/// The state every handle of a repository shares: storage, catalog, durability, settings.
+pub struct Kernel {
     ocfl: Arc<OcflRoot>,
     catalog: Arc<dyn Catalog>,
     durability: Durability,
@@ -121,6 +130,24 @@ pub struct Repository {
     watchers: Arc<parking_lot::RwLock<Vec<ChangeWatcher>>>,
     /// Where write time goes.
     pub phases: PhaseTimes,
+}
+
+/// What one request's work runs under, passed with the handle it works through instead of
+/// living in task-local storage.
+#[derive(Clone, Default, Debug)]
+pub struct Scope {
+    /// The open transaction the request's reads see and its writes join.
+    transaction: Option<Arc<str>>,
+    /// The software making the request (its `User-Agent`), recorded in the change log.
+    agent: Option<Arc<str>>,
+}
+
+impl std::ops::Deref for Repository {
+    type Target = Kernel;
+
+    fn deref(&self) -> &Kernel {
+        &self.kernel
+    }
 }
 
 /// How a change reaches storage durably, which depends on where the root is.
@@ -155,6 +182,19 @@ pub struct PhaseTimes {
 }
 
 impl Repository {
+    /// This handle with `agent` (a request's `User-Agent`) recorded as the software behind
+    /// every change made through it.
+    pub fn with_agent(&self, agent: Option<Arc<str>>) -> Repository {
+        let mut scoped = self.clone();
+        scoped.scope.agent = agent;
+        scoped
+    }
+
+    /// The software behind the changes made through this handle, if named.
+    pub(crate) fn agent(&self) -> Option<&Arc<str>> {
+        self.scope.agent.as_ref()
+    }
+
     /// Opens the kernel: on a local root, opens the journal and replays it after a crash;
     /// on a store without a journal, finishes or undoes the changes a stopped node left
     /// under way (see [`spawn_recovery`](Self::spawn_recovery) for the nodes that die
@@ -179,14 +219,17 @@ impl Repository {
             None => (Durability::Direct(Direct::default()), Vec::new()),
         };
         let repo = Self {
-            ocfl,
-            catalog,
-            durability,
-            version_message,
-            auto_versioning: AtomicBool::new(true),
-            txs: transactions::Transactions::default(),
-            watchers: Default::default(),
-            phases,
+            kernel: Arc::new(Kernel {
+                ocfl,
+                catalog,
+                durability,
+                version_message,
+                auto_versioning: AtomicBool::new(true),
+                txs: transactions::Transactions::default(),
+                watchers: Default::default(),
+                phases,
+            }),
+            scope: Scope::default(),
         };
         // Crash recovery: everything journaled is written again, everything else staged
         // was never acknowledged and goes — except the uploads of decided transaction

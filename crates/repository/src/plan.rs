@@ -1,17 +1,18 @@
 //! Planned changes: what a write will do to each OCFL object (`ObjectPlan`), built in
 //! memory from the objects' current state, then staged as new versions (`Staging`).
 
-use crate::write::model_of;
-use crate::{
-    BinaryData, Constraint, Durability, Error, ReceivedBinary, Repository, Result,
-    ACL_CONTAINER_CONTENT, CONTAINER_CONTENT, ROOT_HEADER,
-};
 use arca_catalog::{CatalogOp, MementoRow, ResourceRecord};
 use arca_model::{
     format_instant, DigestAlgorithm, DigestValue, FedoraId, MultiHasher, ResourceHeaders, Timestamp,
 };
 use arca_ocfl::{Change, Content, ObjectState, Staged};
 use oxrdf::Triple;
+
+use crate::write::model_of;
+use crate::{
+    BinaryData, Constraint, Durability, Error, ReceivedBinary, Repository, Result,
+    ACL_CONTAINER_CONTENT, CONTAINER_CONTENT, ROOT_HEADER,
+};
 
 /// One resource to (re)write inside an object in a planned change.
 pub(crate) struct ResourcePlan {

@@ -1,9 +1,10 @@
 //! Reads of resources, all from the catalog: records, children, types and triples.
 
-use crate::{transactions, Error, Repository, Result};
 use arca_catalog::ResourceRecord;
 use arca_model::{FedoraId, InteractionModel};
 use oxrdf::Triple;
+
+use crate::{Error, Repository, Result};
 
 impl Repository {
     /// A live resource; [`Error::Gone`] for a tombstone, [`Error::NotFound`] otherwise.
@@ -34,7 +35,7 @@ impl Repository {
         after: Option<&FedoraId>,
         limit: usize,
     ) -> Result<Vec<FedoraId>> {
-        Ok(match transactions::current() {
+        Ok(match self.current_transaction() {
             Some(tx) => self.catalog.tx_children(&tx, id, after, limit).await?,
             None => self.catalog.children(id, after, limit).await?,
         })

@@ -31,8 +31,9 @@
 //! Other readers see a commit's objects page by page, as each page's catalog transaction
 //! commits (each object whole).
 //!
-//! The transaction a request works in is a task-local ([`Repository::in_transaction`]),
-//! so that the resource operations need no extra parameter.
+//! The transaction a request works in travels with the handle it works through
+//! ([`Repository::in_transaction`] gives a request a handle scoped to it), so that the
+//! resource operations need no extra parameter and nothing hides in task-local storage.
 
 use std::collections::VecDeque;
 use std::sync::Arc;
@@ -70,10 +71,6 @@ const PAGES_IN_FLIGHT: usize = 4;
 /// Test setting: objects per commit page instead of [`COMMIT_PAGE_OBJECTS`], so that tests
 /// commit many pages with few resources. Never set in use.
 pub(crate) const PAGE_ENV: &str = "ARCA_TEST_TX_PAGE_OBJECTS";
-
-tokio::task_local! {
-    static CURRENT: Arc<str>;
-}
 
 /// What a client learns about an open transaction.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -130,11 +127,6 @@ impl Transactions {
 /// The catalog role held by whoever runs transaction `id`'s commit.
 fn commit_role(id: &str) -> String {
     format!("transaction-commit:{id}")
-}
-
-/// The id of the transaction the current request works in, if any.
-pub(crate) fn current() -> Option<Arc<str>> {
-    CURRENT.try_with(Arc::clone).ok()
 }
 
 fn describe(end: TxEnd) -> &'static str {
@@ -241,15 +233,19 @@ impl Repository {
         })
     }
 
-    /// Runs `work` (a request's handling) inside open transaction `id`: its reads see the
-    /// transaction's changes and its writes join them. Using a transaction refreshes it.
-    pub async fn in_transaction<F: std::future::Future>(
-        &self,
-        id: &str,
-        work: F,
-    ) -> Result<F::Output> {
+    /// This repository as a request inside open transaction `id` sees it: reads through
+    /// the handle see the transaction's changes and writes join them. Using a transaction
+    /// refreshes it.
+    pub async fn in_transaction(&self, id: &str) -> Result<Repository> {
         self.refresh_transaction(id).await?;
-        Ok(CURRENT.scope(Arc::from(id), work).await)
+        let mut scoped = self.clone();
+        scoped.scope.transaction = Some(Arc::from(id));
+        Ok(scoped)
+    }
+
+    /// The id of the transaction this handle works in, if any.
+    pub fn current_transaction(&self) -> Option<Arc<str>> {
+        self.scope.transaction.clone()
     }
 
     /// Commits a transaction: every change it holds, all or nothing across every object it
@@ -631,7 +627,7 @@ impl Repository {
         }
         // An expired owner lets go here at the latest.
         self.expire_transactions().await?;
-        let mine = current();
+        let mine = self.current_transaction();
         for (object, owner) in self.catalog.tx_owners(object_ids).await? {
             if mine.as_deref() != Some(owner.as_str()) {
                 return Err(Error::TransactionConflict(format!(
@@ -645,7 +641,7 @@ impl Repository {
     /// The record of `id` as the current request sees it: the transaction's own version
     /// first, then the catalog's.
     pub(crate) async fn record(&self, id: &FedoraId) -> Result<Option<ResourceRecord>> {
-        if let Some(tx) = current() {
+        if let Some(tx) = self.current_transaction() {
             if let Some(r) = self.catalog.tx_record(&tx, id).await? {
                 return Ok(Some(r));
             }
@@ -660,7 +656,7 @@ impl Repository {
         &self,
         ocfl_id: &str,
     ) -> Result<Option<Option<ObjectState>>> {
-        let Some(tx) = current() else {
+        let Some(tx) = self.current_transaction() else {
             return Ok(None);
         };
         match self.catalog.tx_object(&tx, ocfl_id).await? {
@@ -701,6 +697,7 @@ impl Repository {
         // write's entries do, so that the commit needs no lookups.
         let mut ops: Vec<CatalogOp> = records.iter().cloned().map(CatalogOp::Put).collect();
         ops.append(&mut stage.ops);
+        changes::fill_agent(&mut ops, self.agent());
         changes::fill_types(&mut ops, |id| async move {
             self.record(&id).await.ok().flatten()
         })

@@ -80,7 +80,7 @@ impl Repository {
     /// version in which the resource's header carries a new memento date (its content is
     /// not copied: the version points at the stored files). Returns the memento datetime.
     pub async fn create_version(&self, id: &FedoraId, user: &str) -> Result<i64> {
-        if crate::transactions::current().is_some() {
+        if self.current_transaction().is_some() {
             return Err(Error::BadRequest(
                 "version creation is not allowed within transactions".into(),
             ));

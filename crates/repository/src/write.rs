@@ -1,18 +1,20 @@
 //! The five write operations on Fedora resources: create, replace, patch, delete and
 //! purge, each planned per object and run through [`Repository::execute`].
 
-use crate::changes::log;
-use crate::execute::nanos;
-use crate::plan::{archival_group_of, ObjectPlan};
-use crate::{
-    described, membership, subjects, transactions, Constraint, Durability, Error, NewContent,
-    Precondition, Repository, Result, TripleUpdate,
-};
+use std::collections::BTreeMap;
+
 use arca_catalog::{CatalogOp, ChangeKind, ResourceRecord};
 use arca_model::{format_instant, now, FedoraId, InteractionModel, ResourceHeaders, Timestamp};
 use arca_ocfl::Change;
 use oxrdf::Triple;
-use std::collections::BTreeMap;
+
+use crate::changes::{self, log};
+use crate::execute::nanos;
+use crate::plan::{archival_group_of, ObjectPlan};
+use crate::{
+    described, membership, subjects, Constraint, Durability, Error, NewContent, Precondition,
+    Repository, Result, TripleUpdate,
+};
 
 impl Repository {
     /// Creates a resource at `id` (POST with a minted or Slug id, or PUT to a new path); an
@@ -341,7 +343,7 @@ impl Repository {
     /// Purges a tombstone (DELETE on `fcr:tombstone`): the resource and the tombstones below
     /// it leave storage and catalog for good.
     pub async fn purge(&self, id: &FedoraId, user: &str) -> Result<()> {
-        if transactions::current().is_some() {
+        if self.current_transaction().is_some() {
             return Err(Error::constraint(
                 Constraint::Unsupported,
                 "purging (DELETE on fcr:tombstone) inside a transaction is not supported; purge after the commit",
@@ -378,6 +380,7 @@ impl Repository {
         let at = now();
         let mut ops = forget(affected.iter().map(|r| &r.id));
         ops.extend(purge_log(&affected, at, user));
+        changes::fill_agent(&mut ops, self.agent());
         match &self.durability {
             Durability::Journaled(j) => {
                 let ticket = j.journal_purge(&object_ids).await?;

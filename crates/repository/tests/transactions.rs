@@ -36,19 +36,17 @@ async fn a_write_that_lands_after_the_end_is_refused_and_leaves_nothing() {
     let id = FedoraId::from_path("late").unwrap();
     // The request enters the transaction, then the transaction is committed before it
     // writes (another client's PUT on the transaction).
-    let entered = repo
-        .in_transaction(&tx.id, {
-            let repo = repo.clone();
-            let tx_id = tx.id.clone();
-            let id = id.clone();
-            async move {
-                repo.commit_transaction(&tx_id).await.unwrap();
-                repo.create(id, InteractionModel::BasicContainer, false, empty(), "u")
-                    .await
-            }
-        })
-        .await
-        .unwrap();
+    let entered = repo.in_transaction(&tx.id).await.unwrap();
+    repo.commit_transaction(&tx.id).await.unwrap();
+    let entered = entered
+        .create(
+            id.clone(),
+            InteractionModel::BasicContainer,
+            false,
+            empty(),
+            "u",
+        )
+        .await;
     assert!(
         matches!(entered, Err(Error::TransactionEnded(_))),
         "{entered:?}"
@@ -94,33 +92,36 @@ fn uploads(dir: &std::path::Path) -> Vec<std::path::PathBuf> {
 /// `p/bin` and a new version of the existing `kept`; returns the transaction's id.
 async fn stage_many(repo: &Arc<Repository>, n: usize) -> String {
     let tx = repo.begin_transaction(None).await.unwrap().id;
-    repo.in_transaction(&tx, async {
+    // Every write goes through a handle scoped to the transaction.
+    let scoped = repo.in_transaction(&tx).await.unwrap();
+    {
         for i in 0..n {
-            repo.create(
-                id(&format!("p/c{i:03}")),
-                InteractionModel::BasicContainer,
+            scoped
+                .create(
+                    id(&format!("p/c{i:03}")),
+                    InteractionModel::BasicContainer,
+                    false,
+                    empty(),
+                    "u",
+                )
+                .await
+                .unwrap();
+        }
+        scoped
+            .create(
+                id("p/bin"),
+                InteractionModel::NonRdfSource,
                 false,
-                empty(),
+                binary(b"the staged bytes"),
                 "u",
             )
             .await
             .unwrap();
-        }
-        repo.create(
-            id("p/bin"),
-            InteractionModel::NonRdfSource,
-            false,
-            binary(b"the staged bytes"),
-            "u",
-        )
-        .await
-        .unwrap();
-        repo.replace(&id("kept"), None, empty(), "u", None)
+        scoped
+            .replace(&id("kept"), None, empty(), "u", None)
             .await
             .unwrap();
-    })
-    .await
-    .unwrap();
+    }
     tx
 }
 
@@ -377,7 +378,8 @@ async fn a_node_never_rolls_forward_a_commit_that_a_live_node_runs() {
     .await
     .unwrap();
     let tx = a.begin_transaction(None).await.unwrap().id;
-    a.in_transaction(&tx, async {
+    {
+        let a = a.in_transaction(&tx).await.unwrap();
         for i in 0..3 {
             a.create(
                 id(&format!("p/c{i}")),
@@ -389,9 +391,7 @@ async fn a_node_never_rolls_forward_a_commit_that_a_live_node_runs() {
             .await
             .unwrap();
         }
-    })
-    .await
-    .unwrap();
+    }
     let role = a
         .catalog()
         .try_lead(&format!("transaction-commit:{tx}"))
