@@ -41,7 +41,6 @@ use crate::error::ApiError;
 use crate::handlers;
 use crate::headers::{self, RangeRequest};
 use crate::response::set;
-use crate::upload;
 
 /// What `Accept-External-Content-Handling` announces.
 const HANDLINGS: &str = "copy,redirect,proxy";
@@ -145,25 +144,22 @@ pub(crate) async fn content(
     let url = ext.url.url().to_string();
     match ext.handling {
         ExternalHandling::Copy => {
-            let object_digest = ctx
-                .repo
-                .content_digest_for(id)
-                .await
-                .map_err(|e| ctx.err(e))?;
             let (body, remote_type) = open(&ctx.config.external_client, &ext.url, None)
                 .await
                 .map_err(|m| refused(ctx, m))?;
-            let binary = upload::receive(
-                ctx.config.limits.timed(body.body),
-                ctx.repo.uploads_dir(),
-                upload::algorithms(object_digest, &expected),
-                &ctx.budget,
-            )
-            .await
-            .map_err(|e| match e {
-                Error::Body(m) => refused(ctx, format!("reading {url} failed: {m}")),
-                e => ctx.err(e),
-            })?;
+            let binary = ctx
+                .repo
+                .receive_binary(
+                    id,
+                    ctx.config.limits.timed(body.body).into_data_stream(),
+                    &expected,
+                    ctx.budget.memory_gate(),
+                )
+                .await
+                .map_err(|e| match e {
+                    Error::Body(m) => refused(ctx, format!("reading {url} failed: {m}")),
+                    e => ctx.err(e),
+                })?;
             Ok(NewContent::Binary {
                 binary,
                 mime: media_type(ext.mime, remote_type),

@@ -22,14 +22,11 @@ pub(crate) async fn fedora3(ctx: &Ctx, req: Request) -> Result<Response, ApiErro
         .unwrap_or_default()
         .split('&')
         .any(|p| p == "resume=true");
-    let received = crate::upload::receive(
-        req.into_body(),
-        ctx.repo.uploads_dir(),
-        Vec::new(),
-        &ctx.budget,
-    )
-    .await
-    .map_err(|e| ApiError::from_kernel(e, &ctx.base_url))?;
+    let received = ctx
+        .repo
+        .receive_document(req.into_body().into_data_stream(), ctx.budget.memory_gate())
+        .await
+        .map_err(|e| ApiError::from_kernel(e, &ctx.base_url))?;
     let foxml = match received.data {
         BinaryData::Memory(bytes) => bytes.to_vec(),
         BinaryData::File(upload) => std::fs::read(upload.path()).map_err(|e| {

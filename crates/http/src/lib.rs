@@ -29,7 +29,6 @@ mod listing;
 mod response;
 mod search;
 mod transactions;
-mod upload;
 mod versions;
 mod xml;
 

@@ -111,9 +111,27 @@ impl BodyBudget {
         }
     }
 
-    /// Grows `share` to cover `bytes`, waiting at most `wait` for room (not at all for a
-    /// zero `wait`); `false` if the budget had none.
+    /// Grows `share` to cover `bytes`, waiting at most `wait` for room; `false` if the
+    /// budget had none by then.
     pub(crate) async fn cover(&self, share: &mut Share, bytes: usize, wait: Duration) -> bool {
+        if self.try_cover(share, bytes) {
+            return true;
+        }
+        let need = bytes.div_ceil(1024);
+        let Ok(more) = u32::try_from(need - share.kib) else {
+            return false;
+        };
+        match tokio::time::timeout(wait, self.kib.clone().acquire_many_owned(more)).await {
+            Ok(Ok(permit)) => {
+                share.grow(permit, need);
+                true
+            }
+            _ => false,
+        }
+    }
+
+    /// Grows `share` to cover `bytes` if the budget has room now; `false` if not.
+    fn try_cover(&self, share: &mut Share, bytes: usize) -> bool {
         let need = bytes.div_ceil(1024);
         if need <= share.kib {
             return true;
@@ -121,23 +139,21 @@ impl BodyBudget {
         let Ok(more) = u32::try_from(need - share.kib) else {
             return false;
         };
-        let permit = if wait.is_zero() {
-            self.kib.clone().try_acquire_many_owned(more).ok()
-        } else {
-            tokio::time::timeout(wait, self.kib.clone().acquire_many_owned(more))
-                .await
-                .ok()
-                .and_then(Result::ok)
-        };
-        let Some(permit) = permit else {
+        let Ok(permit) = self.kib.clone().try_acquire_many_owned(more) else {
             return false;
         };
-        match &mut share.permit {
-            Some(p) => p.merge(permit),
-            None => share.permit = Some(permit),
-        }
-        share.kib = need;
+        share.grow(permit, need);
         true
+    }
+
+    /// The memory gate of a body the repository receives
+    /// ([`Repository::receive_binary`](arca_repository::Repository::receive_binary)): one
+    /// share of this budget that grows with the body while it stays in memory, given back
+    /// when the body goes to a file or is dropped; `false` when the budget has no room now.
+    pub(crate) fn memory_gate(&self) -> impl FnMut(usize) -> bool + Send {
+        let budget = self.clone();
+        let mut share = Share::default();
+        move |bytes| budget.try_cover(&mut share, bytes)
     }
 }
 
@@ -146,6 +162,17 @@ impl BodyBudget {
 pub(crate) struct Share {
     permit: Option<OwnedSemaphorePermit>,
     kib: usize,
+}
+
+impl Share {
+    /// Adds `permit` to the share, which then covers `kib`.
+    fn grow(&mut self, permit: OwnedSemaphorePermit, kib: usize) {
+        match &mut self.permit {
+            Some(p) => p.merge(permit),
+            None => self.permit = Some(permit),
+        }
+        self.kib = kib;
+    }
 }
 
 /// A body read into memory; its share of the budget is returned when it is dropped.

@@ -35,6 +35,7 @@ pub mod membership;
 mod plan;
 mod publisher;
 mod read;
+mod receive;
 mod references;
 mod stored;
 mod subjects;
@@ -432,7 +433,7 @@ impl Repository {
     /// a new object (the root's algorithm). Cheap (catalog lookups and a `stat` of a
     /// sidecar), so that a body can be hashed with it while it streams in; the write checks
     /// again under its locks and hashes a file again in the rare case it guessed wrong.
-    pub async fn content_digest_for(&self, id: &FedoraId) -> Result<DigestAlgorithm> {
+    pub(crate) async fn content_digest_for(&self, id: &FedoraId) -> Result<DigestAlgorithm> {
         let object = match self.record(id).await? {
             Some(record) => Some(record.ocfl_id),
             None => match self.find_parent(id).await {

@@ -93,11 +93,16 @@ async fn bodies_are_hashed_with_the_algorithm_of_the_object_they_land_in() {
         ("c/new", DigestAlgorithm::Sha256),
         ("new/deeper", DigestAlgorithm::Sha256),
     ] {
-        assert_eq!(
-            repo.content_digest_for(&id(path)).await.unwrap(),
-            expected,
-            "{path}"
-        );
+        // A body received for it is hashed with its object's algorithm alone.
+        let body = futures_util::stream::iter([Ok::<_, std::convert::Infallible>(
+            Bytes::from_static(b"bytes"),
+        )]);
+        let received = repo
+            .receive_binary(&id(path), body, &[], |_| true)
+            .await
+            .unwrap();
+        let algorithms: Vec<_> = received.digests.iter().map(|d| d.algorithm).collect();
+        assert_eq!(algorithms, [expected], "{path}");
     }
     repo.shutdown().await.unwrap();
 }

@@ -12,7 +12,6 @@ use crate::context::Ctx;
 use crate::error::ApiError;
 use crate::headers::{self, DigestError, LinkError};
 use crate::limits::read_body;
-use crate::upload;
 
 /// How a request body is to be taken.
 pub(super) enum BodyKind {
@@ -111,19 +110,16 @@ pub(super) async fn read_content(
         BodyKind::Rdf(format) => read_rdf_body(ctx, id, format, req).await,
         BodyKind::Binary => {
             let expected = client_digests(ctx, &h)?;
-            let object_digest = ctx
+            let binary = ctx
                 .repo
-                .content_digest_for(id)
+                .receive_binary(
+                    id,
+                    ctx.config.limits.timed(req.into_body()).into_data_stream(),
+                    &expected,
+                    ctx.budget.memory_gate(),
+                )
                 .await
                 .map_err(|e| ctx.err(e))?;
-            let binary = upload::receive(
-                ctx.config.limits.timed(req.into_body()),
-                ctx.repo.uploads_dir(),
-                upload::algorithms(object_digest, &expected),
-                &ctx.budget,
-            )
-            .await
-            .map_err(|e| ctx.err(e))?;
             let mime = h
                 .get(header::CONTENT_TYPE)
                 .and_then(|v| v.to_str().ok())
