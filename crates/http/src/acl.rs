@@ -90,13 +90,7 @@ async fn put(ctx: &Ctx, resource: FedoraId, req: Request) -> Result<Response, Ap
     let acl_id = resource.acl();
     let current = live_acl(ctx, &resource).await?;
     let h = req.headers().clone();
-    if let Some(record) = &current {
-        handlers::check_write_condition(ctx, &h, record)?;
-    } else if h.contains_key(header::IF_MATCH) {
-        return Err(ctx.err(Error::PreconditionFailed(
-            "If-Match was sent but the ACL does not exist".into(),
-        )));
-    }
+    handlers::check_write_condition(ctx, &h, current.as_ref())?;
     let format = rdf_format(&h)?;
     let content = handlers::read_rdf_body(ctx, &acl_id, format, req).await?;
     let NewContent::Rdf { triples, lenient } = content else {

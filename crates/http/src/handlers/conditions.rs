@@ -12,13 +12,22 @@ use crate::error::ApiError;
 use crate::headers::{self, Condition};
 use crate::response::{response, set};
 
-/// Evaluates a write's conditional headers against `record` (412 when they fail).
+/// Evaluates a write's conditional headers before its body is read (412 when they fail):
+/// against `record`, or, for a resource that does not exist yet, `If-Match` fails. The
+/// write checks them again under the resource's lock ([`write_precondition`]); both go
+/// through [`headers::evaluate`], the one place that decides.
 pub(crate) fn check_write_condition(
     ctx: &Ctx,
     h: &HeaderMap,
-    record: &ResourceRecord,
+    record: Option<&ResourceRecord>,
 ) -> Result<(), ApiError> {
-    check_condition(ctx, h, record, false).map(|_| ())
+    match record {
+        Some(record) => check_condition(ctx, h, record, false).map(|_| ()),
+        None if h.contains_key(header::IF_MATCH) => Err(ctx.err(Error::PreconditionFailed(
+            "If-Match was sent but the resource does not exist".into(),
+        ))),
+        None => Ok(()),
+    }
 }
 
 pub(super) fn check_condition(

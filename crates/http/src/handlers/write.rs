@@ -11,7 +11,7 @@ use http::{header, HeaderMap, StatusCode};
 use oxrdf::Triple;
 
 use super::body::{body_kind, link_type, read_content, BodyKind};
-use super::conditions::{check_condition, write_precondition};
+use super::conditions::{check_write_condition, write_precondition};
 use super::read::link_linked_acl;
 use super::representation::allow_for;
 use super::representation::{created_response, model_of, resource_headers};
@@ -192,7 +192,7 @@ pub(crate) async fn put(ctx: &Ctx, id: FedoraId, req: Request) -> HandlerResult 
     match existing {
         Some(r) if r.is_deleted() => Err(ctx.err(Error::Gone(id))),
         Some(record) => {
-            check_condition(ctx, &h, &record, false)?;
+            check_write_condition(ctx, &h, Some(&record))?;
             // Refused before the body is read (and again under the lock).
             arca_repository::check_model_change(&record, link).map_err(|e| ctx.err(e))?;
             let kind = body_kind(&h, link, Some(model_of(&record)))?;
@@ -230,11 +230,7 @@ pub(crate) async fn put(ctx: &Ctx, id: FedoraId, req: Request) -> HandlerResult 
             Ok(out)
         }
         None => {
-            if h.contains_key(header::IF_MATCH) {
-                return Err(ctx.err(Error::PreconditionFailed(
-                    "If-Match was sent but the resource does not exist".into(),
-                )));
-            }
+            check_write_condition(ctx, &h, None)?;
             create_new(ctx, id, types, &h, external, req).await
         }
     }
@@ -262,7 +258,7 @@ pub(crate) async fn patch(ctx: &Ctx, id: FedoraId, req: Request) -> HandlerResul
             format!("PATCH takes application/sparql-update, not {ct:?}"),
         ));
     }
-    check_condition(ctx, &h, &record, false)?;
+    check_write_condition(ctx, &h, Some(&record))?;
     let limits = &ctx.config.limits;
     let body = read_body(
         &h,
@@ -383,7 +379,7 @@ pub(crate) async fn delete(ctx: &Ctx, id: FedoraId, req: Request) -> HandlerResu
     if !allow_for(&record).contains("DELETE") {
         return Err(ApiError::method_not_allowed(allow_for(&record)));
     }
-    check_condition(ctx, req.headers(), &record, false)?;
+    check_write_condition(ctx, req.headers(), Some(&record))?;
     ctx.repo
         .delete(&id, &ctx.user, write_precondition(req.headers()))
         .await
