@@ -2,6 +2,8 @@
 //! [`open_repository`] builds the kernel from a [`Config`]; [`run`] serves it until the
 //! shutdown future resolves.
 
+#[cfg(test)]
+mod architecture;
 mod serve;
 
 use std::future::Future;
