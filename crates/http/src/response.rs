@@ -14,6 +14,7 @@ pub(crate) fn set(h: &mut HeaderMap, name: header::HeaderName, value: &str) {
     h.insert(name, header_value(value));
 }
 
+/// Adds one `Link` header (`<url>; rel="…"`) to those already there.
 pub(crate) fn add_link(h: &mut HeaderMap, value: String) {
     h.append(header::LINK, header_value(&value));
 }
@@ -54,6 +55,7 @@ pub(crate) fn range_not_satisfiable(len: u64) -> Response {
     r
 }
 
+/// A bare response: `status` and `body`, no headers yet.
 pub(crate) fn response(status: StatusCode, body: Body) -> Response {
     let mut r = Response::new(body);
     *r.status_mut() = status;

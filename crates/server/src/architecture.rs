@@ -8,8 +8,12 @@ type Graph = BTreeMap<String, BTreeSet<String>>;
 
 /// The graph ARCHITECTURE.md states between its `crate-graph` markers.
 fn documented(text: &str) -> Graph {
-    let start = text.find("<!-- crate-graph -->").expect("the crate-graph marker");
-    let end = text.find("<!-- /crate-graph -->").expect("the closing marker");
+    let start = text
+        .find("<!-- crate-graph -->")
+        .expect("the crate-graph marker");
+    let end = text
+        .find("<!-- /crate-graph -->")
+        .expect("the closing marker");
     let mut graph = Graph::new();
     for line in text[start..end].lines().filter(|l| l.starts_with("- ")) {
         let (crates, deps) = line[2..].split_once(':').expect("`crates`: deps");

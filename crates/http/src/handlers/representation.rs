@@ -184,8 +184,7 @@ pub(crate) fn resource_headers(ctx: &Ctx, record: &ResourceRecord, h: &mut Heade
     }
 }
 
-/// 416 for a range outside a binary of `len` bytes, with `Content-Range: bytes */len`.
-
+/// 201 for a resource just created: its URL as `Location` and body, and its headers.
 pub(crate) fn created_response(ctx: &Ctx, record: &ResourceRecord) -> Response {
     let url = ctx.url(&record.id);
     let mut out = response(StatusCode::CREATED, Body::from(url.clone()));
