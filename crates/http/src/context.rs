@@ -15,7 +15,7 @@ use crate::response::url_of;
 /// Per-request context.
 #[derive(Clone)]
 pub(crate) struct Ctx {
-    pub repo: Arc<Repository>,
+    pub repo: Repository,
     pub base_url: String,
     pub user: String,
     pub config: Arc<crate::HttpConfig>,

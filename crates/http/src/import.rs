@@ -2,6 +2,8 @@
 //! document (managed content inline as base64, the archive-export form), imported into the
 //! running repository whole or not at all — what `arca import fedora3 --url` sends.
 
+use std::sync::Arc;
+
 use arca_fedora3::import::{import_document, ImportOptions, Outcome};
 use arca_repository::BinaryData;
 use axum::http::{header, StatusCode};
@@ -42,7 +44,7 @@ pub(crate) async fn fedora3(ctx: &Ctx, req: Request) -> Result<Response, ApiErro
         resume,
         ..ImportOptions::default()
     };
-    let report = import_document(ctx.repo.clone(), foxml, options)
+    let report = import_document(Arc::new(ctx.repo.clone()), foxml, options)
         .await
         .map_err(|e| ApiError::new(StatusCode::INTERNAL_SERVER_ERROR, e.to_string()))?;
     if report.outcome == Outcome::Imported && ctx.config.fedora3_facade_auto {

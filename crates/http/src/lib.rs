@@ -436,7 +436,7 @@ async fn route(state: AppState, req: Request) -> Response {
         Err(e) => return e.into_response(),
     };
     let mut ctx = crate::context::Ctx {
-        repo: state.repo.clone(),
+        repo: (*state.repo).clone(),
         user: caller.recorded_user(&state.config.default_user),
         base_url,
         config: state.config.clone(),
@@ -465,12 +465,12 @@ async fn route(state: AppState, req: Request) -> Response {
     }
     // The request's work goes through a handle scoped to it: the software behind it, and
     // the transaction it joins.
-    ctx.repo = Arc::new(ctx.repo.with_agent(software_agent(req.headers())));
+    ctx.repo = ctx.repo.with_agent(software_agent(req.headers()));
     let result = match atomic {
         Some(tx) => match ctx.repo.in_transaction(&tx).await {
             Ok(scoped) => {
                 let echo = transactions::url(&ctx, &tx);
-                ctx.repo = Arc::new(scoped);
+                ctx.repo = scoped;
                 run(ctx, op, req).await.map(|mut r| {
                     crate::response::set(
                         r.headers_mut(),
