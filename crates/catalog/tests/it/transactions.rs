@@ -5,12 +5,9 @@
 //! goes closing → committing → committed, its staged rows forgotten page by page with the
 //! catalog writes that apply them.
 
-#[macro_use]
-mod common;
-
+use crate::common::{sha256, stage, top as record, Store};
 use arca_catalog::{CatalogOp, Change, ChangeKind, TxContent, TxEnd, TxRefusal, TxStatus};
 use arca_model::FedoraId;
-use common::{sha256, stage, top as record, Store};
 
 fn id(path: &str) -> FedoraId {
     FedoraId::from_path(path).unwrap()

@@ -2,12 +2,9 @@
 //! an instant, scans and the meta table — against each implementation
 //! (`common::on_every_catalog`).
 
-#[macro_use]
-mod common;
-
+use crate::common::{record, Store};
 use arca_catalog::{CatalogOp, MembershipRow, MementoRow, ReferenceRow};
 use arca_model::{FedoraId, InteractionModel};
-use common::{record, Store};
 
 fn id(path: &str) -> FedoraId {
     FedoraId::from_path(path).unwrap()

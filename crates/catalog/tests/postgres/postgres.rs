@@ -2,17 +2,15 @@
 //! what must hold when several nodes (here: several catalogs in one process) share one
 //! database. Not run (and saying so) without PostgreSQL, unless `ARCA_REQUIRE_POSTGRES=1`.
 
-mod common;
-
 use std::collections::BTreeSet;
 use std::sync::Arc;
 
+use crate::common::{record, stage, Store};
 use arca_catalog::{
     Catalog, CatalogOp, Change, ChangeKind, Error, PostgresCatalog, TransactionStore, TxRefusal,
     POSTGRES_SCHEMA_VERSION,
 };
 use arca_model::FedoraId;
-use common::{record, stage, Store};
 
 /// A new database's URL, or `None` when PostgreSQL is missing.
 async fn database() -> Option<String> {

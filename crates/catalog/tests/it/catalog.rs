@@ -1,12 +1,9 @@
 //! Behaviour every catalog must show, run against each implementation (SQLite, and
 //! PostgreSQL when it is installed): see `common::on_every_catalog`.
 
-#[macro_use]
-mod common;
-
+use crate::common::{record, Store};
 use arca_catalog::{CatalogOp, Change, ChangeKind, MementoRow, PendingWrite};
 use arca_model::FedoraId;
-use common::{record, Store};
 
 on_every_catalog!(
     stores_and_pages_children,

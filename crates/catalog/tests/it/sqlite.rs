@@ -1,12 +1,10 @@
 //! Behaviour only the SQLite catalog has: how it opens files of older schema versions.
 
-mod common;
-
+use crate::common::{record, sha256, stage, top};
 use arca_catalog::{
     Catalog, CatalogOp, Change, ChangeKind, SqliteCatalog, TransactionStore, TxContent,
 };
 use arca_model::{DigestAlgorithm, DigestValue, FedoraId};
-use common::{record, sha256, stage, top};
 
 /// A catalog written with an older schema is emptied when opened (its resources and its
 /// rebuild state are gone), so that the kernel rebuilds it from storage instead of reading
