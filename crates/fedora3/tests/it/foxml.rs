@@ -1,13 +1,12 @@
 //! The FOXML reader against the Fedora 3 corpus (`../shared/fedora3`, see its README).
 
-mod common;
-
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
+use crate::common;
+use crate::common::{corpus, digest_of, expected_objects, files_under, upstream_foxml};
 use arca_fedora3::foxml::{self, FoxmlError};
 use arca_fedora3::{Content, ControlGroup, F3Object, ObjectState, PROP_LABEL};
-use common::{corpus, digest_of, expected_objects, files_under, upstream_foxml};
 
 /// Reads every file, failing with all the errors at once.
 fn read_all(files: &[PathBuf]) -> Vec<(PathBuf, F3Object)> {

@@ -1,13 +1,11 @@
 //! Object sources against the Fedora 3 corpus (`../shared/fedora3`, see its README).
 
-mod common;
-
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 
+use crate::common::{corpus, digest_of, expected_objects, files_under};
 use arca_fedora3::source::{self, ResolveError, Resolver, SourceError, SourceKind, Sources};
 use arca_fedora3::{Content, ControlGroup};
-use common::{corpus, digest_of, expected_objects, files_under};
 
 fn scan(paths: &[PathBuf]) -> Sources {
     source::scan(paths).unwrap_or_else(|e| panic!("{e}"))

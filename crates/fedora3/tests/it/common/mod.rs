@@ -1,7 +1,5 @@
 //! Shared by the integration tests: the Fedora 3 corpus in the shared fixtures (`../shared/fedora3`).
 
-#![allow(dead_code)]
-
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
