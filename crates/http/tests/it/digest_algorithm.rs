@@ -3,14 +3,12 @@
 //! an object keeps the algorithm it was created with after a restart with another setting;
 //! `Want-Digest`, `Digest` and `fcr:fixity` answer for any algorithm a client names.
 
-mod common;
-
 use std::path::{Path, PathBuf};
 
+use crate::common::*;
 use arca_config::DigestAlgorithm as Setting;
 use arca_model::{DigestAlgorithm, MultiHasher};
 use arca_testkit::TestServer;
-use common::*;
 use http::Method;
 
 /// Larger than what the HTTP layer keeps in memory: streamed to a file while hashed.

@@ -1,11 +1,10 @@
 //! Wide containers: paging with `?limit=N&after=<child path>` and `Prefer: …
 //! max-member-count`, `rel="next"` links, walking every page, and omitting containment.
-mod common;
 
 use std::collections::HashSet;
 
+use crate::common::*;
 use arca_testkit::TestServer;
-use common::*;
 use futures_util::StreamExt;
 use http::Method;
 

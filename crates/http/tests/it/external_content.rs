@@ -2,16 +2,15 @@
 //! on POST and PUT, with `copy`, `redirect` and `proxy`, against a real HTTP server started
 //! in the test and real files, under an allow-list. Answers and storage follow what Fedora
 //! 6.1 does (captured from a running Fedora; see the comments).
-mod common;
 
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
 
+use crate::common::*;
 use arca_testkit::{Reply, TestServer};
 use axum::http::{HeaderMap, StatusCode};
 use axum::response::{IntoResponse, Response};
 use axum::routing::get;
-use common::*;
 use http::Method;
 use sha2::{Digest, Sha256, Sha512};
 

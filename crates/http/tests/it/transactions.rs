@@ -4,14 +4,12 @@
 //! OCFL version per object, everything visible), rollback and expiry (nothing left in
 //! storage, staging or the change log), and a large transaction.
 
-mod common;
-
 use std::path::Path;
 use std::time::{Duration, SystemTime};
 
+use crate::common::*;
 use arca_catalog::Catalog;
 use arca_testkit::{next_second, Reply, TestServer};
-use common::*;
 use http::Method;
 
 const TITLE: &str = "http://purl.org/dc/terms/title";

@@ -1,12 +1,11 @@
 //! The replayable event log (`/rest/fcr:events`, issue 11 §3) and the events every change
 //! makes (Fedora API §6): one per changed resource, the parent whose containment changed,
 //! every resource of a recursive delete and purge, a transaction's only at its commit.
-mod common;
 
 use std::time::Duration;
 
+use crate::common::*;
 use arca_testkit::TestServer;
-use common::*;
 use http::Method;
 use serde_json::Value;
 

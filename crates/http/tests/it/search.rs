@@ -2,12 +2,11 @@
 //! transactions behave, the Dublin Core mapping, Lucene semantics on a fixture with known
 //! answers, Fedora's `condition=` parameters, the GSearch interface, bad input, ACLs, and
 //! a rebuild that equals the live index.
-mod common;
 
 use std::time::{Duration, Instant};
 
+use crate::common::*;
 use arca_testkit::TestServer;
-use common::*;
 use http::Method;
 use serde_json::Value;
 

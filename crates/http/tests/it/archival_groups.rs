@@ -5,13 +5,11 @@
 //! purge of a part, and a catalog rebuilt from storage that answers the same. Every object
 //! is validated with ocfl-py after every step.
 
-mod common;
-
 use std::collections::BTreeSet;
 use std::path::Path;
 
+use crate::common::*;
 use arca_testkit::{next_second, TestServer};
-use common::*;
 use http::Method;
 
 const TITLE: &str = "http://purl.org/dc/terms/title";

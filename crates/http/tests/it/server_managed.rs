@@ -1,9 +1,8 @@
 //! Server-managed triples: present in GET output with the right values; a body that sets
 //! them is refused with 409 and constrainedBy, unless `Prefer: handling=lenient` drops them.
-mod common;
 
+use crate::common::*;
 use arca_testkit::TestServer;
-use common::*;
 use oxrdf::Term;
 
 fn datetime(g: &Graph, s: &str, p: &str) -> String {

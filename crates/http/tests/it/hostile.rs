@@ -1,10 +1,8 @@
 //! Hostile input (issue: no request can crash, hang or exhaust the server): every bound
 //! answers a 4xx that names it, nothing is stored, and the server keeps answering.
 
-mod common;
-
+use crate::common::*;
 use arca_testkit::TestServer;
-use common::*;
 use http::Method;
 
 const RDF_XML: (&str, &str) = ("content-type", "application/rdf+xml");

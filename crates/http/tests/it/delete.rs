@@ -1,9 +1,8 @@
 //! DELETE leaves tombstones (410 with a hasTombstone link), recursively; DELETE on
 //! `…/fcr:tombstone` purges, after which the path is free again.
-mod common;
 
+use crate::common::*;
 use arca_testkit::TestServer;
-use common::*;
 use http::Method;
 
 fn assert_gone(s: &TestServer, r: &arca_testkit::Reply, path: &str) {

@@ -2,10 +2,9 @@
 //! defaults, generated membership triples on create, update, delete and purge of members and
 //! on changes of the settings, `Prefer` include/omit, paging, and refused settings. Expected
 //! answers are Fedora 6.1's, observed side by side on this machine.
-mod common;
 
+use crate::common::*;
 use arca_testkit::{Reply, TestServer};
-use common::*;
 use http::Method;
 
 const LINK_DIRECT: (&str, &str) = (

@@ -1,11 +1,10 @@
 //! PATCH with SPARQL Update on containers and on binary descriptions; malformed updates,
 //! wrong content types, PATCH on binaries, interaction-model and containment changes.
-mod common;
 
 use std::collections::HashSet;
 
+use crate::common::*;
 use arca_testkit::TestServer;
-use common::*;
 
 const PREFIX: &str = "PREFIX dc: <http://purl.org/dc/terms/>\n";
 

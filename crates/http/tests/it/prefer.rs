@@ -1,9 +1,8 @@
 //! `Prefer: return=minimal|representation` with include/omit of `ldp:PreferContainment`,
 //! `ldp:PreferMinimalContainer` and `fcrepo:ServerManaged`, and `Preference-Applied`.
-mod common;
 
+use crate::common::*;
 use arca_testkit::TestServer;
-use common::*;
 
 const TITLE: &str = "<> <http://purl.org/dc/terms/title> \"P\" .";
 

@@ -1,13 +1,12 @@
 //! Web Access Control (Fedora API §5) end to end: users from an htpasswd file, ACLs at
 //! `<resource>/fcr:acl`, and what every mode lets each kind of agent do. Each test names the
 //! requirement of ../shared/fedora-api-requirements.md it covers.
-mod common;
 
 use std::path::PathBuf;
 
+use crate::common::*;
 use arca_testkit::{Reply, TestServer};
 use base64::Engine as _;
-use common::*;
 use http::Method;
 use sha1::Digest as _;
 

@@ -1,10 +1,9 @@
 //! Binaries (LDP-NR) and their descriptions at `<binary>/fcr:metadata`: creation, content
 //! type and file name, headers, `Digest` on upload, `Want-Digest` on GET/HEAD, byte ranges.
-mod common;
 
+use crate::common::*;
 use arca_testkit::TestServer;
 use base64::Engine;
-use common::*;
 use http::Method;
 use md5::Md5;
 use sha1::Sha1;

@@ -1,9 +1,8 @@
 //! Basic containers: creation by POST (Slug, minted ids) and PUT, replacement by PUT, the
 //! interaction model from `Link: rel="type"`, and the headers GET, HEAD and OPTIONS carry.
-mod common;
 
+use crate::common::*;
 use arca_testkit::TestServer;
-use common::*;
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn post_with_slug_creates_a_basic_container() {

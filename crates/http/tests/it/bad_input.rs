@@ -1,10 +1,9 @@
 //! Refused requests: malformed RDF, unknown or changed interaction models, server-managed
 //! triples, invalid paths, unsupported media types, missing resources. In every refused case
 //! nothing was created.
-mod common;
 
+use crate::common::*;
 use arca_testkit::TestServer;
-use common::*;
 use http::Method;
 
 /// Asserts that `path` does not exist and that the listings of the root and of `bad` are

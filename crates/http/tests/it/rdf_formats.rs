@@ -1,13 +1,12 @@
 //! RDF in and out: Turtle, N-Triples and JSON-LD request bodies; Turtle, N-Triples, JSON-LD
 //! and RDF/XML responses chosen by `Accept` (406 when none fits); relative IRIs and `<>`
 //! resolved against the resource's URL.
-mod common;
 
 use std::collections::HashSet;
 
+use crate::common::*;
 use arca_rdf::RdfFormat;
 use arca_testkit::TestServer;
-use common::*;
 use oxrdf::{Literal, Triple};
 
 /// The statements every body below says, about the resource at `url`.

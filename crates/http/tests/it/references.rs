@@ -1,10 +1,9 @@
 //! Inbound references (Fedora API 3.2.1): `Prefer: return=representation;
 //! include="http://fedora.info/definitions/fcrepo#PreferInboundReferences"` adds the statements
 //! of other resources that point at this one, kept right on every write and paged.
-mod common;
 
+use crate::common::*;
 use arca_testkit::TestServer;
-use common::*;
 use http::Method;
 
 fn include_inbound() -> String {

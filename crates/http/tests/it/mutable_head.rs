@@ -6,13 +6,11 @@
 //! ANSWERS.md "Run 2"), ocfl-py validates every step, and a catalog rebuilt from storage
 //! answers the same.
 
-mod common;
-
 use std::collections::BTreeSet;
 use std::path::Path;
 
+use crate::common::*;
 use arca_testkit::TestServer;
-use common::*;
 use http::Method;
 
 const TITLE: &str = "http://purl.org/dc/terms/title";

@@ -2,10 +2,8 @@
 //! the stored bytes, recomputed, with Fedora 6's PREMIS triples; failures are reported, never
 //! a 500.
 
-mod common;
-
+use crate::common::*;
 use arca_testkit::TestServer;
-use common::*;
 use http::Method;
 use oxrdf::{Literal, NamedNode, Term};
 use sha2::{Digest, Sha512};

@@ -9,7 +9,7 @@
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::path::{Path, PathBuf};
 
-#[path = "../../../fuzz/checks.rs"]
+#[path = "../../../../fuzz/checks.rs"]
 mod checks;
 
 /// The inputs of one target, sorted by name.

@@ -5,12 +5,11 @@
 //!
 //! Memento datetimes are whole seconds: where a test needs two distinct mementos it sleeps
 //! just over a second between the writes (once per scenario).
-mod common;
 
 use std::time::{Duration, SystemTime};
 
+use crate::common::*;
 use arca_testkit::{next_second, Reply, TestServer};
-use common::*;
 use http::Method;
 use sha2::{Digest, Sha256};
 

@@ -1,11 +1,10 @@
 //! Conditional requests: If-Match, If-None-Match, If-Modified-Since, If-Unmodified-Since on
 //! reads and writes of containers, binaries and descriptions.
-mod common;
 
 use std::time::{Duration, SystemTime};
 
+use crate::common::*;
 use arca_testkit::TestServer;
-use common::*;
 
 const TITLE: &str = "<> <http://purl.org/dc/terms/title> \"v1\" .";
 const TITLE2: &str = "<> <http://purl.org/dc/terms/title> \"v2\" .";

@@ -1,6 +1,5 @@
 //! Helpers shared by the end-to-end tests: vocabulary IRIs, request shorthands and an RDF
 //! graph parsed from a response body, so that tests compare triples as sets.
-#![allow(dead_code)]
 
 use std::collections::HashSet;
 
@@ -242,10 +241,6 @@ impl Graph {
         let format = RdfFormat::from_media_type(ct)
             .unwrap_or_else(|| panic!("{ct} is not an RDF media type"));
         Self::parse(&r.body, format, base)
-    }
-
-    pub fn contains(&self, t: &Triple) -> bool {
-        self.0.contains(t)
     }
 
     /// Whether `<s> <p> <o>` is in the graph.
