@@ -1,5 +1,4 @@
 //! Helpers the OCFL writer's tests share: local paths of what a local root holds.
-#![allow(dead_code)]
 
 use std::path::{Path, PathBuf};
 

@@ -2,9 +2,7 @@
 //! either, `fcrepo.persistence.defaultDigestAlgorithm`): the official fixtures read and
 //! extended, sidecar names, and an object keeping its algorithm whatever the root's is.
 
-mod common;
-
-use common::{check_sidecar, head_file};
+use crate::common::{check_sidecar, head_file};
 use std::fs;
 use std::path::{Path, PathBuf};
 

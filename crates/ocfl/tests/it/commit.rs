@@ -1,8 +1,6 @@
 //! Version commits, dedup, purge and crash recovery of the OCFL writer.
 
-mod common;
-
-use common::{check_sidecar, dir_of, head_file};
+use crate::common::{check_sidecar, dir_of, head_file};
 use std::fs;
 use std::path::Path;
 

@@ -2,9 +2,7 @@
 //! against the Fedora-written sample objects `mh1`/`mh2`, validated with ocfl-py, and
 //! written onto the sample's own objects.
 
-mod common;
-
-use common::head_file;
+use crate::common::head_file;
 use std::collections::BTreeMap;
 use std::fs;
 use std::path::{Path, PathBuf};
