@@ -3,7 +3,6 @@
 //!
 //! The throughput measurement is `measure_throughput` (ignored; see its doc).
 
-#[path = "extract/pdfgen.rs"]
 mod pdfgen;
 
 use std::ffi::OsString;
@@ -839,7 +838,7 @@ async fn extract_cached_extracts_each_content_once() {
 /// through the workers (the cost of a round trip).
 ///
 /// ```text
-/// cargo test --release -p arca-search --test extract -- --ignored --nocapture measure_throughput
+/// cargo test --release -p arca-search --test it -- --ignored --nocapture extract::measure_throughput
 /// ```
 ///
 /// `ARCA_EXTRACT_MEASURE_SECS` sets the length of each run (default 20 s).
