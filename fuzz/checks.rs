@@ -1,6 +1,6 @@
 //! What each fuzz target checks, one public function per target taking the whole raw fuzz
 //! input (its first byte is the selector). Shared by the `cargo fuzz` targets in
-//! `fuzz/fuzz_targets/` and by `crates/http/tests/fuzz_regressions.rs`, which replays
+//! `fuzz/fuzz_targets/` and by `crates/http/tests/it/fuzz_regressions.rs`, which replays
 //! `fuzz/regressions/<target>/` on the stable toolchain, so both run the same code.
 //! A violated invariant panics.
 

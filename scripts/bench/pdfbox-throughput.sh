@@ -3,7 +3,7 @@
 # of the corpus's PDFs on THREADS threads (default 2) for SECONDS (default 20), after a warm-up.
 # Needs Java 17 and Maven (the first run fetches PDFBox from Maven Central).
 # Usage: scripts/bench/pdfbox-throughput.sh [PDF_DIR] [THREADS] [SECONDS]
-# Compare with: cargo test --release -p arca-search --test extract -- --ignored --nocapture measure_throughput
+# Compare with: cargo test --release -p arca-search --test it -- --ignored --nocapture extract::measure_throughput
 set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
 pdfs="${1:-$here/../../../shared/corpus/pdf}"

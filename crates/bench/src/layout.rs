@@ -23,7 +23,7 @@
 //! thousand objects), the object, `v1`, `v1/content`, `v1/content/.fcrepo`. An empty binary
 //! has no `file~fcr-desc.nt` (its content has the same digest as the binary's, stored once)
 //! and a 1352-byte inventory. The sizes are those arca writes for the bench's requests (ids
-//! of 36-character UUIDs); `crates/cli/tests/bench.rs` compares this tree with a real arca's.
+//! of 36-character UUIDs); `crates/cli/tests/it/bench.rs` compares this tree with a real arca's.
 //!
 //! The operations are arca's (`OcflRoot::publish`, seen with strace), in its order: every file
 //! is created with `O_CREAT | O_EXCL`, written and closed, without fsync; when its directory

@@ -215,7 +215,7 @@ impl Publisher {
     /// Only the last frame asks for a `RECEIPT`: a broker handles the frames of one
     /// connection in order, so its receipt for the last frame confirms the frames before it,
     /// and a frame it refuses is answered with an `ERROR` frame ahead of that receipt (ActiveMQ
-    /// does both; `crates/events/tests/stomp_broker.rs` checks them). A receipt on every
+    /// does both; `crates/events/tests/activemq/stomp_broker.rs` checks them). A receipt on every
     /// frame would make ActiveMQ handle each send synchronously (for a persistent queue, a
     /// store and a disk sync per message) instead of storing them in the background.
     ///

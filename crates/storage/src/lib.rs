@@ -5,7 +5,7 @@
 //! in, copy, rename, delete, recursive and one-level listings; synchronous, typed
 //! [`StoreError`]s) with [`FsStorage`] (a local directory, one node) and [`S3Storage`] (an
 //! S3 bucket over `object_store`, feature `s3`, several nodes); both pass one conformance
-//! suite (`tests/store_conformance.rs`, the S3 half against a real MinIO). The OCFL layer
+//! suite (`tests/it/store_conformance.rs`, the S3 half against a real MinIO). The OCFL layer
 //! does not use it yet: it still writes the root with the helpers below.
 //!
 //! On the local filesystem: [`Journal`] makes a write durable by appending a redo

@@ -1,6 +1,6 @@
 //! Builders shared by the catalog's tests.
 
-#![allow(dead_code)] // each test file uses some of the helpers
+#![allow(dead_code)] // both test binaries (`it`, `postgres`) include it, each uses some helpers
 
 use arca_catalog::{
     CatalogOp, Change, ChangeKind, ResourceRecord, TxContent, TxFile, TxObject, TxResource, TxStage,
@@ -72,7 +72,7 @@ impl Store {
 
 /// Runs each named `async fn(Store)` of the test file as two tests, `sqlite::NAME` and
 /// `postgres::NAME` (the latter not run when PostgreSQL is missing, see [`Store::postgres`]).
-#[allow(unused_macros)] // sqlite.rs and postgres.rs run on one catalog only
+#[allow(unused_macros)] // the `postgres` binary runs on one catalog only
 macro_rules! on_every_catalog {
     ($($name:ident),* $(,)?) => {
         mod sqlite {

@@ -2,8 +2,8 @@
 //! structural checks of a storage root written by arca, the real `arca` binary as a child
 //! process, and a small HTTP client for it.
 //!
-//! Every test file includes this module with `mod common;`, and not every file uses every
-//! helper.
+//! Each of the cli crate's test binaries (`it`, `fedora`, `activemq`, `postgres`, `s3`)
+//! includes this module, and not every binary uses every helper.
 #![allow(dead_code)]
 
 pub mod fedora;

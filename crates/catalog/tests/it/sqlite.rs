@@ -1,0 +1,142 @@
+//! Behaviour only the SQLite catalog has: how it opens files of older schema versions.
+
+use crate::common::{record, sha256, stage, top};
+use arca_catalog::{
+    Catalog, CatalogOp, Change, ChangeKind, SqliteCatalog, TransactionStore, TxContent,
+};
+use arca_model::{DigestAlgorithm, DigestValue, FedoraId};
+
+/// A catalog written with an older schema is emptied when opened (its resources and its
+/// rebuild state are gone), so that the kernel rebuilds it from storage instead of reading
+/// rows of the wrong shape.
+#[tokio::test]
+async fn a_catalog_of_an_older_schema_is_emptied_for_a_rebuild() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("catalog.db");
+    {
+        let cat = SqliteCatalog::open(&path).unwrap();
+        cat.apply(vec![CatalogOp::Put(record("", None, false))])
+            .await
+            .unwrap();
+        cat.set_meta("rebuild", "complete").await.unwrap();
+    }
+    let current: i64 = {
+        let c = rusqlite::Connection::open(&path).unwrap();
+        let v = c
+            .query_row("PRAGMA user_version", [], |r| r.get(0))
+            .unwrap();
+        c.execute_batch("PRAGMA user_version = 5;").unwrap();
+        v
+    };
+    assert!(current > 5, "the test must fake an older schema version");
+
+    let cat = SqliteCatalog::open(&path).unwrap();
+    assert_eq!(cat.count().await.unwrap(), 0);
+    assert_eq!(cat.get(&FedoraId::root()).await.unwrap(), None);
+    assert_eq!(cat.meta("rebuild").await.unwrap(), None);
+    // The new schema works.
+    cat.apply(vec![CatalogOp::Put(record("", None, false))])
+        .await
+        .unwrap();
+    assert_eq!(cat.count().await.unwrap(), 1);
+}
+
+/// A catalog of schema version 7 (before the change log kept agents and types) keeps its
+/// change log when opened: the columns are added, older entries have none.
+#[tokio::test]
+async fn a_version_7_catalog_keeps_its_change_log() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("catalog.db");
+    {
+        let cat = SqliteCatalog::open(&path).unwrap();
+        cat.apply(vec![CatalogOp::Log(Change {
+            id: FedoraId::from_path("a").unwrap(),
+            kind: ChangeKind::Create,
+            at: "2026-01-01T00:00:00Z".into(),
+            user: "u".into(),
+            agent: Some("x".into()),
+            types: vec!["urn:t".into()],
+        })])
+        .await
+        .unwrap();
+    }
+    {
+        let c = rusqlite::Connection::open(&path).unwrap();
+        c.execute_batch(
+            "ALTER TABLE changes DROP COLUMN agent; ALTER TABLE changes DROP COLUMN types;
+             ALTER TABLE tx_ops DROP COLUMN agent; ALTER TABLE tx_ops DROP COLUMN types;
+             ALTER TABLE transactions DROP COLUMN user;
+             PRAGMA user_version = 7;",
+        )
+        .unwrap();
+    }
+    let cat = SqliteCatalog::open(&path).unwrap();
+    let log = cat.changes_since(0, 10).await.unwrap();
+    assert_eq!(log.len(), 1);
+    assert_eq!(log[0].change.user, "u");
+    assert_eq!(log[0].change.agent, None);
+    assert!(log[0].change.types.is_empty());
+    assert_eq!(*cat.last_change().borrow(), log[0].seq);
+}
+
+/// A schema-6 catalog (before objects could use sha256) keeps its rows when opened: only
+/// the staged uploads' digest column is renamed, and its bare SHA-512 values still read.
+#[tokio::test]
+async fn a_schema_6_catalog_keeps_its_rows_and_its_staged_sha512_digests() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("catalog.db");
+    {
+        let cat = SqliteCatalog::open(&path).unwrap();
+        cat.apply(vec![CatalogOp::Put(top("", false))])
+            .await
+            .unwrap();
+        cat.set_meta("rebuild", "complete").await.unwrap();
+        cat.tx_begin("t1", i64::MAX, None).await.unwrap();
+        cat.tx_stage("t1", stage("new", false, "/u/1"))
+            .await
+            .unwrap()
+            .unwrap();
+    }
+    {
+        let c = rusqlite::Connection::open(&path).unwrap();
+        c.execute_batch(
+            "ALTER TABLE tx_files RENAME COLUMN digest TO sha512;
+             UPDATE tx_files SET sha512 = 'AB' WHERE upload IS NOT NULL;
+             ALTER TABLE changes DROP COLUMN agent; ALTER TABLE changes DROP COLUMN types;
+             ALTER TABLE tx_ops DROP COLUMN agent; ALTER TABLE tx_ops DROP COLUMN types;
+             ALTER TABLE transactions DROP COLUMN user;
+             PRAGMA user_version = 6;",
+        )
+        .unwrap();
+    }
+    let cat = SqliteCatalog::open(&path).unwrap();
+    assert_eq!(cat.count().await.unwrap(), 1);
+    assert_eq!(
+        cat.meta("rebuild").await.unwrap().as_deref(),
+        Some("complete")
+    );
+    let files = cat.tx_files("t1", "info:fedora/new").await.unwrap();
+    assert_eq!(
+        files[1].content,
+        Some(TxContent::Upload {
+            path: "/u/1".into(),
+            digest: DigestValue {
+                algorithm: DigestAlgorithm::Sha512,
+                hex: "ab".into()
+            }
+        })
+    );
+    // Staging goes on in the renamed column.
+    cat.tx_stage("t1", stage("new", false, "/u/2"))
+        .await
+        .unwrap()
+        .unwrap();
+    let files = cat.tx_files("t1", "info:fedora/new").await.unwrap();
+    assert_eq!(
+        files[1].content,
+        Some(TxContent::Upload {
+            path: "/u/2".into(),
+            digest: sha256("00")
+        })
+    );
+}

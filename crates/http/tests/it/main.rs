@@ -1,0 +1,31 @@
+//! arca-http's integration tests, one binary: one module per area of the API. The tests of two
+//! nodes sharing a PostgreSQL catalog are in `tests/postgres`.
+
+mod common;
+
+mod archival_groups;
+mod bad_input;
+mod binaries;
+mod conditional;
+mod containers;
+mod delete;
+mod digest_algorithm;
+mod events;
+mod external_content;
+mod fedora3_contract;
+mod fixity;
+mod fuzz_regressions;
+mod hostile;
+mod membership;
+mod mutable_head;
+mod paging;
+mod patch;
+mod prefer;
+mod rdf_formats;
+mod references;
+mod search;
+mod server_managed;
+mod smoke;
+mod transactions;
+mod versions;
+mod webac;

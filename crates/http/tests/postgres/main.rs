@@ -1,0 +1,4 @@
+//! Two HTTP nodes on one PostgreSQL catalog (`arca_testkit::postgres`): a binary of its own
+//! because every test here starts PostgreSQL.
+
+mod shared_catalog;

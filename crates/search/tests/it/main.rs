@@ -1,0 +1,4 @@
+//! arca-search's integration tests, one binary.
+
+mod extract;
+mod query;

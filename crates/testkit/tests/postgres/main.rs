@@ -1,0 +1,3 @@
+//! The testkit's PostgreSQL helper against a real PostgreSQL: a binary named after the service.
+
+mod postgres;
