@@ -286,8 +286,8 @@ mod tests {
     #[test]
     fn a_built_object_reads_back_with_every_version_and_installs_once() {
         let tmp = tempfile::tempdir().unwrap();
-        let root = OcflRoot::open_or_create(&tmp.path().join("root"), &tmp.path().join("staging"))
-            .unwrap();
+        let root =
+            crate::root::local_root(&tmp.path().join("root"), &tmp.path().join("staging")).unwrap();
         let versions = vec![
             NewVersion {
                 info: info("2020-01-01T00:00:00.100Z"),

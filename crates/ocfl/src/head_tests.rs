@@ -120,7 +120,7 @@ fn a_crash_at_any_file_of_a_sha256_object_then_replay_ends_like_the_uninterrupte
 fn crash_at_any_file(algorithm: DigestAlgorithm) {
     let tmp = tempfile::tempdir().unwrap();
     let live = tmp.path().join("live");
-    let root = OcflRoot::open_or_create(&live.join("root"), &live.join("staging"))
+    let root = crate::root::local_root(&live.join("root"), &live.join("staging"))
         .unwrap()
         .with_digest_algorithm(algorithm)
         .unwrap();
@@ -283,7 +283,7 @@ fn crash_at_any_file(algorithm: DigestAlgorithm) {
 #[test]
 fn refuses_conflicting_revisions() {
     let tmp = tempfile::tempdir().unwrap();
-    let root = OcflRoot::open_or_create(&tmp.path().join("root"), &tmp.path().join("s")).unwrap();
+    let root = crate::root::local_root(&tmp.path().join("root"), &tmp.path().join("s")).unwrap();
     let id = "info:fedora/conflict";
     let s = root
         .stage(id, None, vec![put("a", b"1")], info(0), HeadMode::Mutable)
@@ -319,7 +319,7 @@ fn refuses_conflicting_revisions() {
 #[test]
 fn failed_publish_restores_the_mutable_head() {
     let tmp = tempfile::tempdir().unwrap();
-    let root = OcflRoot::open_or_create(&tmp.path().join("root"), &tmp.path().join("s")).unwrap();
+    let root = crate::root::local_root(&tmp.path().join("root"), &tmp.path().join("s")).unwrap();
     let id = "info:fedora/fail";
     let s = root
         .stage(

@@ -5,7 +5,7 @@ use std::sync::Arc;
 
 use arca_model::{DigestAlgorithm, DigestValue, MultiHasher};
 use arca_storage::store::{ByteReader, Contents, ETag, ObjectStorage, Precondition};
-use arca_storage::{FsStorage, StoreError};
+use arca_storage::StoreError;
 
 use crate::error::IoContext;
 use crate::inventory::{group_state, is_sidecar_of, sidecar_for, sidecar_name};
@@ -295,14 +295,6 @@ pub struct OcflRoot {
 }
 
 impl OcflRoot {
-    /// Opens the root in the local directory `root` (the store in deferred mode, whose
-    /// writes the caller makes durable: arca's journal), creating it as Fedora 6 would if
-    /// the directory is missing or empty. `staging` is created if needed.
-    pub fn open_or_create(root: &Path, staging: &Path) -> Result<Self> {
-        let store = FsStorage::open_deferred(root)?;
-        Self::open(Arc::new(store), staging)
-    }
-
     /// Opens the root held by `store`, creating it (as Fedora 6 would) if the store is
     /// empty. `staging` (local; for uploads and objects being built) is created if needed.
     ///
@@ -1111,4 +1103,12 @@ pub(crate) fn push_version_inventories(
     files.push(RecordFile::inline(INVENTORY, bytes));
     files.push(RecordFile::inline(&sidecar, sidecar_bytes.into_bytes()));
     Ok(())
+}
+
+/// The root in the local directory `root` (the store in deferred mode, as the server opens
+/// it), created if missing: for this crate's unit tests.
+#[cfg(test)]
+pub(crate) fn local_root(root: &Path, staging: &Path) -> Result<OcflRoot> {
+    let store = arca_storage::FsStorage::open_deferred(root)?;
+    OcflRoot::open(Arc::new(store), staging)
 }

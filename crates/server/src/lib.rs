@@ -139,29 +139,31 @@ pub fn root_description(config: &Config) -> String {
 /// `AWS_SECRET_ACCESS_KEY`), which is reached at once, so wrong credentials, a missing
 /// bucket or an unreachable endpoint are an error here, at start.
 pub fn open_root(config: &Config) -> anyhow::Result<OcflRoot> {
-    let root =
-        match &config.storage.s3 {
-            None => OcflRoot::open_or_create(&config.ocfl_root(), &config.staging()).with_context(
-                || format!("cannot open the OCFL root {}", config.ocfl_root().display()),
-            )?,
-            Some(s3) => {
-                let settings = arca_storage::S3Settings {
-                    endpoint: s3.endpoint.clone(),
-                    bucket: s3.bucket.clone(),
-                    prefix: s3.prefix.clone(),
-                    region: s3.region.clone(),
-                    allow_http: s3
-                        .endpoint
-                        .as_deref()
-                        .is_some_and(|e| e.starts_with("http://")),
-                };
-                let place = root_description(config);
-                let store = arca_storage::S3Storage::open(settings)
-                    .with_context(|| format!("cannot open the OCFL root in S3 ({place})"))?;
-                OcflRoot::open(Arc::new(store), &config.staging())
-                    .with_context(|| format!("cannot open the OCFL root in S3 ({place})"))?
-            }
-        };
+    let root = match &config.storage.s3 {
+        None => arca_storage::FsStorage::open_deferred(&config.ocfl_root())
+            .map_err(arca_ocfl::Error::from)
+            .and_then(|store| OcflRoot::open(Arc::new(store), &config.staging()))
+            .with_context(|| {
+                format!("cannot open the OCFL root {}", config.ocfl_root().display())
+            })?,
+        Some(s3) => {
+            let settings = arca_storage::S3Settings {
+                endpoint: s3.endpoint.clone(),
+                bucket: s3.bucket.clone(),
+                prefix: s3.prefix.clone(),
+                region: s3.region.clone(),
+                allow_http: s3
+                    .endpoint
+                    .as_deref()
+                    .is_some_and(|e| e.starts_with("http://")),
+            };
+            let place = root_description(config);
+            let store = arca_storage::S3Storage::open(settings)
+                .with_context(|| format!("cannot open the OCFL root in S3 ({place})"))?;
+            OcflRoot::open(Arc::new(store), &config.staging())
+                .with_context(|| format!("cannot open the OCFL root in S3 ({place})"))?
+        }
+    };
     Ok(root.with_digest_algorithm(digest_algorithm(config))?)
 }
 

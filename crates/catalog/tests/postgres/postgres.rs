@@ -310,7 +310,9 @@ async fn a_killed_node_lets_go_of_its_locks() {
     let Some(url) = database().await else { return };
     // The holder's test name: its path below the test binary's root (this module's path
     // without the binary's name).
-    let (_, module) = module_path!().split_once("::").expect("a module of the test binary");
+    let (_, module) = module_path!()
+        .split_once("::")
+        .expect("a module of the test binary");
     let holder = format!("{module}::lock_holder_process");
     let mut child = std::process::Command::new(std::env::current_exe().unwrap())
         .args(["--exact", &holder, "--nocapture", "--test-threads=1"])

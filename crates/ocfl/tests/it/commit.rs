@@ -33,7 +33,7 @@ fn published_v1(root: &OcflRoot, id: &str) -> ObjectState {
 }
 
 fn open(dir: &Path) -> OcflRoot {
-    OcflRoot::open_or_create(&dir.join("root"), &dir.join("staging")).unwrap()
+    crate::common::local_root(&dir.join("root"), &dir.join("staging")).unwrap()
 }
 
 #[test]
@@ -386,7 +386,7 @@ fn reads_the_fedora_written_sample_root() {
     // open read-only copy so the shared sample is never touched
     let copy = tmp.path().join("root");
     copy_dir(&sample, &copy);
-    let root = OcflRoot::open_or_create(&copy, &tmp.path().join("staging")).unwrap();
+    let root = crate::common::local_root(&copy, &tmp.path().join("staging")).unwrap();
     let dirs = root.list_objects().unwrap();
     assert_eq!(dirs.len(), 6);
     let ag = root.read_object("info:fedora/ag1").unwrap().unwrap();

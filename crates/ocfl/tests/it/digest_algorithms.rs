@@ -7,7 +7,7 @@ use std::fs;
 use std::path::{Path, PathBuf};
 
 use arca_model::{DigestAlgorithm, DigestValue, MultiHasher};
-use arca_ocfl::{Change, Content, Error, HeadMode, Inventory, OcflRoot, VersionInfo};
+use arca_ocfl::{Change, Content, Error, HeadMode, Inventory, VersionInfo};
 
 fn fixture(name: &str) -> PathBuf {
     let dir = Path::new(env!("CARGO_MANIFEST_DIR"))
@@ -138,7 +138,7 @@ fn inventories_name_only_sha512_or_sha256_for_content() {
         assert_eq!(inventory.content_digest().is_ok(), ok, "{name}");
     }
     let tmp = tempfile::tempdir().unwrap();
-    let root = OcflRoot::open_or_create(&tmp.path().join("root"), &tmp.path().join("s")).unwrap();
+    let root = crate::common::local_root(&tmp.path().join("root"), &tmp.path().join("s")).unwrap();
     assert_eq!(root.digest_algorithm(), DigestAlgorithm::Sha512);
     assert!(root.with_digest_algorithm(DigestAlgorithm::Md5).is_err());
 }
@@ -149,7 +149,7 @@ fn inventories_name_only_sha512_or_sha256_for_content() {
 #[test]
 fn a_new_version_of_a_sha256_object_stays_sha256() {
     let tmp = tempfile::tempdir().unwrap();
-    let root = OcflRoot::open_or_create(&tmp.path().join("root"), &tmp.path().join("s")).unwrap();
+    let root = crate::common::local_root(&tmp.path().join("root"), &tmp.path().join("s")).unwrap();
     let source = fixture("W004_uses_sha256");
     let id = inventory_at(&source).id;
     let dir = root.object_dir(&id).unwrap();
@@ -244,7 +244,7 @@ fn a_new_version_of_a_sha256_object_stays_sha256() {
 fn new_objects_get_the_roots_algorithm_and_old_ones_keep_theirs() {
     let tmp = tempfile::tempdir().unwrap();
     let open = |algorithm| {
-        OcflRoot::open_or_create(&tmp.path().join("root"), &tmp.path().join("s"))
+        crate::common::local_root(&tmp.path().join("root"), &tmp.path().join("s"))
             .unwrap()
             .with_digest_algorithm(algorithm)
             .unwrap()

@@ -38,7 +38,7 @@ fn put(path: &str, bytes: &[u8]) -> Change {
 }
 
 fn open(dir: &Path) -> OcflRoot {
-    OcflRoot::open_or_create(&dir.join("root"), &dir.join("staging")).unwrap()
+    crate::common::local_root(&dir.join("root"), &dir.join("staging")).unwrap()
 }
 
 /// Relative path → bytes of every file below `dir` (empty directories as `path/`).

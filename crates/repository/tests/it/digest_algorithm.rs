@@ -6,13 +6,11 @@ use std::sync::Arc;
 
 use arca_catalog::SqliteCatalog;
 use arca_model::{DigestAlgorithm, FedoraId, InteractionModel, MultiHasher};
-use arca_ocfl::OcflRoot;
 use arca_repository::{BinaryData, NewContent, ReceivedBinary, Repository, Upload};
 use bytes::Bytes;
 
 async fn open(dir: &std::path::Path, algorithm: DigestAlgorithm) -> Repository {
-    let ocfl = OcflRoot::open_or_create(&dir.join("ocfl-root"), &dir.join("staging"))
-        .unwrap()
+    let ocfl = crate::local_root(&dir.join("ocfl-root"), &dir.join("staging"))
         .with_digest_algorithm(algorithm)
         .unwrap();
     let catalog = Arc::new(SqliteCatalog::open(&dir.join("catalog.sqlite")).unwrap());

@@ -10,11 +10,11 @@ use std::sync::Arc;
 
 use arca_catalog::{ChangeKind, SqliteCatalog, TxEnd, TxStatus};
 use arca_model::{DigestAlgorithm, FedoraId, InteractionModel};
-use arca_ocfl::{Change, Content, HeadMode, OcflRoot, VersionInfo};
+use arca_ocfl::{Change, Content, HeadMode, VersionInfo};
 use arca_repository::{Error, NewContent, ReceivedBinary, Repository};
 
 async fn open(dir: &std::path::Path) -> Repository {
-    let ocfl = OcflRoot::open_or_create(&dir.join("ocfl-root"), &dir.join("staging")).unwrap();
+    let ocfl = crate::local_root(&dir.join("ocfl-root"), &dir.join("staging"));
     let catalog = Arc::new(SqliteCatalog::open(&dir.join("catalog.sqlite")).unwrap());
     Repository::open(ocfl, catalog, &dir.join("journal"), "test".into(), true)
         .await
@@ -357,7 +357,7 @@ async fn a_node_never_rolls_forward_a_commit_that_a_live_node_runs() {
         return;
     };
     let open_node = |dir: std::path::PathBuf, url: String| async move {
-        let ocfl = OcflRoot::open_or_create(&dir.join("ocfl-root"), &dir.join("staging")).unwrap();
+        let ocfl = crate::local_root(&dir.join("ocfl-root"), &dir.join("staging"));
         let catalog = Arc::new(arca_catalog::PostgresCatalog::connect(&url).await.unwrap());
         Arc::new(
             Repository::open(ocfl, catalog, &dir.join("journal"), "test".into(), true)
@@ -404,11 +404,10 @@ async fn a_node_never_rolls_forward_a_commit_that_a_live_node_runs() {
     let b_dir = tempfile::tempdir().unwrap();
     let b = {
         // B's own journal and staging, the shared root.
-        let ocfl = OcflRoot::open_or_create(
+        let ocfl = crate::local_root(
             &shared.path().join("ocfl-root"),
             &b_dir.path().join("staging"),
-        )
-        .unwrap();
+        );
         let catalog = Arc::new(arca_catalog::PostgresCatalog::connect(&url).await.unwrap());
         Arc::new(
             Repository::open(

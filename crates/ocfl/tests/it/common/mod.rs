@@ -2,7 +2,10 @@
 
 use std::path::{Path, PathBuf};
 
+use std::sync::Arc;
+
 use arca_ocfl::{ObjectState, OcflRoot};
+use arca_storage::FsStorage;
 
 /// The local directory of an object read from a local root.
 pub fn dir_of(root: &OcflRoot, object: &ObjectState) -> PathBuf {
@@ -21,4 +24,10 @@ pub fn check_sidecar(root: &OcflRoot, dir: &Path) -> bool {
     let local = root.local_root().expect("a local root");
     let prefix = dir.strip_prefix(&local).expect("inside the root");
     root.check_sidecar(&prefix.to_string_lossy()).unwrap()
+}
+
+/// The root in the local directory `root`, created if missing, over the store the server
+/// gives a local root (deferred mode: arca's journal makes its writes durable).
+pub fn local_root(root: &Path, staging: &Path) -> arca_ocfl::Result<OcflRoot> {
+    OcflRoot::open(Arc::new(FsStorage::open_deferred(root)?), staging)
 }
