@@ -13,6 +13,7 @@ use std::rc::Rc;
 
 use super::file::{find, File};
 use super::font::Font;
+use super::quality::Quality;
 use super::syntax::{is_white, Dict, Lexer, Obj, Tok};
 use super::PdfError;
 
@@ -96,6 +97,8 @@ pub struct Extraction<'f, 'a> {
     /// Where the hyphen is when the text ends with a letter, a hyphen and a line break: a
     /// line that starts with a lower-case letter joins the word again.
     hyphen: Option<usize>,
+    /// Codes shown and codes without text (the rest of the quality is counted on the text).
+    quality: Quality,
 }
 
 impl<'f, 'a> Extraction<'f, 'a> {
@@ -114,11 +117,12 @@ impl<'f, 'a> Extraction<'f, 'a> {
             tlm: IDENTITY,
             last: None,
             hyphen: None,
+            quality: Quality::default(),
         }
     }
 
-    /// Runs every page; returns the text.
-    pub fn run(mut self) -> Result<String, PdfError> {
+    /// Runs every page; returns the text, and how many codes were shown and unmapped.
+    pub fn run(mut self) -> Result<(String, Quality), PdfError> {
         let file = self.file;
         let root = match file.get(&file.trailer, b"Root")? {
             Obj::Dict(d) => d,
@@ -159,7 +163,7 @@ impl<'f, 'a> Extraction<'f, 'a> {
                 break;
             }
         }
-        Ok(self.out)
+        Ok((self.out, self.quality))
     }
 
     fn page(&mut self, page: &Dict, resources: Option<Rc<Dict>>) -> Result<(), PdfError> {
@@ -448,8 +452,9 @@ impl<'f, 'a> Extraction<'f, 'a> {
         let mut hyphen = self.hyphen.take();
         let out = &mut self.out;
         // The advance is (Σ w·Tfs + n·Tc + spaces·Tw)·Th: summed once after the codes.
-        let (mut widths, mut codes, mut spaces) = (0f32, 0u32, 0u32);
+        let (mut widths, mut codes, mut spaces, mut unmapped) = (0f32, 0u32, 0u32, 0u32);
         font.each_code(s, |text, width, is_space| {
+            unmapped += u32::from(text.is_empty());
             if let Some(at) = hyphen {
                 if !text.is_empty() {
                     hyphen = None;
@@ -467,6 +472,8 @@ impl<'f, 'a> Extraction<'f, 'a> {
             codes += 1;
             spaces += u32::from(is_space);
         });
+        self.quality.codes += u64::from(codes);
+        self.quality.unmapped += u64::from(unmapped);
         let ts = &self.ts;
         let advance =
             (widths * ts.size + codes as f32 * ts.char_spacing + spaces as f32 * ts.word_spacing)
