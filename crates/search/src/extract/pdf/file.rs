@@ -3,13 +3,19 @@
 //! stream data decoded (PDF 32000-1, 7.3.8, 7.4, 7.5).
 //!
 //! Only what text needs is ever read: images and font programs are never parsed or inflated.
+//!
+//! A file whose cross-reference sections cannot be read, or whose table puts an object where
+//! it is not, is read as other readers read it: from where each `num gen obj` lies in the
+//! file (the last one of a number wins, as an incremental update's does), the objects of the
+//! object streams found there, and the last `trailer` (else an xref stream's dictionary, else
+//! the `/Catalog`).
 
 use std::borrow::Cow;
-use std::cell::RefCell;
+use std::cell::{OnceCell, RefCell};
 use std::collections::{HashMap, HashSet};
 use std::rc::Rc;
 
-use super::syntax::{is_white, Dict, Lexer, Obj, Tok};
+use super::syntax::{is_delimiter, is_white, Dict, Lexer, Obj, Tok};
 use super::PdfError;
 
 /// Cross-reference sections followed through `/Prev` at most.
@@ -40,23 +46,43 @@ pub struct File<'a> {
     pub trailer: Rc<Dict>,
     objects: RefCell<HashMap<u32, Obj>>,
     streams: RefCell<HashMap<u32, Rc<ObjStream>>>,
+    /// Where each `num gen obj` of the file is, found by scanning it (only when needed).
+    scanned: OnceCell<HashMap<u32, usize>>,
 }
 
 impl<'a> File<'a> {
-    /// Opens `data`: reads the cross-reference sections. An encrypted file is
-    /// [`PdfError::Unsupported`].
+    /// Opens `data`: reads the cross-reference sections, or where they are damaged, finds the
+    /// objects by scanning the file. An encrypted file is [`PdfError::Unsupported`].
     pub fn open(data: &'a [u8]) -> Result<Self, PdfError> {
         if !data.starts_with(b"%PDF-") && find(&data[..data.len().min(1024)], b"%PDF-").is_none() {
             return Err(PdfError::corrupt("no PDF header"));
         }
-        let start = startxref(data)?;
-        let mut file = File {
+        let file = match Self::open_by_xref(data) {
+            Err(PdfError::Corrupt(why)) => Self::open_by_scan(data)
+                .map_err(|e| PdfError::corrupt(format!("{why}; scanning the file: {e}")))?,
+            other => other?,
+        };
+        if !matches!(file.trailer.get(b"Encrypt"), Obj::Null) {
+            return Err(PdfError::Unsupported("the file is encrypted".into()));
+        }
+        Ok(file)
+    }
+
+    fn empty(data: &'a [u8]) -> Self {
+        File {
             data,
             xref: HashMap::new(),
             trailer: Rc::new(Dict::default()),
             objects: RefCell::new(HashMap::new()),
             streams: RefCell::new(HashMap::new()),
-        };
+            scanned: OnceCell::new(),
+        }
+    }
+
+    /// Opens `data` by its cross-reference sections.
+    fn open_by_xref(data: &'a [u8]) -> Result<Self, PdfError> {
+        let start = startxref(data)?;
+        let mut file = Self::empty(data);
         let mut seen = HashSet::new();
         let mut next = Some(start);
         let mut newest: Option<Rc<Dict>> = None;
@@ -78,10 +104,74 @@ impl<'a> File<'a> {
             newest.get_or_insert(trailer);
         }
         file.trailer = newest.ok_or_else(|| PdfError::corrupt("no trailer"))?;
-        if !matches!(file.trailer.get(b"Encrypt"), Obj::Null) {
-            return Err(PdfError::Unsupported("the file is encrypted".into()));
-        }
         Ok(file)
+    }
+
+    /// Opens `data` from the objects found by scanning it (see the module docs).
+    fn open_by_scan(data: &'a [u8]) -> Result<Self, PdfError> {
+        let mut file = Self::empty(data);
+        let offsets = scan_objects(data);
+        file.xref = offsets
+            .iter()
+            .map(|(&num, &at)| (num, Entry::Offset(at)))
+            .collect();
+        let mut trailer = None;
+        let mut end = data.len();
+        while let Some(at) = rfind(&data[..end], b"trailer") {
+            end = at;
+            if let Ok(Some(Obj::Dict(d))) = Lexer::new(data, at + 7).object() {
+                if !matches!(d.get(b"Root"), Obj::Null) {
+                    trailer = Some(d);
+                    break;
+                }
+            }
+        }
+        // Newest first: the object streams and xref streams of the last update win.
+        let mut by_offset: Vec<(u32, usize)> = offsets.into_iter().collect();
+        by_offset.sort_unstable_by_key(|&(_, at)| std::cmp::Reverse(at));
+        let (mut catalog, mut stream_trailer) = (None, None);
+        let mut in_streams = Vec::new();
+        for &(num, at) in &by_offset {
+            let Ok((_, obj)) = parse_indirect(data, at, &|n| file.stream_length(n)) else {
+                continue;
+            };
+            let dict = match &obj {
+                Obj::Dict(d) | Obj::Stream(d, ..) => d,
+                _ => continue,
+            };
+            match dict.get(b"Type").as_name() {
+                Some(b"Catalog") => {
+                    catalog.get_or_insert(num);
+                }
+                Some(b"XRef") if !matches!(dict.get(b"Root"), Obj::Null) => {
+                    stream_trailer.get_or_insert_with(|| dict.clone());
+                }
+                Some(b"ObjStm") => in_streams.push(num),
+                _ => {}
+            }
+        }
+        for stream in in_streams {
+            let Ok(os) = file.object_stream(stream) else {
+                continue;
+            };
+            for (index, &(num, _)) in os.offsets.iter().enumerate() {
+                file.xref.entry(num).or_insert(Entry::InStream {
+                    stream,
+                    index: index as u32,
+                });
+            }
+        }
+        file.trailer = match (trailer.or(stream_trailer), catalog) {
+            (Some(t), _) => t,
+            (None, Some(n)) => Rc::new(Dict(vec![(b"Root".to_vec(), Obj::Ref(n, 0))])),
+            (None, None) => return Err(PdfError::corrupt("no trailer and no catalog")),
+        };
+        Ok(file)
+    }
+
+    /// Where each `num gen obj` of the file is (scanned once, when first needed).
+    fn scanned(&self) -> &HashMap<u32, usize> {
+        self.scanned.get_or_init(|| scan_objects(self.data))
     }
 
     /// Reads the cross-reference section at `at` (a table or a stream); entries already known
@@ -214,13 +304,20 @@ impl<'a> File<'a> {
         let obj = match self.xref.get(&num) {
             None => Obj::Null,
             Some(&Entry::Offset(at)) => {
-                let (found, obj) = parse_indirect(self.data, at, &|n| self.stream_length(n))?;
-                if found != num {
-                    return Err(PdfError::corrupt(format!(
-                        "the xref says object {num} is at {at}, but object {found} is there"
-                    )));
+                let length = |n| self.stream_length(n);
+                match parse_indirect(self.data, at, &length) {
+                    Ok((found, obj)) if found == num => obj,
+                    // A table that puts the object elsewhere: where the file has it.
+                    wrong => match self.scanned().get(&num) {
+                        Some(&real) if real != at => parse_indirect(self.data, real, &length)?.1,
+                        _ => {
+                            let found = wrong?.0;
+                            return Err(PdfError::corrupt(format!(
+                                "the xref says object {num} is at {at}, but object {found} is there"
+                            )));
+                        }
+                    },
                 }
-                obj
             }
             Some(&Entry::InStream { stream, index }) => self.in_stream(stream, index, num)?,
         };
@@ -303,15 +400,67 @@ impl<'a> File<'a> {
     }
 }
 
-/// The offset `startxref` names.
+/// The offset `startxref` names: the last one, looked for in the last 2 KiB and then, as some
+/// writers pad files after `%%EOF`, in the whole file.
 fn startxref(data: &[u8]) -> Result<usize, PdfError> {
-    let tail = &data[data.len().saturating_sub(2048)..];
-    let at = rfind(tail, b"startxref").ok_or_else(|| PdfError::corrupt("no startxref"))?;
-    let mut lx = Lexer::new(tail, at + 9);
+    let tail_start = data.len().saturating_sub(2048);
+    let at = rfind(&data[tail_start..], b"startxref")
+        .map(|at| tail_start + at)
+        .or_else(|| rfind(&data[..tail_start], b"startxref"))
+        .ok_or_else(|| PdfError::corrupt("no startxref"))?;
+    let mut lx = Lexer::new(data, at + 9);
     match lx.next_tok()? {
         Some(Tok::Int(n)) if n >= 0 => Ok(n as usize),
         _ => Err(PdfError::corrupt("a bad startxref")),
     }
+}
+
+/// Where each `num gen obj` of `data` starts, by object number; a later one of a number
+/// replaces an earlier one. A `obj` keyword counts when white space or a delimiter follows it
+/// and two unsigned integers separated by white space precede it.
+fn scan_objects(data: &[u8]) -> HashMap<u32, usize> {
+    let mut out = HashMap::new();
+    let digits_back = |mut i: usize| {
+        let end = i;
+        while i > 0 && data[i - 1].is_ascii_digit() {
+            i -= 1;
+        }
+        (i < end).then_some(i)
+    };
+    let white_back = |mut i: usize| {
+        let end = i;
+        while i > 0 && is_white(data[i - 1]) {
+            i -= 1;
+        }
+        (i < end).then_some(i)
+    };
+    for at in memchr::memmem::find_iter(data, b"obj") {
+        if data
+            .get(at + 3)
+            .is_some_and(|&c| !is_white(c) && !is_delimiter(c))
+        {
+            continue;
+        }
+        let Some(num_start) = white_back(at)
+            .and_then(digits_back)
+            .and_then(white_back)
+            .and_then(digits_back)
+        else {
+            continue;
+        };
+        if num_start > 0 && !is_white(data[num_start - 1]) && !is_delimiter(data[num_start - 1]) {
+            continue;
+        }
+        let digits = &data[num_start..];
+        let len = digits.iter().take_while(|c| c.is_ascii_digit()).count();
+        if let Some(num) = std::str::from_utf8(&digits[..len])
+            .ok()
+            .and_then(|d| d.parse::<u32>().ok())
+        {
+            out.insert(num, num_start);
+        }
+    }
+    out
 }
 
 /// Parses `num gen obj <object> [stream…endstream]` at `at`; `length` resolves an indirect
@@ -593,7 +742,60 @@ fn rfind(hay: &[u8], needle: &[u8]) -> Option<usize> {
 
 #[cfg(test)]
 mod tests {
+    use super::super::{extract, testpdf};
     use super::*;
+
+    fn first_line(data: &[u8]) -> String {
+        let text = extract(data, 1 << 20).unwrap();
+        text.lines().next().unwrap_or_default().to_owned()
+    }
+
+    #[test]
+    fn startxref_is_found_before_long_padding() {
+        let mut data = testpdf::good();
+        data.extend(std::iter::repeat_n(0u8, 4096));
+        assert_eq!(first_line(&data), testpdf::PROSE);
+    }
+
+    #[test]
+    fn shifted_xref_offsets_are_repaired_by_scanning() {
+        // Bytes inserted after the header: startxref and every table offset are 16 bytes off.
+        let good = testpdf::good();
+        let header = good.iter().position(|&b| b == b'\n').unwrap() + 1;
+        let mut data = good[..header].to_vec();
+        data.extend_from_slice(b"%arca broken xr\n");
+        data.extend_from_slice(&good[header..]);
+        assert_eq!(first_line(&data), testpdf::PROSE);
+        // No cross-reference table at all, nor a trailer: the catalog is found.
+        let cut = find(&good, b"xref\n0 ").unwrap();
+        assert_eq!(first_line(&good[..cut]), testpdf::PROSE);
+    }
+
+    #[test]
+    fn a_table_that_misplaces_one_object_is_repaired_for_it() {
+        // The table is read, but it puts object 5 (the content stream) at object 4's offset.
+        let good = testpdf::good();
+        let offset_of = |num: usize| {
+            let at = find(&good, format!("\n{num} 0 obj").as_bytes()).unwrap() + 1;
+            format!("{at:010} 00000 n ")
+        };
+        let (four, five) = (offset_of(4), offset_of(5));
+        let table = find(&good, b"xref\n0 ").unwrap();
+        let mut data = good.clone();
+        let at = table + find(&good[table..], five.as_bytes()).unwrap();
+        data[at..at + five.len()].copy_from_slice(four.as_bytes());
+        assert_eq!(first_line(&data), testpdf::PROSE);
+    }
+
+    #[test]
+    fn scanning_finds_each_objects_last_definition() {
+        let data =
+            b"%PDF-1.4\n1 0 obj <<>> endobj\n12 0 obj 5 endobj 1 0 obj\n(x)\nendobj x2 0 obj";
+        let found = scan_objects(data);
+        assert_eq!(found.len(), 2, "{found:?}");
+        assert_eq!(found[&12], 29);
+        assert_eq!(found[&1], 47);
+    }
 
     #[test]
     fn ascii_filters() {
