@@ -23,6 +23,11 @@ pub struct Quality {
     pub suspicious: u64,
     /// Words in the text (runs of characters between white space).
     pub words: u64,
+    /// Of [`Quality::words`], those without a character of a script written without spaces
+    /// between words (Chinese, Japanese, Thai…): the ones word lengths are judged on.
+    pub spaced_words: u64,
+    /// The characters of [`Quality::spaced_words`].
+    pub spaced_chars: u64,
 }
 
 /// The share of unmapped codes above which the text is doubted.
@@ -42,19 +47,18 @@ const MIN_COUNT: u64 = 20;
 impl Quality {
     /// Adds the counts of `text` (characters, suspicious characters, words).
     pub fn count_text(&mut self, text: &str) {
-        let mut in_word = false;
-        for c in text.chars() {
-            if c.is_whitespace() {
-                in_word = false;
-                continue;
+        for word in text.split_whitespace() {
+            let (mut chars, mut unspaced) = (0, false);
+            for c in word.chars() {
+                chars += 1;
+                self.suspicious += u64::from(is_suspicious(c));
+                unspaced |= is_unspaced(c);
             }
-            self.chars += 1;
-            if is_suspicious(c) {
-                self.suspicious += 1;
-            }
-            if !in_word {
-                self.words += 1;
-                in_word = true;
+            self.chars += chars;
+            self.words += 1;
+            if !unspaced {
+                self.spaced_words += 1;
+                self.spaced_chars += chars;
             }
         }
     }
@@ -69,9 +73,10 @@ impl Quality {
         share(self.suspicious, self.chars)
     }
 
-    /// The mean word length in characters (0 when there are no words).
+    /// The mean length in characters of the words of scripts that space words (0 when there
+    /// are none).
     pub fn mean_word(&self) -> f64 {
-        share(self.chars, self.words)
+        share(self.spaced_chars, self.spaced_words)
     }
 
     /// Why the text looks wrong, or `None` when it looks right (or there is too little text
@@ -91,7 +96,7 @@ impl Quality {
                 self.suspicious, self.chars
             ));
         }
-        if self.words >= MIN_WORDS {
+        if self.spaced_words >= MIN_WORDS {
             let mean = self.mean_word();
             if mean > MAX_MEAN_WORD {
                 return Some(format!(
@@ -129,6 +134,21 @@ fn share(part: u64, whole: u64) -> f64 {
     } else {
         part as f64 / whole as f64
     }
+}
+
+/// A character of a script written without spaces between words (Thai, Lao, Khmer, Myanmar,
+/// Chinese, Japanese), or of Korean, whose syllables are left out of word lengths too.
+fn is_unspaced(c: char) -> bool {
+    matches!(c,
+        '\u{0e00}'..='\u{0eff}' // Thai, Lao
+        | '\u{1000}'..='\u{109f}' // Myanmar
+        | '\u{1780}'..='\u{17ff}' // Khmer
+        | '\u{2e80}'..='\u{9fff}' // CJK radicals, punctuation, kana, unified ideographs
+        | '\u{ac00}'..='\u{d7af}' // Hangul syllables
+        | '\u{f900}'..='\u{faff}' // CJK compatibility ideographs
+        | '\u{ff00}'..='\u{ffef}' // full-width forms
+        | '\u{20000}'..='\u{3134f}' // CJK extensions
+    )
 }
 
 /// A replacement character, or one of the private use areas (a font's own code points).
@@ -170,6 +190,15 @@ mod tests {
         assert!(of("", 5, 5).doubt().is_some());
         // One unknown glyph among a few is not enough.
         assert_eq!(of("Page 12", 7, 1).doubt(), None);
+    }
+
+    #[test]
+    fn text_of_scripts_without_spaces_is_not_judged_by_word_length() {
+        let chinese = "数字保存让记录在格式软件和存储变化时仍可读取数十年。".repeat(4);
+        let text = format!("{chinese}\n").repeat(60);
+        let q = of(&text, 6000, 0);
+        assert_eq!(q.doubt(), None, "{q}");
+        assert_eq!(q.spaced_words, 0);
     }
 
     #[test]
