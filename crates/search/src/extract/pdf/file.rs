@@ -48,6 +48,8 @@ pub struct File<'a> {
     streams: RefCell<HashMap<u32, Rc<ObjStream>>>,
     /// Where each `num gen obj` of the file is, found by scanning it (only when needed).
     scanned: OnceCell<HashMap<u32, usize>>,
+    /// Where each `endstream` is (only when a stream's length is wrong).
+    endstreams: OnceCell<Vec<usize>>,
 }
 
 impl<'a> File<'a> {
@@ -76,6 +78,7 @@ impl<'a> File<'a> {
             objects: RefCell::new(HashMap::new()),
             streams: RefCell::new(HashMap::new()),
             scanned: OnceCell::new(),
+            endstreams: OnceCell::new(),
         }
     }
 
@@ -117,7 +120,12 @@ impl<'a> File<'a> {
             .collect();
         let mut trailer = None;
         let mut end = data.len();
+        let mut tries = 0;
         while let Some(at) = rfind(&data[..end], b"trailer") {
+            tries += 1;
+            if tries > MAX_SECTIONS {
+                break;
+            }
             end = at;
             if let Ok(Some(Obj::Dict(d))) = Lexer::new(data, at + 7).object() {
                 if !matches!(d.get(b"Root"), Obj::Null) {
@@ -132,7 +140,7 @@ impl<'a> File<'a> {
         let (mut catalog, mut stream_trailer) = (None, None);
         let mut in_streams = Vec::new();
         for &(num, at) in &by_offset {
-            let Ok((_, obj)) = parse_indirect(data, at, &|n| file.stream_length(n)) else {
+            let Ok((_, obj)) = file.parse_indirect(at) else {
                 continue;
             };
             let dict = match &obj {
@@ -167,6 +175,23 @@ impl<'a> File<'a> {
             (None, None) => return Err(PdfError::corrupt("no trailer and no catalog")),
         };
         Ok(file)
+    }
+
+    /// Where the first `endstream` at or after `from` is: from an index of them all, made
+    /// once, so that many streams with wrong lengths cost one pass over the file, not one
+    /// each.
+    fn next_endstream(&self, from: usize) -> Option<usize> {
+        let ends = self
+            .endstreams
+            .get_or_init(|| memchr::memmem::find_iter(self.data, b"endstream").collect());
+        ends.get(ends.partition_point(|&e| e < from)).copied()
+    }
+
+    /// Parses `num gen obj <object> [stream…endstream]` at `at`.
+    fn parse_indirect(&self, at: usize) -> Result<(u32, Obj), PdfError> {
+        parse_indirect(self.data, at, &|n| self.stream_length(n), &|from| {
+            self.next_endstream(from)
+        })
     }
 
     /// Where each `num gen obj` of the file is (scanned once, when first needed).
@@ -217,7 +242,7 @@ impl<'a> File<'a> {
             };
         }
         // A cross-reference stream.
-        let (_, obj) = parse_indirect(data, at, &|n| self.stream_length(n))?;
+        let (_, obj) = self.parse_indirect(at)?;
         let Obj::Stream(dict, start, end) = obj else {
             return Err(PdfError::corrupt(
                 "startxref points at neither a table nor a stream",
@@ -304,12 +329,11 @@ impl<'a> File<'a> {
         let obj = match self.xref.get(&num) {
             None => Obj::Null,
             Some(&Entry::Offset(at)) => {
-                let length = |n| self.stream_length(n);
-                match parse_indirect(self.data, at, &length) {
+                match self.parse_indirect(at) {
                     Ok((found, obj)) if found == num => obj,
                     // A table that puts the object elsewhere: where the file has it.
                     wrong => match self.scanned().get(&num) {
-                        Some(&real) if real != at => parse_indirect(self.data, real, &length)?.1,
+                        Some(&real) if real != at => self.parse_indirect(real)?.1,
                         _ => {
                             let found = wrong?.0;
                             return Err(PdfError::corrupt(format!(
@@ -464,11 +488,13 @@ fn scan_objects(data: &[u8]) -> HashMap<u32, usize> {
 }
 
 /// Parses `num gen obj <object> [stream…endstream]` at `at`; `length` resolves an indirect
-/// `/Length`.
+/// `/Length`, `next_endstream` finds the first `endstream` from a position (for a stream
+/// whose length is wrong).
 fn parse_indirect(
     data: &[u8],
     at: usize,
     length: &dyn Fn(u32) -> Option<i64>,
+    next_endstream: &dyn Fn(usize) -> Option<usize>,
 ) -> Result<(u32, Obj), PdfError> {
     let mut lx = Lexer::new(data, at);
     let num = match (lx.next_tok()?, lx.next_tok()?, lx.next_tok()?) {
@@ -507,9 +533,8 @@ fn parse_indirect(
         Some(n) if start + n <= data.len() && ends_well(start + n) => start + n,
         // A wrong or missing length: the data runs to `endstream`.
         _ => {
-            let rel = find(&data[start..], b"endstream")
+            let mut end = next_endstream(start)
                 .ok_or_else(|| PdfError::corrupt("a stream without endstream"))?;
-            let mut end = start + rel;
             if end > start && data[end - 1] == b'\n' {
                 end -= 1;
             }
@@ -785,6 +810,24 @@ mod tests {
         let at = table + find(&good[table..], five.as_bytes()).unwrap();
         data[at..at + five.len()].copy_from_slice(four.as_bytes());
         assert_eq!(first_line(&data), testpdf::PROSE);
+    }
+
+    #[test]
+    fn many_streams_without_endstream_cost_one_pass() {
+        // Found by reasoning about the repair, not by the fuzzer (its inputs are too small to
+        // time out): each stream's wrong /Length sent a search for `endstream` to the end of
+        // the file, once per stream — 100,000 streams over 4 MB took minutes in a debug build.
+        let mut data = b"%PDF-1.4\n".to_vec();
+        for i in 1..100_000 {
+            data.extend_from_slice(
+                format!("{i} 0 obj <</Length 99999999>> stream\nxx\n").as_bytes(),
+            );
+        }
+        data.extend_from_slice(b"trailer <</Root 1 0 R>>\n");
+        let started = std::time::Instant::now();
+        assert!(matches!(extract(&data, 1 << 20), Err(PdfError::Corrupt(_))));
+        let took = started.elapsed();
+        assert!(took < std::time::Duration::from_secs(10), "{took:?}");
     }
 
     #[test]
