@@ -565,6 +565,7 @@ pub fn decode_stream(dict: &Dict, raw: &[u8]) -> Result<Vec<u8>, PdfError> {
         let param = params.get(i).copied().flatten();
         data = Cow::Owned(match *filter {
             b"FlateDecode" | b"Fl" => predict(inflate(&data)?, param)?,
+            b"LZWDecode" | b"LZW" => predict(lzw(&data, param), param)?,
             b"ASCIIHexDecode" | b"AHx" => ascii_hex(&data)?,
             b"ASCII85Decode" | b"A85" => ascii85(&data)?,
             other => {
@@ -576,6 +577,85 @@ pub fn decode_stream(dict: &Dict, raw: &[u8]) -> Result<Vec<u8>, PdfError> {
         });
     }
     Ok(data.into_owned())
+}
+
+/// LZW data decoded (7.4.4): codes of 9 to 12 bits, most significant bit first; 256 clears
+/// the table, 257 ends the data; with `/EarlyChange 1` (the default) codes widen one entry
+/// early. Data cut short or damaged yields what was decoded before.
+fn lzw(data: &[u8], param: Option<&Dict>) -> Vec<u8> {
+    const CLEAR: usize = 256;
+    const END: usize = 257;
+    let early = param.map_or(1, |p| p.get(b"EarlyChange").as_i64().unwrap_or(1)) != 0;
+    // Entry i: (its prefix entry, its last byte, its first byte, its length).
+    let mut table: Vec<(u16, u8, u8, u16)> = Vec::with_capacity(4096);
+    let reset = |table: &mut Vec<(u16, u8, u8, u16)>| {
+        table.clear();
+        table.extend((0..=255u8).map(|b| (0, b, b, 1)));
+        table.extend([(0, 0, 0, 0), (0, 0, 0, 0)]);
+    };
+    reset(&mut table);
+    let mut out = Vec::with_capacity(data.len().saturating_mul(3));
+    let (mut acc, mut bits, mut width) = (0u32, 0u32, 9u32);
+    let mut prev: Option<usize> = None;
+    let mut bytes = data.iter();
+    loop {
+        while bits < width {
+            let Some(&b) = bytes.next() else {
+                return out;
+            };
+            acc = acc << 8 | u32::from(b);
+            bits += 8;
+        }
+        let code = ((acc >> (bits - width)) & ((1 << width) - 1)) as usize;
+        bits -= width;
+        acc &= (1 << bits) - 1;
+        if code == CLEAR {
+            reset(&mut table);
+            width = 9;
+            prev = None;
+            continue;
+        }
+        if code == END {
+            return out;
+        }
+        let first = match (prev, code.cmp(&table.len())) {
+            (_, std::cmp::Ordering::Less) if table[code].3 > 0 => {
+                emit(&table, code, &mut out);
+                table[code].2
+            }
+            // The entry being defined: the previous one and its own first byte.
+            (Some(p), std::cmp::Ordering::Equal) => {
+                let first = table[p].2;
+                emit(&table, p, &mut out);
+                out.push(first);
+                first
+            }
+            _ => return out,
+        };
+        if let Some(p) = prev {
+            if table.len() < 4096 {
+                let (_, _, p_first, p_len) = table[p];
+                table.push((p as u16, first, p_first, p_len.saturating_add(1)));
+            }
+        }
+        if table.len() + usize::from(early) >= 1 << width && width < 12 {
+            width += 1;
+        }
+        prev = Some(code);
+    }
+}
+
+/// Appends the bytes of LZW table entry `code` to `out`.
+fn emit(table: &[(u16, u8, u8, u16)], code: usize, out: &mut Vec<u8>) {
+    let len = table[code].3 as usize;
+    let start = out.len();
+    out.resize(start + len, 0);
+    let mut at = code;
+    for slot in out[start..].iter_mut().rev() {
+        let (prefix, byte, _, _) = table[at];
+        *slot = byte;
+        at = prefix as usize;
+    }
 }
 
 /// zlib data, inflated; data cut short yields what was inflated before the cut. Data without
@@ -809,6 +889,100 @@ mod tests {
         let mut data = good.clone();
         let at = table + find(&good[table..], five.as_bytes()).unwrap();
         data[at..at + five.len()].copy_from_slice(four.as_bytes());
+        assert_eq!(first_line(&data), testpdf::PROSE);
+    }
+
+    /// LZW-encodes `data` as PDF writers do (9–12-bit codes, EarlyChange 1, a clear code
+    /// first and when the table is full, an end code).
+    fn lzw_encode(data: &[u8]) -> Vec<u8> {
+        let mut out = Vec::new();
+        let (mut acc, mut bits) = (0u64, 0u32);
+        let mut put = |code: usize, width: u32, out: &mut Vec<u8>| {
+            acc = acc << width | code as u64;
+            bits += width;
+            while bits >= 8 {
+                out.push((acc >> (bits - 8)) as u8);
+                bits -= 8;
+            }
+        };
+        let mut table: HashMap<Vec<u8>, usize> = HashMap::new();
+        let mut width = 9;
+        put(256, width, &mut out);
+        let mut current: Vec<u8> = Vec::new();
+        for &b in data {
+            let mut next = current.clone();
+            next.push(b);
+            if next.len() == 1 || table.contains_key(&next) {
+                current = next;
+                continue;
+            }
+            let code = if current.len() == 1 {
+                current[0] as usize
+            } else {
+                table[&current]
+            };
+            put(code, width, &mut out);
+            let size = 258 + table.len();
+            if size < 4096 {
+                table.insert(next, size);
+                if size + 1 >= 1 << width && width < 12 {
+                    width += 1;
+                }
+            } else {
+                put(256, width, &mut out);
+                table.clear();
+                width = 9;
+            }
+            current = vec![b];
+        }
+        if !current.is_empty() {
+            let code = if current.len() == 1 {
+                current[0] as usize
+            } else {
+                table[&current]
+            };
+            put(code, width, &mut out);
+            if 258 + table.len() + 1 >= 1 << width && width < 12 {
+                width += 1;
+            }
+        }
+        put(257, width, &mut out);
+        put(0, 7, &mut out);
+        out
+    }
+
+    #[test]
+    fn lzw_decodes_the_specifications_example_and_long_data() {
+        // PDF 32000-1, 7.4.4.2.
+        let spec = [0x80, 0x0B, 0x60, 0x50, 0x22, 0x0C, 0x0C, 0x85, 0x01];
+        assert_eq!(
+            lzw(&spec, None),
+            b"\x2d\x2d\x2d\x2d\x2d\x41\x2d\x2d\x2d\x42"
+        );
+        assert_eq!(lzw_encode(b"-----A---B")[..9], spec);
+        // Long enough to widen the codes to 12 bits and clear the table.
+        let text: Vec<u8> = (0..60_000u32)
+            .flat_map(|i| format!("{} ", i * 7919 % 1000).into_bytes())
+            .collect();
+        assert_eq!(lzw(&lzw_encode(&text), None), text);
+        // Cut short: what was decoded before the cut.
+        let whole = lzw_encode(&text);
+        let part = lzw(&whole[..whole.len() / 2], None);
+        assert!(text.starts_with(&part) && part.len() > text.len() / 4);
+    }
+
+    #[test]
+    fn an_lzw_content_stream_is_read() {
+        let content = format!("BT /F1 11 Tf 72 720 Td ({}) Tj ET", testpdf::PROSE);
+        let data = testpdf::pdf(&[
+            b"<< /Type /Catalog /Pages 2 0 R >>".to_vec(),
+            b"<< /Type /Pages /Kids [3 0 R] /Count 1 >>".to_vec(),
+            b"<< /Type /Page /Parent 2 0 R /Resources << /Font << /F1 4 0 R >> >> \
+               /Contents 5 0 R >>"
+                .to_vec(),
+            b"<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica >>".to_vec(),
+            testpdf::stream("/Filter /LZWDecode", &lzw_encode(content.as_bytes())),
+        ]);
         assert_eq!(first_line(&data), testpdf::PROSE);
     }
 
