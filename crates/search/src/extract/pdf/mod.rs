@@ -1,18 +1,19 @@
 //! arca's own PDF text extractor: reads only what text needs, lazily, from a well-formed file.
 //!
 //! [`extract`] opens the cross-reference sections (tables, streams, `/Prev` chains, hybrid
-//! files; damaged ones are repaired by scanning the file for its objects), walks the page tree, decodes each page's content streams (Flate and LZW with
-//! PNG predictors, ASCIIHex, ASCII85) and interprets the text operators (`Tj`, `TJ`, `'`, `"`,
-//! positioning, form XObjects), turning codes into Unicode through each font's `ToUnicode`
-//! CMap or its encoding (standard encodings with `Differences` and glyph names; composite fonts
-//! with `Identity-H`/`-V` or embedded CMaps). Word and line breaks come from where strings are
+//! files; damaged ones are repaired by scanning the file for its objects), walks the page
+//! tree, decodes each page's content streams (Flate and LZW with PNG predictors, ASCIIHex,
+//! ASCII85) and interprets the text operators (`Tj`, `TJ`, `'`, `"`, positioning, form
+//! XObjects), turning codes into Unicode through each font's `ToUnicode` CMap or its encoding
+//! (standard encodings with `Differences` and glyph names; composite fonts with
+//! `Identity-H`/`-V` or embedded CMaps). Word and line breaks come from where strings are
 //! placed. Annotations' appearances (form field values) follow each page's content. Images
 //! and font programs are never read.
 //!
-//! What it does not do it refuses with [`PdfError::Unsupported`] (encryption, other
-//! filters, predefined CMaps, deeply nested forms), and a file it cannot read is
-//! [`PdfError::Corrupt`]: the caller then falls back to a complete
-//! reader (pdf-extract, see `child.rs`), so the fast path never makes text worse.
+//! What it does not do it refuses with [`PdfError::Unsupported`] (encryption, other filters,
+//! predefined CMaps, deeply nested forms), and a file it cannot read is [`PdfError::Corrupt`]:
+//! the caller then falls back to a complete reader (pdf-extract, see `child.rs`), so the fast
+//! path never makes text worse.
 //!
 //! A text it read but that looks wrong (many glyphs without Unicode text, private-use
 //! characters, words that run together or fall apart: see [`Quality`]) is
