@@ -682,6 +682,30 @@ mod tests {
     }
 
     #[test]
+    fn a_doubtful_pdf_text_falls_back_to_pdf_extract() {
+        let data = pdf::testpdf::unmapped();
+        let Err(pdf::PdfError::Doubtful(doubted)) = pdf::extract(&data, 1 << 20) else {
+            panic!("the fast path trusts its text of unmapped glyphs");
+        };
+        let by_pdf_extract = pdf_extract::extract_text_from_mem(&data).unwrap();
+        let text = pdf_text_in_process(&data, 1 << 20).unwrap();
+        assert_ne!(text, doubted.text);
+        assert_eq!(text, by_pdf_extract);
+    }
+
+    #[test]
+    fn a_trusted_pdf_text_does_not_fall_back() {
+        let data = pdf::testpdf::good();
+        let fast = pdf::extract(&data, 1 << 20).unwrap();
+        let by_pdf_extract = pdf_extract::extract_text_from_mem(&data).unwrap();
+        assert_ne!(
+            fast, by_pdf_extract,
+            "the two readers' texts must differ to tell them apart"
+        );
+        assert_eq!(pdf_text_in_process(&data, 1 << 20).unwrap(), fast);
+    }
+
+    #[test]
     fn last_line_skips_blank_lines() {
         assert_eq!(last_line("a\nb: c \n\n"), "b: c");
         assert_eq!(last_line(""), "");

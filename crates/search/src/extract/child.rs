@@ -317,6 +317,14 @@ fn pdf_text(data: &[u8], max: usize) -> Result<String, Failure> {
     // A panic of arca's extractor (a bug) falls back like any refusal.
     match panic::catch_unwind(|| pdf::extract(data, max)) {
         Ok(Ok(text)) => Ok(text),
+        // A text that looks wrong goes to pdf-extract too, and is kept only where pdf-extract
+        // fails, panics or finds no text at all.
+        Ok(Err(pdf::PdfError::Doubtful(doubted))) => {
+            match panic::catch_unwind(|| pdf_extract_text(data, max)) {
+                Ok(Ok(text)) if !text.trim().is_empty() => Ok(text),
+                _ => Ok(doubted.text),
+            }
+        }
         Ok(Err(_)) | Err(_) => pdf_extract_text(data, max),
     }
 }

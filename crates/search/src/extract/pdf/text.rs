@@ -13,6 +13,7 @@ use std::rc::Rc;
 
 use super::file::{find, File};
 use super::font::Font;
+use super::quality::Quality;
 use super::syntax::{is_white, Dict, Lexer, Obj, Tok};
 use super::PdfError;
 
@@ -30,6 +31,8 @@ const MAX_NODES: usize = 1 << 20;
 const MAX_OPERANDS: usize = 256;
 /// `q` nesting kept at most.
 const MAX_SAVES: usize = 256;
+/// Annotations of a page drawn at most.
+const MAX_ANNOTS: usize = 4096;
 
 /// An operand of a content-stream operator.
 #[derive(Debug)]
@@ -96,6 +99,8 @@ pub struct Extraction<'f, 'a> {
     /// Where the hyphen is when the text ends with a letter, a hyphen and a line break: a
     /// line that starts with a lower-case letter joins the word again.
     hyphen: Option<usize>,
+    /// Codes shown and codes without text (the rest of the quality is counted on the text).
+    quality: Quality,
 }
 
 impl<'f, 'a> Extraction<'f, 'a> {
@@ -114,11 +119,12 @@ impl<'f, 'a> Extraction<'f, 'a> {
             tlm: IDENTITY,
             last: None,
             hyphen: None,
+            quality: Quality::default(),
         }
     }
 
-    /// Runs every page; returns the text.
-    pub fn run(mut self) -> Result<String, PdfError> {
+    /// Runs every page; returns the text, and how many codes were shown and unmapped.
+    pub fn run(mut self) -> Result<(String, Quality), PdfError> {
         let file = self.file;
         let root = match file.get(&file.trailer, b"Root")? {
             Obj::Dict(d) => d,
@@ -159,7 +165,7 @@ impl<'f, 'a> Extraction<'f, 'a> {
                 break;
             }
         }
-        Ok(self.out)
+        Ok((self.out, self.quality))
     }
 
     fn page(&mut self, page: &Dict, resources: Option<Rc<Dict>>) -> Result<(), PdfError> {
@@ -176,13 +182,14 @@ impl<'f, 'a> Extraction<'f, 'a> {
                 data
             }
             s @ Obj::Stream(..) => self.file.stream_data(&s)?,
-            _ => return Ok(()),
+            // No content: only annotations, if any.
+            _ => Vec::new(),
         };
         self.ts = TextState::default();
         self.saved.clear();
         self.run_content(&data, resources.as_deref())?;
         self.newline();
-        Ok(())
+        self.annotations(page, resources.as_deref())
     }
 
     fn run_content(&mut self, data: &[u8], resources: Option<&Dict>) -> Result<(), PdfError> {
@@ -372,6 +379,62 @@ impl<'f, 'a> Extraction<'f, 'a> {
         if dict.get(b"Subtype").as_name() != Some(b"Form") {
             return Ok(());
         }
+        self.draw_form(id, &obj, dict, resources)
+    }
+
+    /// Draws the annotations of `page` that have an appearance (form fields' values, free
+    /// text, stamps), as viewers and pdftotext do; hidden ones, links and pop-ups are skipped.
+    fn annotations(&mut self, page: &Dict, resources: Option<&Dict>) -> Result<(), PdfError> {
+        let Obj::Array(annots) = self.file.get(page, b"Annots")? else {
+            return Ok(());
+        };
+        let empty = Dict::default();
+        for annot in annots.iter().take(MAX_ANNOTS) {
+            if self.full {
+                break;
+            }
+            let Obj::Dict(annot) = self.file.resolve(annot)? else {
+                continue;
+            };
+            if matches!(annot.get(b"Subtype").as_name(), Some(b"Link" | b"Popup")) {
+                continue;
+            }
+            // Flags: 1 invisible, 2 hidden, 32 no view.
+            if annot.get(b"F").as_i64().unwrap_or(0) & (2 | 32) != 0 {
+                continue;
+            }
+            let Obj::Dict(ap) = self.file.get(&annot, b"AP")? else {
+                continue;
+            };
+            let normal = ap.get(b"N");
+            let appearance = match self.file.resolve(normal)? {
+                Obj::Dict(states) => match annot.get(b"AS").as_name() {
+                    Some(state) => states.get(state).clone(),
+                    None => continue,
+                },
+                _ => normal.clone(),
+            };
+            let Obj::Ref(id, _) = appearance else {
+                continue;
+            };
+            let obj = self.file.object(id)?;
+            if let Obj::Stream(dict, ..) = &obj {
+                let dict = dict.clone();
+                self.draw_form(id, &obj, &dict, resources.unwrap_or(&empty))?;
+            }
+        }
+        Ok(())
+    }
+
+    /// Draws form `obj` (object `id`, dictionary `dict`); `resources` are the drawing
+    /// content's, for a form without its own.
+    fn draw_form(
+        &mut self,
+        id: u32,
+        obj: &Obj,
+        dict: &Dict,
+        resources: &Dict,
+    ) -> Result<(), PdfError> {
         if self.forms.contains(&id) {
             return Err(PdfError::corrupt("a form XObject draws itself"));
         }
@@ -380,7 +443,7 @@ impl<'f, 'a> Extraction<'f, 'a> {
                 "form XObjects nest too deeply".into(),
             ));
         }
-        let data = self.file.stream_data(&obj)?;
+        let data = self.file.stream_data(obj)?;
         if !can_show_text(&data) {
             return Ok(());
         }
@@ -448,8 +511,9 @@ impl<'f, 'a> Extraction<'f, 'a> {
         let mut hyphen = self.hyphen.take();
         let out = &mut self.out;
         // The advance is (Σ w·Tfs + n·Tc + spaces·Tw)·Th: summed once after the codes.
-        let (mut widths, mut codes, mut spaces) = (0f32, 0u32, 0u32);
+        let (mut widths, mut codes, mut spaces, mut unmapped) = (0f32, 0u32, 0u32, 0u32);
         font.each_code(s, |text, width, is_space| {
+            unmapped += u32::from(text.is_empty());
             if let Some(at) = hyphen {
                 if !text.is_empty() {
                     hyphen = None;
@@ -467,6 +531,8 @@ impl<'f, 'a> Extraction<'f, 'a> {
             codes += 1;
             spaces += u32::from(is_space);
         });
+        self.quality.codes += u64::from(codes);
+        self.quality.unmapped += u64::from(unmapped);
         let ts = &self.ts;
         let advance =
             (widths * ts.size + codes as f32 * ts.char_spacing + spaces as f32 * ts.word_spacing)
@@ -560,7 +626,44 @@ fn skip_inline_image(lx: &mut Lexer<'_>) {
 
 #[cfg(test)]
 mod tests {
+    use super::super::{extract, testpdf};
     use super::*;
+
+    #[test]
+    fn annotation_appearances_are_drawn_after_the_page() {
+        let helvetica = b"<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica >>".to_vec();
+        let field = |text: &str| {
+            testpdf::stream(
+                "/Type /XObject /Subtype /Form /BBox [0 0 200 20] \
+                 /Resources << /Font << /Helv 4 0 R >> >>",
+                format!("/Tx BMC BT /Helv 10 Tf 2 5 Td ({text}) Tj ET EMC").as_bytes(),
+            )
+        };
+        let data = testpdf::pdf(&[
+            b"<< /Type /Catalog /Pages 2 0 R >>".to_vec(),
+            b"<< /Type /Pages /Kids [3 0 R] /Count 1 >>".to_vec(),
+            b"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] \
+               /Resources << /Font << /F1 4 0 R >> >> /Contents 5 0 R \
+               /Annots [6 0 R 7 0 R 8 0 R 9 0 R] >>"
+                .to_vec(),
+            helvetica,
+            testpdf::stream("", b"BT /F1 12 Tf 72 720 Td (Name:) Tj ET"),
+            // A text field, a check box (its state's appearance), a hidden field, a link.
+            b"<< /Type /Annot /Subtype /Widget /FT /Tx /AP << /N 10 0 R >> >>".to_vec(),
+            b"<< /Type /Annot /Subtype /Widget /AS /Yes /AP << /N << /Yes 11 0 R /Off 12 0 R >> >> >>"
+                .to_vec(),
+            b"<< /Type /Annot /Subtype /Widget /F 2 /AP << /N 13 0 R >> >>".to_vec(),
+            b"<< /Type /Annot /Subtype /Link /AP << /N 13 0 R >> >>".to_vec(),
+            field("Jane Doe"),
+            field("checked"),
+            field("unchecked"),
+            field("secret"),
+        ]);
+        assert_eq!(
+            extract(&data, 1 << 20).unwrap(),
+            "Name:\nJane Doe\nchecked\n"
+        );
+    }
 
     #[test]
     fn only_streams_without_text_objects_or_forms_are_skipped() {
