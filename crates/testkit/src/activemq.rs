@@ -493,8 +493,5 @@ fn write_config(
 
 /// `text` as an XML attribute value.
 fn xml_escape(text: &str) -> String {
-    text.replace('&', "&amp;")
-        .replace('<', "&lt;")
-        .replace('>', "&gt;")
-        .replace('"', "&quot;")
+    quick_xml::escape::escape(text).into_owned()
 }
