@@ -299,21 +299,13 @@ struct FsCounts {
 
 /// The `statvfs` of the file system holding `path`.
 fn statvfs(path: &Path) -> Option<FsCounts> {
-    use std::os::unix::ffi::OsStrExt;
-    let c = std::ffi::CString::new(path.as_os_str().as_bytes()).ok()?;
-    // SAFETY: statvfs writes into the zeroed struct we own; the path is a valid C string.
-    unsafe {
-        let mut s: libc::statvfs = std::mem::zeroed();
-        if libc::statvfs(c.as_ptr(), &mut s) != 0 {
-            return None;
-        }
-        Some(FsCounts {
-            used_bytes: (s.f_blocks as u64).saturating_sub(s.f_bfree as u64) * s.f_frsize as u64,
-            free_bytes: s.f_bavail as u64 * s.f_frsize as u64,
-            used_inodes: (s.f_files as u64).saturating_sub(s.f_ffree as u64),
-            free_inodes: s.f_favail as u64,
-        })
-    }
+    let s = rustix::fs::statvfs(path).ok()?;
+    Some(FsCounts {
+        used_bytes: s.f_blocks.saturating_sub(s.f_bfree) * s.f_frsize,
+        free_bytes: s.f_bavail * s.f_frsize,
+        used_inodes: s.f_files.saturating_sub(s.f_ffree),
+        free_inodes: s.f_favail,
+    })
 }
 
 /// Bytes and inodes in use on the file system holding `path` (`statvfs`).
@@ -334,8 +326,7 @@ pub fn free_inodes(path: &Path) -> Option<u64> {
 /// Flushes every file system's dirty pages (between phases, so one phase's write-back does not
 /// land in the next one's figures).
 pub fn sync_all() {
-    // SAFETY: sync takes no arguments and cannot fail.
-    unsafe { libc::sync() }
+    rustix::fs::sync();
 }
 
 /// The machine a run happened on.
