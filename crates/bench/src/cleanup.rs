@@ -257,7 +257,7 @@ pub fn remove_in_background(dirs: &[PathBuf]) -> std::io::Result<()> {
     unsafe {
         use std::os::unix::process::CommandExt;
         cmd.pre_exec(|| {
-            libc::setsid();
+            let _ = rustix::process::setsid();
             Ok(())
         });
     }

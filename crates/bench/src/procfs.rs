@@ -1,7 +1,7 @@
 //! What the machine says: CPU, memory and I/O of a process from `/proc`, disk usage of a
 //! directory, free space, and a description of the machine for the report.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::time::{Duration, Instant};
 
 use serde::{Deserialize, Serialize};
@@ -10,46 +10,18 @@ use tokio::task::JoinHandle;
 
 use crate::recorder::MB;
 
-/// CPU time (utime + stime, clock ticks) from the text of `/proc/PID/stat`.
-pub fn parse_stat(text: &str) -> Option<u64> {
-    // The command name (field 2) is in parentheses and may hold spaces or ')'.
-    let rest = &text[text.rfind(')')? + 1..];
-    let fields: Vec<&str> = rest.split_whitespace().collect();
-    // fields[0] is field 3 (state); utime is field 14, stime field 15.
-    let utime: u64 = fields.get(11)?.parse().ok()?;
-    let stime: u64 = fields.get(12)?.parse().ok()?;
-    Some(utime + stime)
-}
-
-/// `(VmRSS, VmHWM)` in KiB from the text of `/proc/PID/status`.
-pub fn parse_status(text: &str) -> (Option<u64>, Option<u64>) {
-    let field = |name: &str| {
-        text.lines()
-            .find_map(|l| l.strip_prefix(name))
-            .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
-    };
-    (field("VmRSS:"), field("VmHWM:"))
-}
-
-/// `(read_bytes, write_bytes)` from the text of `/proc/PID/io`.
-pub fn parse_io(text: &str) -> Option<(u64, u64)> {
-    let field = |name: &str| {
-        text.lines()
-            .find_map(|l| l.strip_prefix(name))
-            .and_then(|v| v.trim().parse::<u64>().ok())
-    };
-    Some((field("read_bytes:")?, field("write_bytes:")?))
-}
-
 /// Clock ticks per second of the CPU times in `/proc`.
 pub fn clock_ticks() -> u64 {
-    // SAFETY: sysconf only reads a configuration value.
-    let t = unsafe { libc::sysconf(libc::_SC_CLK_TCK) };
-    if t > 0 {
-        t as u64
-    } else {
-        100
-    }
+    procfs::ticks_per_second()
+}
+
+/// `(VmRSS, VmHWM)` in KiB of process `pid`; `None` when it cannot be read (the process
+/// is gone).
+pub fn memory_kb(pid: u32) -> Option<(Option<u64>, Option<u64>)> {
+    let status = procfs::process::Process::new(i32::try_from(pid).ok()?)
+        .and_then(|p| p.status())
+        .ok()?;
+    Some((status.vmrss, status.vmhwm))
 }
 
 /// One reading of a process.
@@ -69,22 +41,23 @@ pub struct ProcSnapshot {
 
 /// Reads process `pid`, or this process when `None`. Fails when the process is gone.
 pub fn snapshot(pid: Option<u32>) -> std::io::Result<ProcSnapshot> {
-    let dir = match pid {
-        Some(p) => PathBuf::from(format!("/proc/{p}")),
-        None => PathBuf::from("/proc/self"),
-    };
+    let process = match pid {
+        Some(p) => {
+            let p = i32::try_from(p).map_err(std::io::Error::other)?;
+            procfs::process::Process::new(p)
+        }
+        None => procfs::process::Process::myself(),
+    }
+    .map_err(std::io::Error::other)?;
     let at = Instant::now();
-    let stat = std::fs::read_to_string(dir.join("stat"))?;
-    let cpu_ticks = parse_stat(&stat).ok_or_else(|| std::io::Error::other("bad /proc stat"))?;
-    let (rss_kb, hwm_kb) = std::fs::read_to_string(dir.join("status"))
-        .map(|s| parse_status(&s))
-        .unwrap_or((None, None));
-    let io = std::fs::read_to_string(dir.join("io"))
-        .ok()
-        .and_then(|s| parse_io(&s));
+    let stat = process.stat().map_err(std::io::Error::other)?;
+    let (rss_kb, hwm_kb) = process
+        .status()
+        .map_or((None, None), |s| (s.vmrss, s.vmhwm));
+    let io = process.io().ok().map(|io| (io.read_bytes, io.write_bytes));
     Ok(ProcSnapshot {
         at,
-        cpu_ticks,
+        cpu_ticks: stat.utime + stat.stime,
         rss_kb,
         hwm_kb,
         io,
@@ -326,21 +299,13 @@ struct FsCounts {
 
 /// The `statvfs` of the file system holding `path`.
 fn statvfs(path: &Path) -> Option<FsCounts> {
-    use std::os::unix::ffi::OsStrExt;
-    let c = std::ffi::CString::new(path.as_os_str().as_bytes()).ok()?;
-    // SAFETY: statvfs writes into the zeroed struct we own; the path is a valid C string.
-    unsafe {
-        let mut s: libc::statvfs = std::mem::zeroed();
-        if libc::statvfs(c.as_ptr(), &mut s) != 0 {
-            return None;
-        }
-        Some(FsCounts {
-            used_bytes: (s.f_blocks as u64).saturating_sub(s.f_bfree as u64) * s.f_frsize as u64,
-            free_bytes: s.f_bavail as u64 * s.f_frsize as u64,
-            used_inodes: (s.f_files as u64).saturating_sub(s.f_ffree as u64),
-            free_inodes: s.f_favail as u64,
-        })
-    }
+    let s = rustix::fs::statvfs(path).ok()?;
+    Some(FsCounts {
+        used_bytes: s.f_blocks.saturating_sub(s.f_bfree) * s.f_frsize,
+        free_bytes: s.f_bavail * s.f_frsize,
+        used_inodes: s.f_files.saturating_sub(s.f_ffree),
+        free_inodes: s.f_favail,
+    })
 }
 
 /// Bytes and inodes in use on the file system holding `path` (`statvfs`).
@@ -361,8 +326,7 @@ pub fn free_inodes(path: &Path) -> Option<u64> {
 /// Flushes every file system's dirty pages (between phases, so one phase's write-back does not
 /// land in the next one's figures).
 pub fn sync_all() {
-    // SAFETY: sync takes no arguments and cannot fail.
-    unsafe { libc::sync() }
+    rustix::fs::sync();
 }
 
 /// The machine a run happened on.
@@ -439,25 +403,6 @@ mod tests {
     use super::*;
 
     #[test]
-    fn parses_stat_with_awkward_names() {
-        let text = "1234 (my (weird) prog) S 1 1234 1234 0 -1 4194560 500 0 0 0 \
-                    250 75 0 0 20 0 3 0 100 123456 789 18446744073709551615";
-        assert_eq!(parse_stat(text), Some(325));
-        assert_eq!(parse_stat("garbage"), None);
-        assert_eq!(parse_stat("1 (x) S 1 2"), None);
-    }
-
-    #[test]
-    fn parses_status_and_io() {
-        let status = "Name:\tarca\nVmPeak:\t  999 kB\nVmHWM:\t   2048 kB\nVmRSS:\t   1024 kB\n";
-        assert_eq!(parse_status(status), (Some(1024), Some(2048)));
-        assert_eq!(parse_status("Name: x\n"), (None, None));
-        let io = "rchar: 1\nwchar: 2\nsyscr: 3\nsyscw: 4\nread_bytes: 4096\nwrite_bytes: 8192\ncancelled_write_bytes: 0\n";
-        assert_eq!(parse_io(io), Some((4096, 8192)));
-        assert_eq!(parse_io("rchar: 1\n"), None);
-    }
-
-    #[test]
     fn reads_this_process() {
         let a = snapshot(None).unwrap();
         assert!(a.rss_kb.unwrap() > 0);
@@ -473,6 +418,9 @@ mod tests {
         let st = summarize(None, &a, &b, vec![s]);
         assert!(st.peak_rss_mb.unwrap() > 0.0);
         assert!(snapshot(Some(u32::MAX - 1)).is_err());
+        let (rss, hwm) = memory_kb(std::process::id()).unwrap();
+        assert!(rss.unwrap() > 0 && hwm.unwrap() >= rss.unwrap());
+        assert!(memory_kb(u32::MAX - 1).is_none());
     }
 
     #[tokio::test]

@@ -13,7 +13,6 @@
 
 use std::fs::File;
 use std::io::{Read as _, Write as _};
-use std::os::fd::AsRawFd as _;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Condvar, Mutex};
@@ -136,13 +135,7 @@ pub fn read_file(path: &Path, buf: &mut [u8]) -> std::io::Result<u64> {
 
 /// `syncfs(2)`: makes everything written to the file system holding `dir` durable.
 pub fn syncfs(dir: &File) -> std::io::Result<()> {
-    // SAFETY: syncfs only reads the descriptor, which `dir` keeps open.
-    let rc = unsafe { libc::syncfs(dir.as_raw_fd()) };
-    if rc == 0 {
-        Ok(())
-    } else {
-        Err(std::io::Error::last_os_error())
-    }
+    Ok(rustix::fs::syncfs(dir)?)
 }
 
 fn fresh_dir(parent: &Path) -> anyhow::Result<tempfile::TempDir> {

@@ -8,6 +8,7 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use anyhow::{bail, Context as _};
+use rustix::process::{kill_process, Pid, Signal};
 use tokio::process::Child;
 use tokio::sync::watch;
 use tokio::task::JoinHandle;
@@ -24,9 +25,8 @@ static CLEANUP: Mutex<Vec<(u32, PathBuf)>> = Mutex::new(Vec::new());
 pub fn emergency_cleanup() {
     let list = CLEANUP.lock().map(|l| l.clone()).unwrap_or_default();
     for (pid, dir) in list {
-        // SAFETY: kill only sends a signal to a PID we started.
-        unsafe {
-            libc::kill(pid as libc::pid_t, libc::SIGKILL);
+        if let Some(pid) = i32::try_from(pid).ok().and_then(Pid::from_raw) {
+            let _ = kill_process(pid, Signal::KILL);
         }
         let _ = std::fs::remove_dir_all(dir);
     }
@@ -219,7 +219,7 @@ impl SpawnedServer {
         // program dies without cleaning up, the kernel kills the server.
         unsafe {
             cmd.pre_exec(|| {
-                libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL);
+                let _ = rustix::process::set_parent_process_death_signal(Some(Signal::KILL));
                 Ok(())
             });
         }
@@ -298,9 +298,8 @@ impl SpawnedServer {
     /// the caller: returns it (once).
     pub async fn stop(&mut self) -> Option<PathBuf> {
         if let Ok(None) = self.child.try_wait() {
-            // SAFETY: kill only sends a signal to the child we started.
-            unsafe {
-                libc::kill(self.pid as libc::pid_t, libc::SIGTERM);
+            if let Some(pid) = i32::try_from(self.pid).ok().and_then(Pid::from_raw) {
+                let _ = kill_process(pid, Signal::TERM);
             }
             if tokio::time::timeout(Duration::from_secs(10), self.child.wait())
                 .await

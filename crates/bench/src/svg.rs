@@ -23,12 +23,9 @@ struct Series<'a> {
     points: Vec<(f64, f64)>,
 }
 
-/// Escapes text for SVG.
+/// Escapes text for SVG (XML): `&`, `<`, `>`, `"` and `'` become entities.
 pub fn escape(s: &str) -> String {
-    s.replace('&', "&amp;")
-        .replace('<', "&lt;")
-        .replace('>', "&gt;")
-        .replace('"', "&quot;")
+    quick_xml::escape::escape(s).into_owned()
 }
 
 /// A "nice" tick step for a linear axis up to `max` with about `n` ticks.

@@ -310,8 +310,7 @@ fn server_rss_mb(ctx: &Ctx) -> Option<f64> {
 
 /// The spawned (or `--pid`) server's resident set and its high-water mark, in MB.
 fn server_memory_mb(ctx: &Ctx) -> Option<(Option<f64>, Option<f64>)> {
-    let text = std::fs::read_to_string(format!("/proc/{}/status", ctx.server_pid?)).ok()?;
-    let (rss, hwm) = crate::procfs::parse_status(&text);
+    let (rss, hwm) = crate::procfs::memory_kb(ctx.server_pid?)?;
     let mb = |kb: u64| kb as f64 / 1024.0;
     Some((rss.map(mb), hwm.map(mb)))
 }

@@ -13,7 +13,7 @@
 //!
 //! Nothing here knows HTTP: the facade in `arca-http` renders these views.
 
-use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::collections::{BTreeMap, BTreeSet};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 
@@ -260,9 +260,10 @@ impl DatastreamVersion {
 
 /// Datastream descriptions already read, by binary id, each dropped as soon as a change to
 /// its binary or description commits (the repository's change watcher): the content path
-/// then reads one catalog row, as arca's own binary GET does.
+/// then reads one catalog row, as arca's own binary GET does. Bounded: when full, the
+/// coldest entries are evicted one at a time.
 pub struct DescriptionCache {
-    entries: parking_lot::Mutex<HashMap<FedoraId, Arc<Described>>>,
+    entries: parking_lot::Mutex<quick_cache::unsync::Cache<FedoraId, Arc<Described>>>,
     /// Bumped by every invalidation; a read that started before a bump is not stored.
     generation: AtomicU64,
 }
@@ -274,14 +275,14 @@ struct Described {
     rels_int: Vec<Triple>,
 }
 
-/// Entries kept before the cache starts over (a bound on memory: ~1 KB each).
+/// Most entries the cache holds (a bound on memory: ~1 KB each).
 const CACHE_ENTRIES: usize = 100_000;
 
 impl DescriptionCache {
     /// An empty cache that follows `repo`'s changes.
     pub fn new(repo: &Repository) -> Arc<Self> {
         let cache = Arc::new(Self {
-            entries: parking_lot::Mutex::new(HashMap::new()),
+            entries: parking_lot::Mutex::new(quick_cache::unsync::Cache::new(CACHE_ENTRIES)),
             generation: AtomicU64::new(0),
         });
         let watched = Arc::downgrade(&cache);
@@ -305,9 +306,6 @@ impl DescriptionCache {
         let mut entries = self.entries.lock();
         if self.generation.load(Ordering::Acquire) != generation {
             return;
-        }
-        if entries.len() >= CACHE_ENTRIES {
-            entries.clear();
         }
         entries.insert(binary, Arc::new(described));
     }

@@ -169,14 +169,24 @@ enum Check {
     Delete,
 }
 
-/// Cached state, dropped entry by entry as changes commit.
-#[derive(Default)]
+/// Cached state, dropped entry by entry as changes commit, and bounded: a full map evicts
+/// its coldest entries one at a time, so the ACLs in use stay cached.
 struct Cache {
     /// Resource id → its ACL as stored.
-    acls: HashMap<FedoraId, StoredAcl>,
+    acls: quick_cache::unsync::Cache<FedoraId, StoredAcl>,
     /// Document id → its triples: group listings, and class resources read for their
     /// `rdfs:subClassOf` statements.
-    documents: HashMap<FedoraId, Arc<Vec<Triple>>>,
+    documents: quick_cache::unsync::Cache<FedoraId, Arc<Vec<Triple>>>,
+}
+
+impl Cache {
+    /// Empty maps sharing [`CACHE_ENTRIES`] half and half.
+    fn new() -> Self {
+        Self {
+            acls: quick_cache::unsync::Cache::new(CACHE_ENTRIES / 2),
+            documents: quick_cache::unsync::Cache::new(CACHE_ENTRIES / 2),
+        }
+    }
 }
 
 /// A resource's ACL as its `fcr:acl` holds it.
@@ -196,8 +206,8 @@ enum StoredAcl {
 /// `acl:accessToClass`.
 const MAX_CLASSES: usize = 256;
 
-/// Entries kept before the cache starts over (a bound on memory, not a tuning knob:
-/// ~100 bytes each).
+/// Most entries the cache holds, ACLs and documents together (a bound on memory, not a
+/// tuning knob: ~100 bytes each).
 const CACHE_ENTRIES: usize = 200_000;
 
 struct Shared {
@@ -239,7 +249,7 @@ impl Access {
             challenge.push_str(", Bearer realm=\"arca\"");
         }
         let shared = Arc::new(Shared {
-            cache: Mutex::new(Cache::default()),
+            cache: Mutex::new(Cache::new()),
             generation: AtomicU64::new(0),
         });
         let watched = shared.clone();
@@ -808,9 +818,6 @@ impl Access {
         if self.shared.generation.load(Ordering::Acquire) != generation {
             return;
         }
-        if cache.acls.len() + cache.documents.len() >= CACHE_ENTRIES {
-            *cache = Cache::default();
-        }
         store(&mut cache);
     }
 }
@@ -927,5 +934,30 @@ fn need(op: &Operation) -> Need {
         | Operation::FixityOptions
         | Operation::NotSupported(_)
         | Operation::MethodNotAllowed(_) => Need::Nothing,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_full_cache_evicts_entries_one_by_one_and_keeps_those_in_use() {
+        let id = |i: usize| FedoraId::from_path(&format!("r{i}")).unwrap();
+        let hot = FedoraId::from_path("hot").unwrap();
+        let mut cache = Cache::new();
+        cache.acls.insert(hot.clone(), StoredAcl::None);
+        let total = CACHE_ENTRIES;
+        for i in 0..total {
+            cache.acls.insert(id(i), StoredAcl::None);
+            if i % 100 == 0 {
+                assert!(cache.acls.get(&hot).is_some(), "the ACL in use was evicted");
+            }
+            assert!(cache.acls.len() <= CACHE_ENTRIES / 2);
+        }
+        // Never cleared all at once: nearly full of recent entries.
+        assert!(cache.acls.len() > CACHE_ENTRIES / 2 * 9 / 10);
+        assert!(cache.acls.get(&id(total - 1)).is_some());
+        assert!(cache.acls.get(&hot).is_some());
     }
 }

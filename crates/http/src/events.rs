@@ -10,8 +10,8 @@ use arca_catalog::ChangeEntry;
 use arca_events::event::{self, EventNames, DEFAULT_USER_BASE_URI};
 use axum::body::Body;
 use axum::extract::Request;
+use axum::response::sse::{Event, KeepAlive, Sse};
 use axum::response::{IntoResponse, Response};
-use bytes::Bytes;
 use http::{header, HeaderMap, HeaderValue, StatusCode};
 use serde_json::{json, Value};
 
@@ -30,8 +30,12 @@ const MAX_LIMIT: usize = 1_000;
 const STREAM_BUFFER: usize = 256;
 const STALL_LIMIT: Duration = Duration::from_secs(10);
 
-/// A comment line sent on an idle stream, so that dead clients are noticed.
+/// A comment line (`: keep-alive`) is sent on a stream idle this long, so that dead clients
+/// are noticed.
 const KEEP_ALIVE: Duration = Duration::from_secs(15);
+
+/// How long a client waits before reconnecting (the stream's first frame, `retry: 1000`).
+const RETRY: Duration = Duration::from_secs(1);
 
 /// Where a read of the log starts and how much it takes.
 struct Window {
@@ -225,6 +229,7 @@ fn wants_stream(headers: &HeaderMap) -> bool {
         .any(|v| v.contains("text/event-stream"))
 }
 
+/// A stream's headers (also on `HEAD`): `text/event-stream`, never stored.
 fn stream_headers(mut r: Response) -> Response {
     let h = r.headers_mut();
     h.insert(
@@ -236,31 +241,29 @@ fn stream_headers(mut r: Response) -> Response {
 }
 
 /// A live stream of the events after `since`: a task reads the log and follows new changes
-/// into a bounded buffer, which the response body drains. A client that leaves the buffer
-/// full for [`STALL_LIMIT`] is cut off.
+/// into a bounded buffer, which the response body (axum's [`Sse`], which also sends the
+/// keep-alive comments) drains. A client that leaves the buffer full for [`STALL_LIMIT`] is
+/// cut off.
 fn stream(ctx: &Ctx, since: i64) -> Response {
-    let (tx, rx) = tokio::sync::mpsc::channel::<Bytes>(STREAM_BUFFER);
+    let (tx, rx) = tokio::sync::mpsc::channel::<Event>(STREAM_BUFFER);
     let ctx = ctx.clone();
     tokio::spawn(follow(Arc::new(ctx), since, tx));
-    let body = futures_util::stream::unfold(rx, |mut rx| async move {
+    let events = futures_util::stream::unfold(rx, |mut rx| async move {
         rx.recv()
             .await
-            .map(|chunk| (Ok::<_, std::convert::Infallible>(chunk), rx))
+            .map(|event| (Ok::<_, std::convert::Infallible>(event), rx))
     });
-    stream_headers(Response::new(Body::from_stream(body)))
+    let sse = Sse::new(events).keep_alive(KeepAlive::new().interval(KEEP_ALIVE).text("keep-alive"));
+    stream_headers(sse.into_response())
 }
 
 /// Feeds a stream: pages of the log after `position`, then new changes as they commit.
-async fn follow(ctx: Arc<Ctx>, mut position: i64, tx: tokio::sync::mpsc::Sender<Bytes>) {
+async fn follow(ctx: Arc<Ctx>, mut position: i64, tx: tokio::sync::mpsc::Sender<Event>) {
     let catalog = ctx.repo.catalog().clone();
     let mut last_change = catalog.last_change();
     let names = names(&ctx);
     // Tells the client to reconnect after 1 s, and that the stream is open.
-    if tx
-        .send(Bytes::from_static(b"retry: 1000\n\n"))
-        .await
-        .is_err()
-    {
+    if tx.send(Event::default().retry(RETRY)).await.is_err() {
         return;
     }
     loop {
@@ -275,11 +278,6 @@ async fn follow(ctx: Arc<Ctx>, mut position: i64, tx: tokio::sync::mpsc::Sender<
             last_change.borrow_and_update();
             tokio::select! {
                 changed = last_change.changed() => if changed.is_err() { return },
-                _ = tokio::time::sleep(KEEP_ALIVE) => {
-                    if !deliver(&tx, Bytes::from_static(b": keep-alive\n\n")).await {
-                        return;
-                    }
-                }
                 _ = tx.closed() => return,
             }
             continue;
@@ -287,18 +285,21 @@ async fn follow(ctx: Arc<Ctx>, mut position: i64, tx: tokio::sync::mpsc::Sender<
         position = entries.last().map_or(position, |e| e.seq);
         for (seq, body) in visible(&ctx, &names, entries).await {
             let kind = body["type"][0].as_str().unwrap_or("Update").to_string();
-            let frame = format!("id: {seq}\nevent: {kind}\ndata: {body}\n\n");
-            if !deliver(&tx, Bytes::from(frame)).await {
+            let event = Event::default()
+                .id(seq.to_string())
+                .event(kind)
+                .data(body.to_string());
+            if !deliver(&tx, event).await {
                 return;
             }
         }
     }
 }
 
-/// Hands a chunk to the response body; false when the client is gone or has not taken
+/// Hands an event to the response body; false when the client is gone or has not taken
 /// anything for [`STALL_LIMIT`] with the buffer full (it is cut off).
-async fn deliver(tx: &tokio::sync::mpsc::Sender<Bytes>, chunk: Bytes) -> bool {
-    match tx.send_timeout(chunk, STALL_LIMIT).await {
+async fn deliver(tx: &tokio::sync::mpsc::Sender<Event>, event: Event) -> bool {
+    match tx.send_timeout(event, STALL_LIMIT).await {
         Ok(()) => true,
         Err(tokio::sync::mpsc::error::SendTimeoutError::Timeout(_)) => {
             tracing::info!(

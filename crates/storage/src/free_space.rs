@@ -6,9 +6,7 @@
 //! nothing stored) while less than a reserve is free, and the reserve is far larger than
 //! what the writes already acknowledged can still need.
 
-use std::ffi::CString;
 use std::io;
-use std::os::unix::ffi::OsStrExt;
 use std::path::Path;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Instant;
@@ -38,19 +36,12 @@ pub struct Usage {
 
 /// Measures the file system holding `path`.
 pub fn usage(path: &Path) -> io::Result<Usage> {
-    let c = CString::new(path.as_os_str().as_bytes())
-        .map_err(|_| io::Error::new(io::ErrorKind::InvalidInput, "path contains NUL"))?;
-    let mut st: libc::statvfs = unsafe { std::mem::zeroed() };
-    // SAFETY: `c` is a valid NUL-terminated path and `st` a writable statvfs.
-    if unsafe { libc::statvfs(c.as_ptr(), &mut st) } != 0 {
-        return Err(io::Error::last_os_error());
-    }
-    let frsize = st.f_frsize as u64;
+    let st = rustix::fs::statvfs(path)?;
     Ok(Usage {
-        free_bytes: st.f_bavail as u64 * frsize,
-        total_bytes: st.f_blocks as u64 * frsize,
-        free_inodes: st.f_favail as u64,
-        total_inodes: st.f_files as u64,
+        free_bytes: st.f_bavail * st.f_frsize,
+        total_bytes: st.f_blocks * st.f_frsize,
+        free_inodes: st.f_favail,
+        total_inodes: st.f_files,
     })
 }
 

@@ -143,20 +143,12 @@ impl Shared {
 
 #[cfg(target_os = "linux")]
 fn sync_filesystem(handle: &File) -> io::Result<()> {
-    use std::os::fd::AsRawFd;
-    // SAFETY: syncfs only reads the descriptor, which `handle` keeps open.
-    let rc = unsafe { libc::syncfs(handle.as_raw_fd()) };
-    if rc == 0 {
-        Ok(())
-    } else {
-        Err(io::Error::last_os_error())
-    }
+    Ok(rustix::fs::syncfs(handle)?)
 }
 
 #[cfg(not(target_os = "linux"))]
 fn sync_filesystem(_handle: &File) -> io::Result<()> {
-    // SAFETY: sync(2) takes no arguments and cannot fail.
-    unsafe { libc::sync() };
+    rustix::fs::sync();
     Ok(())
 }
 

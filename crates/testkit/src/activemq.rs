@@ -21,6 +21,8 @@ use std::sync::mpsc;
 use std::sync::OnceLock;
 use std::time::{Duration, Instant};
 
+use rustix::process::{kill_process, Pid, Signal};
+
 /// Where Debian's `activemq` package puts the broker.
 const DEBIAN_HOME: &str = "/usr/share/activemq";
 
@@ -145,8 +147,8 @@ impl ActiveMq {
         let Some(mut child) = self.child.take() else {
             return;
         };
-        // SAFETY: signalling our own child process by its id; it has not been waited for.
-        unsafe { libc::kill(child.id() as libc::pid_t, libc::SIGTERM) };
+        // Our own child, not yet waited for: its id is still its own.
+        let _ = kill_process(Pid::from_child(&child), Signal::TERM);
         let started = Instant::now();
         while started.elapsed() < STOP_LIMIT {
             if !matches!(child.try_wait(), Ok(None)) {
@@ -369,10 +371,9 @@ pub(crate) fn spawn_bound_to_process(mut command: Command) -> io::Result<Child> 
         // SAFETY: only async-signal-safe calls (prctl, getppid) between fork and exec.
         unsafe {
             command.pre_exec(move || {
-                if libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL) != 0 {
-                    return Err(io::Error::last_os_error());
-                }
-                if libc::getppid() as u32 != parent {
+                rustix::process::set_parent_process_death_signal(Some(Signal::KILL))?;
+                let ppid = rustix::process::getppid().map(|p| p.as_raw_nonzero().get());
+                if ppid.and_then(|p| u32::try_from(p).ok()) != Some(parent) {
                     return Err(io::Error::other("the test process ended during the start"));
                 }
                 Ok(())
@@ -493,8 +494,5 @@ fn write_config(
 
 /// `text` as an XML attribute value.
 fn xml_escape(text: &str) -> String {
-    text.replace('&', "&amp;")
-        .replace('<', "&lt;")
-        .replace('>', "&gt;")
-        .replace('"', "&quot;")
+    quick_xml::escape::escape(text).into_owned()
 }

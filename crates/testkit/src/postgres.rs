@@ -28,6 +28,8 @@ use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::{Mutex, OnceLock};
 use std::time::{Duration, Instant};
 
+use rustix::process::{kill_process, Pid, Signal};
+
 use crate::activemq::spawn_bound_to_process;
 
 /// Where Debian's `postgresql-<version>` packages put the server's programs.
@@ -174,8 +176,8 @@ impl Postgres {
         let Some(mut child) = self.child.lock().unwrap().take() else {
             return;
         };
-        // SAFETY: signalling our own child process by its id; it has not been waited for.
-        unsafe { libc::kill(child.id() as libc::pid_t, libc::SIGINT) };
+        // Our own child, not yet waited for: its id is still its own.
+        let _ = kill_process(Pid::from_child(&child), Signal::INT);
         let started = Instant::now();
         while started.elapsed() < STOP_LIMIT {
             if !matches!(child.try_wait(), Ok(None)) {
@@ -384,8 +386,7 @@ fn installation() -> Result<(PathBuf, Option<Owner>), String> {
             return Err(format!("{} is missing", bin.join(program).display()));
         }
     }
-    // SAFETY: geteuid has no preconditions.
-    if unsafe { libc::geteuid() } != 0 {
+    if !rustix::process::geteuid().is_root() {
         return Ok((bin, None));
     }
     let name = CString::new("postgres").expect("no NUL");

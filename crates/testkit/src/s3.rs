@@ -24,6 +24,8 @@ use std::process::{Child, Command, Stdio};
 use std::sync::{Mutex, OnceLock};
 use std::time::{Duration, Instant};
 
+use rustix::process::{kill_process, Pid, Signal};
+
 use crate::activemq::spawn_bound_to_process;
 
 /// The root user (the S3 access key id) of every test server.
@@ -167,8 +169,8 @@ impl Minio {
         let Some(mut child) = self.child.lock().unwrap().take() else {
             return;
         };
-        // SAFETY: signalling our own child process by its id; it has not been waited for.
-        unsafe { libc::kill(child.id() as libc::pid_t, libc::SIGTERM) };
+        // Our own child, not yet waited for: its id is still its own.
+        let _ = kill_process(Pid::from_child(&child), Signal::TERM);
         let started = Instant::now();
         while started.elapsed() < STOP_LIMIT {
             if !matches!(child.try_wait(), Ok(None)) {
@@ -290,21 +292,12 @@ impl Drop for Minio {
 /// size without the blocks reserved for root), so a test on such a drive would fail with
 /// storage errors that are no fault of the code under test. `Err` says how full it is.
 fn drive_has_room(dir: &Path) -> Result<(), String> {
-    let path = std::ffi::CString::new(dir.as_os_str().as_encoded_bytes())
-        .map_err(|_| format!("{} has a NUL byte", dir.display()))?;
-    // SAFETY: statvfs writes into the zeroed struct we own; the path is NUL-terminated.
-    let mut stat: libc::statvfs = unsafe { std::mem::zeroed() };
-    if unsafe { libc::statvfs(path.as_ptr(), &mut stat) } != 0 {
-        return Err(format!(
-            "statvfs {}: {}",
-            dir.display(),
-            std::io::Error::last_os_error()
-        ));
-    }
-    let block = stat.f_frsize as u64;
-    let reserved = (stat.f_bfree as u64).saturating_sub(stat.f_bavail as u64);
-    let size = block * (stat.f_blocks as u64).saturating_sub(reserved);
-    let free = block * stat.f_bavail as u64;
+    let stat = rustix::fs::statvfs(dir)
+        .map_err(|e| format!("statvfs {}: {}", dir.display(), std::io::Error::from(e)))?;
+    let block = stat.f_frsize;
+    let reserved = stat.f_bfree.saturating_sub(stat.f_bavail);
+    let size = block * stat.f_blocks.saturating_sub(reserved);
+    let free = block * stat.f_bavail;
     if free <= size / 100 {
         return Err(format!(
             "the drive holding {} has {} MiB free of {} MiB, and MinIO refuses every write \

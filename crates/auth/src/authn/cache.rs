@@ -1,14 +1,12 @@
 //! Caches of verified credentials, keyed by a keyed digest so that no password or token
 //! is kept in memory.
 
-use std::collections::HashMap;
-
 use hmac::digest::KeyInit;
 use hmac::{Hmac, Mac};
 use sha2::Sha256;
 
-/// Most entries a cache holds; when full it is cleared and refills with the credentials in
-/// use.
+/// Most entries a cache holds; when full, the entries least likely to be used again are
+/// evicted one at a time (S3-FIFO), so the credentials in use stay cached.
 pub(crate) const CAPACITY: usize = 10_000;
 
 /// The key of a cache entry: HMAC-SHA256 of a credential under a per-process random key.
@@ -41,16 +39,20 @@ impl Keyer {
     }
 }
 
-/// A map from credential keys to what they proved, cleared when it reaches [`CAPACITY`].
+/// A map from credential keys to what they proved, holding at most [`CAPACITY`] entries.
+///
+/// A full cache evicts entries one by one, coldest first, so that a burst of new
+/// credentials never drops the ones in use (which would send every cached user back to a
+/// bcrypt round at once).
 pub(crate) struct BoundedCache<V> {
-    entries: HashMap<Key, V>,
+    entries: quick_cache::unsync::Cache<Key, V>,
 }
 
 impl<V> BoundedCache<V> {
     /// An empty cache.
     pub(crate) fn new() -> Self {
         Self {
-            entries: HashMap::new(),
+            entries: quick_cache::unsync::Cache::new(CAPACITY),
         }
     }
 
@@ -59,16 +61,8 @@ impl<V> BoundedCache<V> {
         self.entries.get(key)
     }
 
-    /// Caches `value` under `key`; when the cache is full, first drops the entries for
-    /// which `keep` is false and, if that frees nothing, all of them.
-    pub(crate) fn insert(&mut self, key: Key, value: V, keep: impl FnMut(&V) -> bool) {
-        if self.entries.len() >= CAPACITY {
-            let mut keep = keep;
-            self.entries.retain(|_, value| keep(value));
-            if self.entries.len() >= CAPACITY {
-                self.entries.clear();
-            }
-        }
+    /// Caches `value` under `key`, evicting a cold entry when the cache is full.
+    pub(crate) fn insert(&mut self, key: Key, value: V) {
         self.entries.insert(key, value);
     }
 
@@ -102,27 +96,22 @@ mod tests {
     }
 
     #[test]
-    fn a_full_cache_drops_stale_entries_first_then_everything() {
+    fn a_full_cache_evicts_entries_one_by_one_and_keeps_those_in_use() {
         let keyer = Keyer::random();
+        let key = |i: usize| keyer.key(&i.to_le_bytes());
         let mut cache = BoundedCache::new();
-        for i in 0..CAPACITY {
-            cache.insert(keyer.key(&i.to_le_bytes()), i, |_| true);
+        cache.insert(keyer.key(b"in use"), usize::MAX);
+        for i in 0..CAPACITY * 3 {
+            cache.insert(key(i), i);
+            // A user who keeps signing in.
+            if i % 100 == 0 {
+                assert_eq!(cache.get(&keyer.key(b"in use")), Some(&usize::MAX));
+            }
+            assert!(cache.len() <= CAPACITY);
         }
-        assert_eq!(cache.len(), CAPACITY);
-
-        // Half the entries are stale: only they go.
-        cache.insert(keyer.key(b"new"), 0, |value| value % 2 == 0);
-        assert_eq!(cache.len(), CAPACITY / 2 + 1);
-        assert_eq!(cache.get(&keyer.key(&2usize.to_le_bytes())), Some(&2));
-        assert_eq!(cache.get(&keyer.key(&3usize.to_le_bytes())), None);
-
-        // Nothing is stale: everything goes but the newcomer.
-        let mut cache = BoundedCache::new();
-        for i in 0..CAPACITY {
-            cache.insert(keyer.key(&i.to_le_bytes()), i, |_| true);
-        }
-        cache.insert(keyer.key(b"last"), 7, |_| true);
-        assert_eq!(cache.len(), 1);
-        assert_eq!(cache.get(&keyer.key(b"last")), Some(&7));
+        // Never cleared all at once: the cache stays nearly full of recent entries.
+        assert!(cache.len() > CAPACITY * 9 / 10, "{} entries", cache.len());
+        assert_eq!(cache.get(&key(CAPACITY * 3 - 1)), Some(&(CAPACITY * 3 - 1)));
+        assert_eq!(cache.get(&keyer.key(b"in use")), Some(&usize::MAX));
     }
 }

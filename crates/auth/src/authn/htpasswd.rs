@@ -245,7 +245,7 @@ impl HtpasswdFile {
         };
         let mut state = self.state.write();
         if state.generation == generation {
-            state.cache.insert(*key, principal.clone(), |_| true);
+            state.cache.insert(*key, principal.clone());
         }
         Check::Accepted(principal)
     }

@@ -106,13 +106,11 @@ impl JwtVerifier {
         }
         match self.verify_uncached(token) {
             Ok((principal, expires)) => {
-                let live =
-                    |cached: &CachedToken| now <= cached.expires.saturating_add(LEEWAY_SECONDS);
                 let entry = CachedToken {
                     principal: principal.clone(),
                     expires,
                 };
-                self.cache.write().insert(*cache_key, entry, live);
+                self.cache.write().insert(*cache_key, entry);
                 Ok(principal)
             }
             Err(rejected) => {
@@ -447,7 +445,7 @@ mod tests {
                 principal: alice(),
                 expires,
             };
-            fixture.verifier.cache.write().insert(key, entry, |_| true);
+            fixture.verifier.cache.write().insert(key, entry);
         };
         plant(now + 60);
         assert_eq!(fixture.verify(&token), Ok(alice()));

@@ -3,16 +3,16 @@
 
 use std::path::Path;
 
-use base64::engine::general_purpose::STANDARD;
-use base64::Engine;
 use jsonwebtoken::{Algorithm, DecodingKey};
+use spki::der::Decode;
+use spki::{ObjectIdentifier, SubjectPublicKeyInfoRef};
 
 use super::AuthnError;
 
-/// DER contents of the object identifiers that name the key types.
-const RSA_ENCRYPTION: &[u8] = &[0x2a, 0x86, 0x48, 0x86, 0xf7, 0x0d, 0x01, 0x01, 0x01];
-const EC_PUBLIC_KEY: &[u8] = &[0x2a, 0x86, 0x48, 0xce, 0x3d, 0x02, 0x01];
-const P256: &[u8] = &[0x2a, 0x86, 0x48, 0xce, 0x3d, 0x03, 0x01, 0x07];
+/// The object identifiers that name the key types.
+const RSA_ENCRYPTION: ObjectIdentifier = ObjectIdentifier::new_unwrap("1.2.840.113549.1.1.1");
+const EC_PUBLIC_KEY: ObjectIdentifier = ObjectIdentifier::new_unwrap("1.2.840.10045.2.1");
+const P256: ObjectIdentifier = ObjectIdentifier::new_unwrap("1.2.840.10045.3.1.7");
 
 /// Reads the PEM public key at `path`: `PUBLIC KEY` (SubjectPublicKeyInfo, RSA or EC P-256)
 /// or `RSA PUBLIC KEY` (PKCS #1).
@@ -25,11 +25,10 @@ pub(crate) fn load(path: &Path) -> Result<(Algorithm, DecodingKey), AuthnError> 
         path: path.to_owned(),
         source,
     })?;
-    let text = std::str::from_utf8(&pem).map_err(|_| invalid("not a PEM file".into()))?;
-    let (label, der) = first_pem_block(text).ok_or_else(|| invalid("not a PEM file".into()))?;
-    let algorithm = match label {
+    let block = pem::parse(&pem).map_err(|_| invalid("not a PEM file".into()))?;
+    let algorithm = match block.tag() {
         "RSA PUBLIC KEY" => Algorithm::RS256,
-        "PUBLIC KEY" => match spki_algorithm(&der) {
+        "PUBLIC KEY" => match spki_algorithm(block.contents()) {
             Some((RSA_ENCRYPTION, _)) => Algorithm::RS256,
             Some((EC_PUBLIC_KEY, Some(P256))) => Algorithm::ES256,
             Some((EC_PUBLIC_KEY, _)) => {
@@ -68,56 +67,12 @@ pub(crate) fn load(path: &Path) -> Result<(Algorithm, DecodingKey), AuthnError> 
     Ok((algorithm, key))
 }
 
-/// The label and decoded contents of the first PEM block in `text`.
-fn first_pem_block(text: &str) -> Option<(&str, Vec<u8>)> {
-    let mut lines = text.lines().map(str::trim);
-    let label = lines
-        .find_map(|line| line.strip_prefix("-----BEGIN "))?
-        .strip_suffix("-----")?;
-    let mut body = String::new();
-    for line in lines.by_ref() {
-        if line.starts_with("-----END ") {
-            return Some((label, STANDARD.decode(body).ok()?));
-        }
-        body.push_str(line);
-    }
-    None
-}
-
 /// The algorithm identifier of a DER SubjectPublicKeyInfo: the algorithm's object
 /// identifier and, if the parameters are one (the curve of an EC key), that one.
-fn spki_algorithm(der: &[u8]) -> Option<(&[u8], Option<&[u8]>)> {
-    const SEQUENCE: u8 = 0x30;
-    const OBJECT_IDENTIFIER: u8 = 0x06;
-    let (spki, _) = der_element(der, SEQUENCE)?;
-    let (algorithm_identifier, _) = der_element(spki, SEQUENCE)?;
-    let (algorithm, parameters) = der_element(algorithm_identifier, OBJECT_IDENTIFIER)?;
-    let curve = der_element(parameters, OBJECT_IDENTIFIER).map(|(curve, _)| curve);
-    Some((algorithm, curve))
-}
-
-/// Splits the DER element at the start of `input`, which must have tag `tag`, into its
-/// contents and what follows it.
-fn der_element(input: &[u8], tag: u8) -> Option<(&[u8], &[u8])> {
-    let (&found, rest) = input.split_first()?;
-    if found != tag {
-        return None;
-    }
-    let (&first, rest) = rest.split_first()?;
-    let (length, rest) = if first < 0x80 {
-        (usize::from(first), rest)
-    } else {
-        let count = usize::from(first & 0x7f);
-        if count == 0 || count > 4 || rest.len() < count {
-            return None;
-        }
-        let (length, rest) = rest.split_at(count);
-        let length = length
-            .iter()
-            .fold(0usize, |sum, &byte| (sum << 8) | usize::from(byte));
-        (length, rest)
-    };
-    (rest.len() >= length).then(|| rest.split_at(length))
+fn spki_algorithm(der: &[u8]) -> Option<(ObjectIdentifier, Option<ObjectIdentifier>)> {
+    let spki = SubjectPublicKeyInfoRef::from_der(der).ok()?;
+    let curve = spki.algorithm.parameters_oid().ok();
+    Some((spki.algorithm.oid, curve))
 }
 
 #[cfg(test)]
@@ -178,13 +133,12 @@ mod tests {
 
     #[test]
     fn refuses_an_ec_point_off_the_curve() {
-        let (_, mut der) = first_pem_block(test_keys::EC_PUBLIC).expect("PEM");
+        let mut der = pem::parse(test_keys::EC_PUBLIC)
+            .expect("PEM")
+            .into_contents();
         let last = der.len() - 1;
         der[last] ^= 1;
-        let pem = format!(
-            "-----BEGIN PUBLIC KEY-----\n{}\n-----END PUBLIC KEY-----\n",
-            STANDARD.encode(&der)
-        );
+        let pem = pem::encode(&pem::Pem::new("PUBLIC KEY", der));
         assert!(!reason(pem.as_bytes()).is_empty());
     }
 

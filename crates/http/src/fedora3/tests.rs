@@ -50,11 +50,9 @@ fn expected(name: &str) -> String {
 }
 
 fn unescape(s: &str) -> String {
-    s.replace("&lt;", "<")
-        .replace("&gt;", ">")
-        .replace("&quot;", "\"")
-        .replace("&apos;", "'")
-        .replace("&amp;", "&")
+    quick_xml::escape::unescape(s)
+        .unwrap_or_else(|e| panic!("{s:?}: {e}"))
+        .into_owned()
 }
 
 /// The datastream profiles of a recorded document, read back (fields named with `prefix`).

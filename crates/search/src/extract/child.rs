@@ -12,6 +12,7 @@ use std::panic::{self, AssertUnwindSafe};
 use std::path::PathBuf;
 
 use pdf_extract::{ConvertToFmt, Document, OutputError, PlainTextOutput};
+use rustix::process::{getrlimit, setrlimit, Resource, Rlimit};
 
 use super::{exit, pdf, SERVE};
 
@@ -237,73 +238,48 @@ fn unescape(line: &[u8]) -> Vec<u8> {
 
 /// Sets the soft CPU limit `seconds` beyond the CPU time used so far (the hard limit stays).
 fn move_cpu_limit(seconds: u64) -> io::Result<()> {
-    // SAFETY: getrusage and getrlimit write one struct each that we own; setrlimit reads one.
-    unsafe {
-        let mut usage: libc::rusage = std::mem::zeroed();
-        if libc::getrusage(libc::RUSAGE_SELF, &mut usage) != 0 {
-            return Err(io::Error::last_os_error());
-        }
-        let used = usage.ru_utime.tv_sec as u64 + usage.ru_stime.tv_sec as u64 + 1;
-        let mut current = libc::rlimit {
-            rlim_cur: 0,
-            rlim_max: 0,
-        };
-        if libc::getrlimit(libc::RLIMIT_CPU, &mut current) != 0 {
-            return Err(io::Error::last_os_error());
-        }
-        let wanted = libc::rlimit {
-            rlim_cur: ((used + seconds.max(1)) as libc::rlim_t).min(current.rlim_max),
-            rlim_max: current.rlim_max,
-        };
-        if libc::setrlimit(libc::RLIMIT_CPU, &wanted) != 0 {
-            return Err(io::Error::last_os_error());
-        }
-    }
-    Ok(())
+    // The CPU time of the process (user and system), whole seconds, rounded up.
+    let cpu = rustix::time::clock_gettime(rustix::time::ClockId::ProcessCPUTime);
+    let used = u64::try_from(cpu.tv_sec).unwrap_or(0) + 1;
+    let current = getrlimit(Resource::Cpu);
+    let hard = current.maximum.unwrap_or(u64::MAX);
+    let wanted = Rlimit {
+        current: Some((used + seconds.max(1)).min(hard)),
+        maximum: current.maximum,
+    };
+    Ok(setrlimit(Resource::Cpu, wanted)?)
 }
 
 /// Points file descriptor 1 at standard error, so that a stray print in a library cannot corrupt
 /// the text (which goes to the duplicate taken before).
 fn redirect_stdout_to_stderr() -> Result<(), Failure> {
-    // SAFETY: dup2 on two descriptors this process has open; it changes no memory, and fd 1 is
-    // only ever written through `std::io::stdout`, which stays valid (it now reaches stderr).
-    if unsafe { libc::dup2(libc::STDERR_FILENO, libc::STDOUT_FILENO) } < 0 {
-        let e = io::Error::last_os_error();
-        return Err(Failure::Io(format!("cannot redirect standard output: {e}")));
-    }
-    Ok(())
+    // fd 1 is only ever written through `std::io::stdout`, which stays valid (it now
+    // reaches stderr).
+    rustix::stdio::dup2_stdout(io::stderr()).map_err(|e| {
+        Failure::Io(format!(
+            "cannot redirect standard output: {}",
+            io::Error::from(e)
+        ))
+    })
 }
 
 /// Lowers the resource limits (never above the hard limits already in force).
 fn set_limits(args: &Args) -> io::Result<()> {
-    // A closure rather than a function: the type of the resource argument differs between libcs.
     let lower = |resource, soft: u64, hard: u64| -> io::Result<()> {
-        let mut current = libc::rlimit {
-            rlim_cur: 0,
-            rlim_max: 0,
+        let hard = hard.min(getrlimit(resource).maximum.unwrap_or(u64::MAX));
+        let wanted = Rlimit {
+            current: Some(soft.min(hard)),
+            maximum: Some(hard),
         };
-        // SAFETY: getrlimit writes one `rlimit` that we own.
-        if unsafe { libc::getrlimit(resource, &mut current) } != 0 {
-            return Err(io::Error::last_os_error());
-        }
-        let hard = (hard as libc::rlim_t).min(current.rlim_max);
-        let wanted = libc::rlimit {
-            rlim_cur: (soft as libc::rlim_t).min(hard),
-            rlim_max: hard,
-        };
-        // SAFETY: setrlimit reads one `rlimit` that we own.
-        if unsafe { libc::setrlimit(resource, &wanted) } != 0 {
-            return Err(io::Error::last_os_error());
-        }
-        Ok(())
+        Ok(setrlimit(resource, wanted)?)
     };
-    lower(libc::RLIMIT_AS, args.memory_bytes, args.memory_bytes)?;
+    lower(Resource::As, args.memory_bytes, args.memory_bytes)?;
     if !args.path.as_os_str().is_empty() {
         let cpu = args.cpu_seconds.max(1);
-        lower(libc::RLIMIT_CPU, cpu, cpu + 1)?;
+        lower(Resource::Cpu, cpu, cpu + 1)?;
     }
-    lower(libc::RLIMIT_CORE, 0, 0)?;
-    lower(libc::RLIMIT_NOFILE, 16, 16)?;
+    lower(Resource::Core, 0, 0)?;
+    lower(Resource::Nofile, 16, 16)?;
     Ok(())
 }
 
