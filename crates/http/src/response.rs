@@ -28,14 +28,8 @@ pub(crate) fn header_value(value: &str) -> HeaderValue {
             return v;
         }
     }
-    let mut ascii = String::with_capacity(value.len() * 3);
-    for b in value.bytes() {
-        if b.is_ascii() && !b.is_ascii_control() {
-            ascii.push(b as char);
-        } else {
-            ascii.push_str(&format!("%{b:02X}"));
-        }
-    }
+    let ascii =
+        percent_encoding::utf8_percent_encode(value, percent_encoding::CONTROLS).to_string();
     HeaderValue::from_str(&ascii).expect("printable ASCII is a valid header value")
 }
 
@@ -78,5 +72,19 @@ pub(crate) fn rdf_content_type(format: RdfFormat) -> String {
     match format {
         RdfFormat::Turtle => format!("{};charset=utf-8", format.media_type()),
         _ => format.media_type().to_string(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn header_values_percent_encode_what_a_header_cannot_hold() {
+        assert_eq!(header_value("http://h/a b").to_str().unwrap(), "http://h/a b");
+        assert_eq!(
+            header_value("http://h/bücher\u{1}\u{7f}").to_str().unwrap(),
+            "http://h/b%C3%BCcher%01%7F"
+        );
     }
 }
