@@ -81,7 +81,10 @@ mod tests {
 
     #[test]
     fn header_values_percent_encode_what_a_header_cannot_hold() {
-        assert_eq!(header_value("http://h/a b").to_str().unwrap(), "http://h/a b");
+        assert_eq!(
+            header_value("http://h/a b").to_str().unwrap(),
+            "http://h/a b"
+        );
         assert_eq!(
             header_value("http://h/bücher\u{1}\u{7f}").to_str().unwrap(),
             "http://h/b%C3%BCcher%01%7F"

@@ -60,8 +60,7 @@ fn cpu_seconds(pid: u32) -> f64 {
             .unwrap_or(0.0)
     };
     // utime and stime are fields 14 and 15 of the line, 12 and 13 after the name.
-    // SAFETY: sysconf has no preconditions.
-    let per_second = unsafe { libc::sysconf(libc::_SC_CLK_TCK) } as f64;
+    let per_second = rustix::param::clock_ticks_per_second() as f64;
     (ticks(11) + ticks(12)) / per_second
 }
 
@@ -80,8 +79,7 @@ fn machine_busy_seconds() -> f64 {
     let busy: f64 = ticks.iter().take(8).sum::<f64>()
         - ticks.get(3).copied().unwrap_or(0.0)
         - ticks.get(4).copied().unwrap_or(0.0);
-    // SAFETY: sysconf has no preconditions.
-    busy / unsafe { libc::sysconf(libc::_SC_CLK_TCK) } as f64
+    busy / rustix::param::clock_ticks_per_second() as f64
 }
 
 /// CPU seconds of arca, the broker, this process and the whole machine, read together.
@@ -345,8 +343,7 @@ impl Round {
     fn new(parent: &Path) -> Self {
         let dir = tempfile::tempdir_in(parent).unwrap();
         let loop_ok = std::env::var("ARCA_BENCH_LOOP").as_deref() != Ok("0")
-            // SAFETY: geteuid has no preconditions.
-            && unsafe { libc::geteuid() } == 0;
+            && rustix::process::geteuid().is_root();
         if loop_ok {
             let image = dir.path().join("fs.img");
             let mount = dir.path().join("mnt");
@@ -412,8 +409,7 @@ impl Round {
             let _ = std::process::Command::new("umount").arg(mount).status();
         }
         drop(self.dir);
-        // SAFETY: sync has no preconditions.
-        unsafe { libc::sync() };
+        rustix::fs::sync();
         eprintln!(
             "    (data {used}; removed in {:.1} s)",
             started.elapsed().as_secs_f64()

@@ -214,8 +214,10 @@ impl Fedora {
         let Some(mut child) = self.child.take() else {
             return;
         };
-        // SAFETY: signalling our own child process by its id.
-        unsafe { libc::kill(child.id() as libc::pid_t, libc::SIGTERM) };
+        let _ = rustix::process::kill_process(
+            rustix::process::Pid::from_child(&child),
+            rustix::process::Signal::TERM,
+        );
         let started = Instant::now();
         while started.elapsed() < Duration::from_secs(30) {
             if child.try_wait().unwrap().is_some() {

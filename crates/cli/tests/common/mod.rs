@@ -497,9 +497,8 @@ impl Arca {
     /// SIGTERM, then waits at most `limit` for a clean exit; returns how long it took.
     pub fn stop_within(mut self, limit: Duration) -> Duration {
         let started = std::time::Instant::now();
-        // SAFETY: signalling our own child process by its id.
-        let rc = unsafe { libc::kill(self.child.id() as libc::pid_t, libc::SIGTERM) };
-        assert_eq!(rc, 0, "SIGTERM failed");
+        let pid = rustix::process::Pid::from_child(&self.child);
+        rustix::process::kill_process(pid, rustix::process::Signal::TERM).expect("SIGTERM");
         while started.elapsed() < limit {
             if let Some(status) = self.child.try_wait().unwrap() {
                 assert!(

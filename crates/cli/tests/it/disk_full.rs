@@ -29,8 +29,7 @@ struct SmallFs {
 impl SmallFs {
     /// `None` where this process may not mount file systems.
     fn create() -> Option<Self> {
-        // SAFETY: geteuid has no preconditions.
-        if unsafe { libc::geteuid() } != 0 {
+        if !rustix::process::geteuid().is_root() {
             return None;
         }
         let dir = tempfile::tempdir().unwrap();

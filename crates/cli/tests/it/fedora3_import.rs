@@ -419,7 +419,7 @@ async fn an_import_killed_midway_resumes_to_a_whole_root() {
     while count_objects(&root) < 40 && started.elapsed() < Duration::from_secs(60) {
         std::thread::sleep(Duration::from_millis(5));
     }
-    unsafe { libc::kill(child.id() as i32, libc::SIGKILL) };
+    child.kill().unwrap(); // SIGKILL
     let _ = child.wait();
     let before = count_objects(&root);
     assert!(before <= 8 * 65, "the import finished before it was killed");

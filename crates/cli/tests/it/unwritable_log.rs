@@ -92,11 +92,8 @@ async fn a_log_on_a_full_disk_does_not_stop_the_server() {
     let missing = http.get(&format!("{base}/no/such/thing"), &[]).await;
     assert_eq!(missing.status, StatusCode::NOT_FOUND);
 
-    // SAFETY: signalling our own child process by its id.
-    assert_eq!(
-        unsafe { libc::kill(child.id() as libc::pid_t, libc::SIGTERM) },
-        0
-    );
+    let pid = rustix::process::Pid::from_child(&child);
+    rustix::process::kill_process(pid, rustix::process::Signal::TERM).unwrap();
     for _ in 0..600 {
         if let Some(status) = child.try_wait().unwrap() {
             assert!(status.success(), "arca exited with {status}");
