@@ -1,27 +1,11 @@
 //! Version commits, dedup, purge and crash recovery of the OCFL writer.
 
-use crate::common::{check_sidecar, dir_of, head_file};
+use crate::common::{check_sidecar, copy_dir, dir_of, head_file, info, open, put};
 use std::fs;
 use std::path::Path;
 
 use arca_model::{DigestAlgorithm, DigestValue, MultiHasher};
-use arca_ocfl::{Change, Content, HeadMode, ObjectState, OcflRoot, VersionInfo};
-
-fn info() -> VersionInfo {
-    VersionInfo {
-        created: "2026-11-21T20:23:49.759367621Z".into(),
-        message: "Authored by arca".into(),
-        user_name: "fedoraAdmin".into(),
-        user_address: "info:fedora/fedoraAdmin".into(),
-    }
-}
-
-fn put(path: &str, bytes: &[u8]) -> Change {
-    Change {
-        logical_path: path.into(),
-        content: Some(Content::Bytes(bytes.to_vec())),
-    }
-}
+use arca_ocfl::{Change, Content, HeadMode, ObjectState, OcflRoot};
 
 /// Publishes object `id` with one version (file `a` holding `1`) and reads it back.
 fn published_v1(root: &OcflRoot, id: &str) -> ObjectState {
@@ -30,10 +14,6 @@ fn published_v1(root: &OcflRoot, id: &str) -> ObjectState {
         .unwrap();
     root.publish(&staged).unwrap();
     root.read_object(id).unwrap().unwrap()
-}
-
-fn open(dir: &Path) -> OcflRoot {
-    crate::common::local_root(&dir.join("root"), &dir.join("staging")).unwrap()
 }
 
 #[test]
@@ -400,23 +380,6 @@ fn reads_the_fedora_written_sample_root() {
         fs::read_to_string(head_file(&root, &mh, "fcr-container.nt").unwrap()).unwrap(),
         "<info:fedora/mh1> <http://purl.org/dc/terms/title> \"v\" .\n"
     );
-}
-
-fn copy_dir(from: &Path, to: &Path) {
-    fs::create_dir_all(to).unwrap();
-    for e in fs::read_dir(from).unwrap() {
-        let e = e.unwrap();
-        let dest = to.join(e.file_name());
-        if e.file_type().unwrap().is_dir() {
-            copy_dir(&e.path(), &dest);
-        } else {
-            fs::copy(e.path(), &dest).unwrap();
-            let mut perm = fs::metadata(&dest).unwrap().permissions();
-            #[allow(clippy::permissions_set_readonly_false)]
-            perm.set_readonly(false);
-            fs::set_permissions(&dest, perm).unwrap();
-        }
-    }
 }
 
 fn walk(dir: &Path) -> Vec<String> {

@@ -2,12 +2,12 @@
 //! either, `fcrepo.persistence.defaultDigestAlgorithm`): the official fixtures read and
 //! extended, sidecar names, and an object keeping its algorithm whatever the root's is.
 
-use crate::common::{check_sidecar, head_file};
+use crate::common::{check_sidecar, copy_dir, head_file, info, put};
 use std::fs;
 use std::path::{Path, PathBuf};
 
 use arca_model::{DigestAlgorithm, DigestValue, MultiHasher};
-use arca_ocfl::{Change, Content, Error, HeadMode, Inventory, VersionInfo};
+use arca_ocfl::{Change, Content, Error, HeadMode, Inventory};
 
 fn fixture(name: &str) -> PathBuf {
     let dir = Path::new(env!("CARGO_MANIFEST_DIR"))
@@ -15,35 +15,6 @@ fn fixture(name: &str) -> PathBuf {
         .join(name);
     assert!(dir.exists(), "missing {dir:?}");
     dir
-}
-
-fn info() -> VersionInfo {
-    VersionInfo {
-        created: "2026-11-21T20:23:49.759367621Z".into(),
-        message: "Authored by arca".into(),
-        user_name: "fedoraAdmin".into(),
-        user_address: "info:fedora/fedoraAdmin".into(),
-    }
-}
-
-fn put(path: &str, bytes: &[u8]) -> Change {
-    Change {
-        logical_path: path.into(),
-        content: Some(Content::Bytes(bytes.to_vec())),
-    }
-}
-
-fn copy_dir(from: &Path, to: &Path) {
-    fs::create_dir_all(to).unwrap();
-    for e in fs::read_dir(from).unwrap() {
-        let e = e.unwrap();
-        let dest = to.join(e.file_name());
-        if e.file_type().unwrap().is_dir() {
-            copy_dir(&e.path(), &dest);
-        } else {
-            fs::copy(e.path(), &dest).unwrap();
-        }
-    }
 }
 
 /// A store over the fixture's directory's parent (only read) and the fixture's prefix in it.

@@ -2,14 +2,14 @@
 //! against the Fedora-written sample objects `mh1`/`mh2`, validated with ocfl-py, and
 //! written onto the sample's own objects.
 
-use crate::common::head_file;
+use crate::common::{copy_dir, head_file, open, put};
 use std::collections::BTreeMap;
 use std::fs;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use arca_model::{DigestAlgorithm, DigestValue, MultiHasher};
-use arca_ocfl::{Change, Content, HeadMode, OcflRoot, VersionInfo};
+use arca_ocfl::{Change, Content, HeadMode, VersionInfo};
 
 const MH1: &str = "df1/17d/763/df117d7630469a2e6ca12e6f96061713c398aa78afe3b144e623fe2a5ef9140e";
 const MH2: &str = "5a4/07f/e84/5a407fe84d648f90de6c014118ac959c76faceb478a8b23d1d6610db6d75b1bd";
@@ -28,17 +28,6 @@ fn info(created: &str) -> VersionInfo {
         user_name: "fedoraAdmin".into(),
         user_address: "info:fedora/fedoraAdmin".into(),
     }
-}
-
-fn put(path: &str, bytes: &[u8]) -> Change {
-    Change {
-        logical_path: path.into(),
-        content: Some(Content::Bytes(bytes.to_vec())),
-    }
-}
-
-fn open(dir: &Path) -> OcflRoot {
-    crate::common::local_root(&dir.join("root"), &dir.join("staging")).unwrap()
 }
 
 /// Relative path → bytes of every file below `dir` (empty directories as `path/`).
@@ -71,27 +60,6 @@ fn tree(dir: &Path) -> BTreeMap<String, Vec<u8>> {
 
 fn paths(dir: &Path) -> Vec<String> {
     tree(dir).into_keys().collect()
-}
-
-fn copy_dir(from: &Path, to: &Path) {
-    fs::create_dir_all(to).unwrap();
-    for e in fs::read_dir(from).unwrap() {
-        let e = e.unwrap();
-        let dest = to.join(e.file_name());
-        if e.file_type().unwrap().is_dir() {
-            copy_dir(&e.path(), &dest);
-        } else {
-            fs::copy(e.path(), &dest).unwrap();
-            let mut perm = fs::metadata(&dest).unwrap().permissions();
-            #[allow(clippy::permissions_set_readonly_false)]
-            perm.set_readonly(false);
-            fs::set_permissions(&dest, perm).unwrap();
-        }
-    }
-    let mut perm = fs::metadata(to).unwrap().permissions();
-    #[allow(clippy::permissions_set_readonly_false)]
-    perm.set_readonly(false);
-    fs::set_permissions(to, perm).unwrap();
 }
 
 /// ocfl-py's `ocfl-validate.py`: `$OCFL_VALIDATE`, `PATH`, or the venv in
