@@ -657,7 +657,9 @@ async fn objects_go_into_a_running_arca() {
         "{}",
         text(&out)
     );
-    drop(arca);
+    // The offline command opens the same data directory: the server must have stopped
+    // (dropping it only signals the stop, and its shutdown raced the command's replay).
+    arca.stop().await;
     let out = arca_import(data.path(), &["--verify"], &[&akubra]);
     assert!(
         text(&out).contains("verified 69 objects: 69 as the source says"),
