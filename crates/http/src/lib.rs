@@ -78,6 +78,9 @@ pub struct HttpConfig {
     pub fedora3_facade: Arc<std::sync::atomic::AtomicBool>,
     /// `auto`: an import turns the facade on.
     pub fedora3_facade_auto: bool,
+    /// Metrics, health and status (`/metrics`, `/health/*`, the status page); `None` in
+    /// tests that build a bare router.
+    pub observer: Option<Arc<arca_observe::Observer>>,
 }
 
 impl Default for HttpConfig {
@@ -95,6 +98,7 @@ impl Default for HttpConfig {
             search_max_results: 1_000,
             fedora3_facade: Default::default(),
             fedora3_facade_auto: false,
+            observer: None,
         }
     }
 }

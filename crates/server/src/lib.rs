@@ -134,6 +134,15 @@ pub fn root_description(config: &Config) -> String {
     }
 }
 
+/// The catalog `config` names, for messages: SQLite's file, or PostgreSQL's address with
+/// the password left out.
+pub fn catalog_description(config: &Config) -> String {
+    match &config.catalog.url {
+        None => format!("SQLite {}", config.catalog_path().display()),
+        Some(url) => format!("PostgreSQL {}", arca_config::redact_password(url)),
+    }
+}
+
 /// Opens (or creates) the OCFL storage root `config` names: `ocfl-root/` in the data
 /// directory, or the `[storage.s3]` bucket (credentials from `AWS_ACCESS_KEY_ID` and
 /// `AWS_SECRET_ACCESS_KEY`), which is reached at once, so wrong credentials, a missing
@@ -515,6 +524,7 @@ pub async fn run_observed(
     shutdown: impl Future<Output = ()> + Send + 'static,
     opened: impl FnOnce(Arc<Repository>),
 ) -> anyhow::Result<()> {
+    let started = std::time::Instant::now();
     let external_allowed = external_allow_list(&config)?;
     let auth = auth_config(&config)?;
     let (repo, catalog) = open_repository(&config, true).await?;
@@ -538,6 +548,18 @@ pub async fn run_observed(
     let deliveries = start_events(&config, &repo, addr, events_stopped)?;
     let delivery_statuses = deliveries.iter().map(|d| d.status.clone()).collect();
     let fedora3_facade = fedora3_facade(&config, &repo).await?;
+    let observer = arca_observe::Observer::new(
+        arca_observe::Sources {
+            repo: repo.clone(),
+            search: search.clone(),
+            deliveries: deliveries.iter().map(|d| d.status.clone()).collect(),
+            storage: root_description(&config),
+            catalog: catalog_description(&config),
+            data_dir: config.storage.s3.is_none().then(|| config.data.clone()),
+            started,
+        },
+        arca_observe::health::HealthSettings::default(),
+    );
     let app = arca_http::router(
         repo,
         HttpConfig {
@@ -557,6 +579,7 @@ pub async fn run_observed(
             fedora3_facade: Arc::new(fedora3_facade.into()),
             fedora3_facade_auto: config.fedora3.facade == arca_config::Facade::Auto
                 && config.base_path != "/fedora",
+            observer: Some(observer),
         },
     )
     .map_err(anyhow::Error::msg)?;
