@@ -506,6 +506,26 @@ pub async fn fedora3_facade(config: &Config, repo: &Repository) -> anyhow::Resul
     Ok(on)
 }
 
+/// Tells the person who started the server, on stderr, where it answers, where its data is
+/// and, in quick start, how to log in.
+fn announce(config: &Config, addr: std::net::SocketAddr) {
+    let mut text = format!(
+        "arca listening on http://{addr}{}/\n  storage: {}\n  catalog: {}\n",
+        config.base_path,
+        root_description(config),
+        catalog_description(config)
+    );
+    if config.auth.enabled && !config.auth.has_users() {
+        text.push_str(&format!(
+            "  quick-start admin: {QUICK_START_ADMIN} / {QUICK_START_ADMIN} (loopback only; configure users for real use)\n"
+        ));
+    } else if !config.auth.enabled {
+        text.push_str("  access checks are off (auth.enabled = false)\n");
+    }
+    // Not eprintln!: a full disk under stderr must not stop the server.
+    let _ = std::io::stderr().write_all(text.as_bytes());
+}
+
 /// Serves the Fedora API on `listener` until `shutdown` resolves, then drains requests in
 /// flight and checkpoints the catalog.
 pub async fn run(
@@ -584,12 +604,7 @@ pub async fn run_observed(
     )
     .map_err(anyhow::Error::msg)?;
     tracing::info!(%addr, base = %config.base_path, data = %config.data.display(), "arca is serving the Fedora API");
-    // Not eprintln!: a full disk under stderr must not stop the server.
-    let _ = writeln!(
-        std::io::stderr(),
-        "arca listening on http://{addr}{}/",
-        config.base_path
-    );
+    announce(&config, addr);
     serve(
         listener,
         app,

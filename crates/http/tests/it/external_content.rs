@@ -728,7 +728,7 @@ fn pki(dir: &Path, name: &str) -> Pki {
 /// [`remote_app`] over https (rustls) with `pki`'s certificate.
 async fn tls_remote(pki: &Pki) -> SocketAddr {
     use rustls::pki_types::{CertificateDer, PrivateKeyDer, PrivatePkcs8KeyDer};
-    let provider = std::sync::Arc::new(rustls::crypto::aws_lc_rs::default_provider());
+    let provider = std::sync::Arc::new(rustls::crypto::ring::default_provider());
     let config = rustls::ServerConfig::builder_with_provider(provider)
         .with_safe_default_protocol_versions()
         .unwrap()

@@ -181,6 +181,9 @@ impl S3Storage {
         settings: S3Settings,
         credentials: S3Credentials,
     ) -> StoreResult<Self> {
+        // The HTTP client takes the process's TLS provider: ring, the one arca compiles. An
+        // error only means one is installed already.
+        let _ = rustls::crypto::ring::default_provider().install_default();
         let mut builder = AmazonS3Builder::new()
             .with_bucket_name(&settings.bucket)
             .with_region(&settings.region)
