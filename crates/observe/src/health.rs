@@ -121,6 +121,13 @@ impl Health {
     }
 }
 
+impl crate::Observer {
+    /// Whether the server can serve now ([`Health::readiness`] of its sources).
+    pub async fn readiness(&self) -> Readiness {
+        self.health().readiness(self.sources()).await
+    }
+}
+
 /// The body of `/health/live`: the process answers.
 #[derive(Debug, Clone, Serialize)]
 pub struct Liveness {
@@ -389,12 +396,5 @@ mod tests {
         assert_eq!(bytes(512), "512 B");
         assert_eq!(bytes(64 << 20), "64.0 MiB");
         assert_eq!(bytes(3 << 29), "1.5 GiB");
-    }
-}
-
-impl crate::Observer {
-    /// Whether the server can serve now ([`Health::readiness`] of its sources).
-    pub async fn readiness(&self) -> Readiness {
-        self.health().readiness(self.sources()).await
     }
 }
