@@ -318,6 +318,15 @@ pub enum CatalogOp {
     },
 }
 
+/// How much the catalog holds ([`Catalog::totals`]).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Totals {
+    /// OCFL objects that hold at least one resource (live or tombstone).
+    pub objects: u64,
+    /// Live resources.
+    pub resources: u64,
+}
+
 /// The catalog as the kernel sees it, with the state of open transactions
 /// ([`TransactionStore`]). Implementations: [`SqliteCatalog`] (embedded) and
 /// [`PostgresCatalog`] (shared by several nodes). Lookups of missing resources return `Ok(None)` or an empty list,
@@ -422,6 +431,13 @@ pub trait Catalog: TransactionStore + Coordination {
     ) -> Result<Option<MementoRow>>;
     /// Number of resources (live and tombstones).
     async fn count(&self) -> Result<u64>;
+    /// Succeeds when the catalog answers a trivial query (the readiness check). Callers
+    /// bound it with their own timeout.
+    async fn ping(&self) -> Result<()>;
+    /// OCFL objects and live resources, for the status page: counts over indexes, not a
+    /// scan of the rows (still proportional to their number: call it once a minute, not per
+    /// request).
+    async fn totals(&self) -> Result<Totals>;
     /// The changes under way of OCFL object `object` (see [`PendingWrite`]).
     async fn pending_writes_of(&self, object: &str) -> Result<Vec<PendingWrite>>;
     /// Changes under way that started before `started_before` (milliseconds since the

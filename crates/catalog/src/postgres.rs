@@ -1265,6 +1265,26 @@ impl Catalog for PostgresCatalog {
         Ok(n as u64)
     }
 
+    async fn ping(&self) -> Result<()> {
+        sqlx::query_scalar::<_, i32>("SELECT 1")
+            .fetch_one(self.pool())
+            .await?;
+        Ok(())
+    }
+
+    async fn totals(&self) -> Result<crate::Totals> {
+        let (objects, resources): (i64, i64) = sqlx::query_as(
+            "SELECT (SELECT COUNT(DISTINCT ocfl_id) FROM resources),
+                    (SELECT COUNT(*) FROM resources WHERE NOT deleted)",
+        )
+        .fetch_one(self.pool())
+        .await?;
+        Ok(crate::Totals {
+            objects: objects as u64,
+            resources: resources as u64,
+        })
+    }
+
     async fn meta(&self, key: &str) -> Result<Option<String>> {
         Ok(sqlx::query_scalar("SELECT value FROM meta WHERE key = $1")
             .bind(key)

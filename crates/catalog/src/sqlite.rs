@@ -1211,6 +1211,33 @@ impl Catalog for SqliteCatalog {
         })
     }
 
+    async fn ping(&self) -> Result<()> {
+        self.with_reader(|c| {
+            Ok(c.query_row("SELECT 1", [], |r| r.get::<_, i64>(0))
+                .map(|_| ())?)
+        })
+    }
+
+    async fn totals(&self) -> Result<crate::Totals> {
+        self.with_reader(|c| {
+            // Both counts read an index only (`resources_by_object`, the partial
+            // `resources_by_parent`).
+            let objects =
+                c.query_row("SELECT COUNT(DISTINCT ocfl_id) FROM resources", [], |r| {
+                    r.get::<_, i64>(0)
+                })?;
+            let resources = c.query_row(
+                "SELECT COUNT(*) FROM resources WHERE deleted = 0",
+                [],
+                |r| r.get::<_, i64>(0),
+            )?;
+            Ok(crate::Totals {
+                objects: objects as u64,
+                resources: resources as u64,
+            })
+        })
+    }
+
     async fn meta(&self, key: &str) -> Result<Option<String>> {
         self.with_reader(|c| {
             Ok(c.prepare_cached("SELECT value FROM meta WHERE key = ?1")?

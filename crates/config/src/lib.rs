@@ -82,6 +82,50 @@ pub struct Config {
     pub catalog: CatalogSettings,
     /// Where the OCFL storage root lives (`[storage]` table, `ARCA_S3_<KEY>`).
     pub storage: StorageSettings,
+    /// Thresholds of the readiness check (`[health]` table, `ARCA_HEALTH_<KEY>`).
+    pub health: HealthSettings,
+}
+
+/// Thresholds of `/health/ready`: the data directory's file system must have more free
+/// space than both.
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct HealthSettings {
+    /// Free bytes below which the server reports not ready (default 1 GiB).
+    pub min_free_bytes: u64,
+    /// Free percent of the file system below which the server reports not ready (default 2).
+    pub min_free_percent: u64,
+}
+
+impl Default for HealthSettings {
+    fn default() -> Self {
+        Self {
+            min_free_bytes: 1 << 30,
+            min_free_percent: 2,
+        }
+    }
+}
+
+impl HealthSettings {
+    fn apply_env(&mut self, get: &impl Fn(&str) -> Option<String>) -> Result<(), Error> {
+        if let Some(v) = get("ARCA_HEALTH_MIN_FREE_BYTES") {
+            self.min_free_bytes = parse_number("ARCA_HEALTH_MIN_FREE_BYTES", &v)?;
+        }
+        if let Some(v) = get("ARCA_HEALTH_MIN_FREE_PERCENT") {
+            self.min_free_percent = parse_number("ARCA_HEALTH_MIN_FREE_PERCENT", &v)?;
+        }
+        Ok(())
+    }
+
+    fn validate(&self) -> Result<(), Error> {
+        if self.min_free_percent > 100 {
+            return Err(Error::Invalid(format!(
+                "health.min_free_percent is a percentage, at most 100 (got {})",
+                self.min_free_percent
+            )));
+        }
+        Ok(())
+    }
 }
 
 /// Where the OCFL storage root lives: `ocfl-root/` in the data directory by default, or a
@@ -723,6 +767,7 @@ impl Default for Config {
             fedora3: Fedora3::default(),
             catalog: CatalogSettings::default(),
             storage: StorageSettings::default(),
+            health: HealthSettings::default(),
         }
     }
 }
@@ -789,6 +834,7 @@ impl Config {
         self.search.apply_env(&get)?;
         self.catalog.apply_env(&get)?;
         self.storage.apply_env(&get);
+        self.health.apply_env(&get)?;
         if let Some(v) = get("ARCA_FEDORA3_FACADE") {
             self.fedora3.facade = Facade::parse(&v).ok_or_else(|| {
                 Error::Invalid(format!(
@@ -852,6 +898,7 @@ impl Config {
                 "limits.header_bytes must be at least 8192".into(),
             ));
         }
+        self.health.validate()?;
         Ok(())
     }
 
@@ -884,6 +931,27 @@ impl Config {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn health_thresholds_from_the_file_or_the_environment() {
+        let d = Config::default().health;
+        assert_eq!((d.min_free_bytes, d.min_free_percent), (1 << 30, 2));
+        let mut c: Config =
+            toml::from_str("[health]\nmin_free_bytes = 1000\nmin_free_percent = 5").unwrap();
+        assert_eq!(
+            (c.health.min_free_bytes, c.health.min_free_percent),
+            (1000, 5)
+        );
+        c.apply_env(|k| (k == "ARCA_HEALTH_MIN_FREE_BYTES").then(|| "7".into()))
+            .unwrap();
+        assert_eq!(c.health.min_free_bytes, 7);
+        assert!(c
+            .clone()
+            .apply_env(|k| (k == "ARCA_HEALTH_MIN_FREE_PERCENT").then(|| "x".into()))
+            .is_err());
+        c.health.min_free_percent = 101;
+        assert!(c.validate().is_err());
+    }
 
     #[test]
     fn an_s3_root_from_the_file_or_the_environment() {

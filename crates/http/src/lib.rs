@@ -23,6 +23,7 @@ mod fedora3;
 mod fixity;
 mod handlers;
 pub mod headers;
+pub mod health;
 mod import;
 mod limits;
 mod listing;
@@ -130,10 +131,11 @@ pub fn router(repo: Arc<Repository>, config: HttpConfig) -> Result<Router, Strin
         config: Arc::new(config),
         access,
     };
-    Ok(Router::new()
-        .route("/static/constraints/{name}", get(constraint_document))
-        .fallback(dispatch)
-        .with_state(state))
+    let mut app = Router::new().route("/static/constraints/{name}", get(constraint_document));
+    if let Some(observer) = &state.config.observer {
+        app = app.merge(health::routes(observer.clone()));
+    }
+    Ok(app.fallback(dispatch).with_state(state))
 }
 
 async fn constraint_document(Path(name): Path<String>) -> Response {

@@ -526,6 +526,15 @@ fn announce(config: &Config, addr: std::net::SocketAddr) {
     let _ = std::io::stderr().write_all(text.as_bytes());
 }
 
+/// The readiness thresholds of `config`'s `[health]` table.
+fn health_settings(config: &Config) -> arca_observe::health::HealthSettings {
+    arca_observe::health::HealthSettings {
+        min_free_bytes: config.health.min_free_bytes,
+        min_free_percent: config.health.min_free_percent,
+        ..Default::default()
+    }
+}
+
 /// Serves the Fedora API on `listener` until `shutdown` resolves, then drains requests in
 /// flight and checkpoints the catalog.
 pub async fn run(
@@ -544,14 +553,31 @@ pub async fn run_observed(
     shutdown: impl Future<Output = ()> + Send + 'static,
     opened: impl FnOnce(Arc<Repository>),
 ) -> anyhow::Result<()> {
+    run_gated(config, listener, shutdown, std::future::ready(()), opened).await
+}
+
+/// As [`run_observed`], opening the repository only once `gate` resolves: the server
+/// answers as while starting (health, and 503 elsewhere) until then. Tests hold the gate to
+/// watch a start deterministically.
+pub async fn run_gated(
+    config: Config,
+    listener: TcpListener,
+    shutdown: impl Future<Output = ()> + Send + 'static,
+    gate: impl Future<Output = ()>,
+    opened: impl FnOnce(Arc<Repository>),
+) -> anyhow::Result<()> {
     let started = std::time::Instant::now();
     let external_allowed = external_allow_list(&config)?;
     let auth = auth_config(&config)?;
+    let requests = request_limits(&config);
+    let addr = listener.local_addr()?;
+    let (starting, serving) =
+        serve::while_starting(listener, connection_limits(&config, &requests), shutdown);
+    tracing::info!(%addr, "opening the repository; /health/live and /health/ready answer meanwhile");
+    gate.await;
     let (repo, catalog) = open_repository(&config, true).await?;
     opened(repo.clone());
     let repo_stats = repo.clone();
-    let requests = request_limits(&config);
-    let addr = listener.local_addr()?;
     let (stop_events, events_stopped) = tokio::sync::watch::channel(false);
     let search = if config.search.enabled {
         Some(
@@ -578,8 +604,9 @@ pub async fn run_observed(
             data_dir: config.storage.s3.is_none().then(|| config.data.clone()),
             started,
         },
-        arca_observe::health::HealthSettings::default(),
+        health_settings(&config),
     );
+    let sampling = observer.spawn_sampler(stop_events.subscribe());
     let app = arca_http::router(
         repo,
         HttpConfig {
@@ -599,20 +626,16 @@ pub async fn run_observed(
             fedora3_facade: Arc::new(fedora3_facade.into()),
             fedora3_facade_auto: config.fedora3.facade == arca_config::Facade::Auto
                 && config.base_path != "/fedora",
-            observer: Some(observer),
+            observer: Some(observer.clone()),
         },
     )
     .map_err(anyhow::Error::msg)?;
     tracing::info!(%addr, base = %config.base_path, data = %config.data.display(), "arca is serving the Fedora API");
     announce(&config, addr);
-    serve(
-        listener,
-        app,
-        &connection_limits(&config, &requests),
-        shutdown,
-    )
-    .await;
+    starting.set(app);
+    serving.finished().await;
     let _ = stop_events.send(true);
+    let _ = sampling.await;
     for delivery in deliveries {
         // The delivery finishes its batch and records how far the broker acknowledged, so
         // that a restart does not send those events again.

@@ -96,3 +96,38 @@ pub async fn serve(
         }
     }
 }
+
+/// The server while it starts ([`while_starting`]): aborted when dropped, so that a start
+/// that fails closes the listener.
+pub(crate) struct Serving(Option<tokio::task::JoinHandle<()>>);
+
+impl Serving {
+    /// Waits until serving ends (shutdown, then the grace period).
+    pub(crate) async fn finished(mut self) {
+        if let Some(task) = self.0.take() {
+            let _ = task.await;
+        }
+    }
+}
+
+impl Drop for Serving {
+    fn drop(&mut self) {
+        if let Some(task) = self.0.take() {
+            task.abort();
+        }
+    }
+}
+
+/// Starts serving on `listener` at once, before the repository is open: health routes and
+/// 503 elsewhere until the application is set on the returned [`Starting`], then the
+/// application.
+pub(crate) fn while_starting(
+    listener: TcpListener,
+    limits: ConnectionLimits,
+    shutdown: impl Future<Output = ()> + Send + 'static,
+) -> (arca_http::health::Starting, Serving) {
+    let starting = arca_http::health::Starting::new();
+    let router = starting.router();
+    let task = tokio::spawn(async move { serve(listener, router, &limits, shutdown).await });
+    (starting, Serving(Some(task)))
+}

@@ -276,8 +276,13 @@ impl TestServer {
             repo,
             wait_for_publishing: AtomicBool::new(true),
         };
-        // Wait until the API answers (the repository opens asynchronously).
-        for _ in 0..200 {
+        // Wait until the API answers (the repository opens asynchronously; meanwhile the
+        // server answers 503, and a rebuild from storage may take a while).
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(300);
+        while std::time::Instant::now() < deadline {
+            if server.task.as_ref().is_some_and(|t| t.is_finished()) {
+                break;
+            }
             if let Ok(r) = server
                 .try_request(Method::GET, &server.base, &[], Bytes::new())
                 .await

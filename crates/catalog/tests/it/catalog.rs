@@ -14,7 +14,32 @@ on_every_catalog!(
     consumer_positions_survive_a_clear,
     pending_writes_are_kept_until_finished,
     free_object_locks_are_taken_without_waiting,
+    totals_count_objects_and_live_resources,
 );
+
+async fn totals_count_objects_and_live_resources(store: Store) {
+    let cat = store.open().await;
+    cat.ping().await.unwrap();
+    assert_eq!(cat.totals().await.unwrap(), arca_catalog::Totals::default());
+    let mut inner = record("a/b", Some("a"), false);
+    inner.ocfl_id = record("a", Some(""), false).ocfl_id;
+    cat.apply(vec![
+        CatalogOp::Put(record("", None, false)),
+        CatalogOp::Put(record("a", Some(""), false)),
+        CatalogOp::Put(inner),
+        CatalogOp::Put(record("gone", Some(""), true)),
+    ])
+    .await
+    .unwrap();
+    // Objects: the root, `a` (holding `a/b`) and the tombstone's; resources: live ones.
+    assert_eq!(
+        cat.totals().await.unwrap(),
+        arca_catalog::Totals {
+            objects: 3,
+            resources: 3
+        }
+    );
+}
 
 async fn stores_and_pages_children(store: Store) {
     let cat = store.open().await;

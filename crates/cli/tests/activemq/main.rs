@@ -6,3 +6,4 @@ mod common;
 
 mod events_bench;
 mod events_broker;
+mod health;

@@ -7,6 +7,7 @@
 #![allow(dead_code)]
 
 pub mod fedora;
+pub mod health;
 
 use std::collections::BTreeSet;
 use std::fs;

@@ -4,4 +4,5 @@
 #[path = "../common/mod.rs"]
 mod common;
 
+mod health;
 mod s3_root;
