@@ -146,3 +146,12 @@ pub(crate) fn render<T: Serialize>(
     }
     Ok(out)
 }
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn the_templates_parse() {
+        let env = super::templates();
+        assert!(env.get_template("resource.html").is_ok());
+    }
+}

@@ -39,7 +39,9 @@ impl Drop for Driver {
 /// The browser binary, or why the test cannot run.
 fn chromium() -> Result<&'static str, String> {
     if !Path::new(CHROMEDRIVER).exists() {
-        return Err(format!("{CHROMEDRIVER} is missing (Debian: chromium-driver)"));
+        return Err(format!(
+            "{CHROMEDRIVER} is missing (Debian: chromium-driver)"
+        ));
     }
     CHROMIUM
         .iter()
@@ -62,7 +64,10 @@ async fn start_driver() -> Driver {
         .expect("chromedriver starts");
     let url = format!("http://127.0.0.1:{port}");
     for _ in 0..100 {
-        if tokio::net::TcpStream::connect(("127.0.0.1", port)).await.is_ok() {
+        if tokio::net::TcpStream::connect(("127.0.0.1", port))
+            .await
+            .is_ok()
+        {
             break;
         }
         tokio::time::sleep(Duration::from_millis(100)).await;
@@ -118,7 +123,9 @@ async fn server() -> (TestServer, tempfile::TempDir) {
 /// Signs `user` in: a page that needs a login, opened with the credentials in the URL;
 /// Chromium keeps them for the realm and sends them with the pages' own requests.
 async fn sign_in(c: &Client, s: &TestServer, user: &str, path: &str) {
-    let url = s.url(path).replacen("http://", &format!("http://{user}:{user}-pw@"), 1);
+    let url = s
+        .url(path)
+        .replacen("http://", &format!("http://{user}:{user}-pw@"), 1);
     c.goto(&url).await.unwrap();
 }
 
@@ -156,7 +163,12 @@ async fn fill(c: &Client, css: &str, text: &str) {
 }
 
 async fn click(c: &Client, css: &str) {
-    c.find(Locator::Css(css)).await.unwrap().click().await.unwrap();
+    c.find(Locator::Css(css))
+        .await
+        .unwrap()
+        .click()
+        .await
+        .unwrap();
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -200,7 +212,12 @@ async fn a_person_works_through_the_pages() {
     .await;
     click(&c, "form[data-kind=container] button").await;
     wait_for_text(&c, "<h1>A shelf</h1>").await;
-    assert!(c.current_url().await.unwrap().as_str().ends_with("/rest/shelf"));
+    assert!(c
+        .current_url()
+        .await
+        .unwrap()
+        .as_str()
+        .ends_with("/rest/shelf"));
 
     // A file, uploaded.
     let file = dir.path().join("notes.txt");
@@ -215,7 +232,12 @@ async fn a_person_works_through_the_pages() {
     click(&c, "form[data-kind=upload] button").await;
     let page = wait_for_text(&c, "arca browser notes: quokka").await;
     assert!(page.contains("notes.txt"), "{page}");
-    assert!(c.current_url().await.unwrap().as_str().ends_with("/shelf/notes/fcr:metadata"));
+    assert!(c
+        .current_url()
+        .await
+        .unwrap()
+        .as_str()
+        .ends_with("/shelf/notes/fcr:metadata"));
     // Fixity on demand.
     click(&c, "button[data-fixity]").await;
     wait_for_text(&c, "Fixity: SUCCESS").await;
@@ -227,7 +249,12 @@ async fn a_person_works_through_the_pages() {
     let sparql = c.find(Locator::Css("#p-sparql")).await.unwrap();
     let template = sparql.prop("value").await.unwrap().unwrap();
     assert!(template.contains("A new title"), "{template}");
-    fill(&c, "#p-sparql", &template.replace("A new title", "The quokka shelf")).await;
+    fill(
+        &c,
+        "#p-sparql",
+        &template.replace("A new title", "The quokka shelf"),
+    )
+    .await;
     click(&c, "form[data-kind=patch] button").await;
     wait_for_text(&c, "<h1>The quokka shelf</h1>").await;
     // A version, then the TimeMap.
@@ -235,7 +262,9 @@ async fn a_person_works_through_the_pages() {
     tokio::time::sleep(Duration::from_millis(500)).await;
     wait_for_text(&c, "<h1>The quokka shelf</h1>").await;
     shots.take(&c, "container").await;
-    c.goto(&format!("{}/fcr:versions", s.url("shelf"))).await.unwrap();
+    c.goto(&format!("{}/fcr:versions", s.url("shelf")))
+        .await
+        .unwrap();
     wait_for_text(&c, "<time datetime=").await;
     shots.take(&c, "timemap").await;
 
@@ -248,12 +277,17 @@ async fn a_person_works_through_the_pages() {
         .request_anonymous(
             Method::PUT,
             &format!("{}/fcr:acl", s.url("shelf")),
-            &[("content-type", "text/turtle"), ("authorization", &basic("root"))],
+            &[
+                ("content-type", "text/turtle"),
+                ("authorization", &basic("root")),
+            ],
             acl,
         )
         .await;
     assert_eq!(r.status, 201, "{}", r.text());
-    c.goto(&format!("{}/fcr:acl", s.url("shelf"))).await.unwrap();
+    c.goto(&format!("{}/fcr:acl", s.url("shelf")))
+        .await
+        .unwrap();
     wait_for_text(&c, "users.example&#x2f;reader").await;
     shots.take(&c, "acl").await;
 
@@ -268,11 +302,19 @@ async fn a_person_works_through_the_pages() {
         if page.contains(">notes</a>") {
             break;
         }
-        assert!(std::time::Instant::now() < deadline, "search never found the file:\n{page}");
+        assert!(
+            std::time::Instant::now() < deadline,
+            "search never found the file:\n{page}"
+        );
         tokio::time::sleep(Duration::from_millis(300)).await;
     }
     shots.take(&c, "search").await;
-    c.find(Locator::LinkText("notes")).await.unwrap().click().await.unwrap();
+    c.find(Locator::LinkText("notes"))
+        .await
+        .unwrap()
+        .click()
+        .await
+        .unwrap();
     wait_for_text(&c, "arca browser notes: quokka").await;
 
     // An error page.
@@ -299,15 +341,30 @@ async fn a_person_works_through_the_pages() {
     reader.close().await.unwrap();
 
     // The admin deletes the file from its page.
-    c.goto(&format!("{}/fcr:metadata", s.url("shelf/notes"))).await.unwrap();
+    c.goto(&format!("{}/fcr:metadata", s.url("shelf/notes")))
+        .await
+        .unwrap();
     wait_for_text(&c, "Delete this resource").await;
     click(&c, "form[data-kind=delete] button").await;
-    c.accept_alert().await.unwrap();
+    let mut confirmed = c.accept_alert().await;
+    for _ in 0..50 {
+        if confirmed.is_ok() {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+        confirmed = c.accept_alert().await;
+    }
+    confirmed.expect("the delete asks for confirmation");
     wait_for_text(&c, "<h1>The quokka shelf</h1>").await;
     let page = wait_for_text(&c, "No children").await;
     assert!(!page.contains(">notes</a>"));
     let r = s
-        .request_anonymous(Method::GET, &s.url("shelf/notes"), &[("authorization", &basic("root"))], bytes::Bytes::new())
+        .request_anonymous(
+            Method::GET,
+            &s.url("shelf/notes"),
+            &[("authorization", &basic("root"))],
+            bytes::Bytes::new(),
+        )
         .await;
     assert_eq!(r.status, 410);
 
