@@ -288,7 +288,7 @@ async fn a_person_works_through_the_pages() {
     c.goto(&format!("{}/fcr:acl", s.url("shelf")))
         .await
         .unwrap();
-    wait_for_text(&c, "users.example&#x2f;reader").await;
+    wait_for_text(&c, "users.example/reader").await;
     shots.take(&c, "acl").await;
 
     // Search finds the file by its text (the index catches up in the background).
