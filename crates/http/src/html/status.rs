@@ -144,10 +144,7 @@ fn fields(r: &StatusReport) -> Vec<Field> {
         f("Reads per second", format!("{:.2}", r.reads_per_second)),
         f(
             "Search documents",
-            match &r.search {
-                Some(s) => s.documents.to_string(),
-                None => "unknown (search is off)".into(),
-            },
+            unknown(r.search.as_ref(), |s| s.documents.to_string()),
         ),
         f(
             "Search lag (changes)",

@@ -135,6 +135,7 @@ struct Shots {
 
 impl Shots {
     async fn take(&self, c: &Client, name: &str) {
+        c.execute("window.scrollTo(0, 0)", vec![]).await.unwrap();
         let png = c.screenshot().await.expect("a screenshot");
         std::fs::write(self.dir.join(format!("{name}.png")), png).unwrap();
     }
