@@ -195,3 +195,24 @@ fn chart(s: &Series) -> Chart {
         span: duration(s.step_seconds * n as u64),
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_series_is_scaled_into_the_chart() {
+        let s = Series {
+            name: "writes per second".into(),
+            unit: "/s".into(),
+            step_seconds: 60,
+            points: vec![0.0, 5.0, 10.0],
+        };
+        let c = chart(&s);
+        assert_eq!(c.points, "0.0,60.0 150.0,30.0 300.0,0.0");
+        assert_eq!(c.latest, "10.00");
+        assert_eq!(c.max, "10.00");
+        assert_eq!(chart(&Series::default()).points, "");
+        assert_eq!(duration(3_725), "1 h 2 min");
+    }
+}
