@@ -340,6 +340,14 @@ async fn timemap_acl_search_and_status_pages() {
     let text = assert_page(&page(&s, Some("root"), "v/fcr:versions").await);
     assert!(text.contains("Versions of v"), "{text}");
     assert!(text.matches("<time datetime=").count() >= 1, "{text}");
+    // A memento's page: read-only, with its date.
+    let at = text.find("fcr:versions&#x2f;").expect("a memento link") + "fcr:versions&#x2f;".len();
+    let segment = &text[at..at + 14];
+    let r = page(&s, Some("root"), &format!("v/fcr:versions/{segment}")).await;
+    assert_eq!(r.status, 200, "{}", r.text());
+    let memento = assert_page(&r);
+    assert!(memento.contains("(read-only)"), "{memento}");
+    assert!(!memento.contains("data-kind="), "{memento}");
     // The root's default ACL and a stored one, as tables.
     let text = assert_page(&page(&s, Some("root"), "fcr:acl").await);
     assert!(text.contains("<table class=\"acl\">"), "{text}");
