@@ -148,6 +148,9 @@ fn not_found(ctx: &Ctx, acl_id: &FedoraId) -> ApiError {
 /// The ACL in effect at the root when the root has none stored: the configured one or
 /// Fedora's default, served as an RDF source would be.
 fn default_root_acl(ctx: &Ctx, head: bool, req: &Request) -> Result<Response, ApiError> {
+    if crate::html::wanted(req.headers()) {
+        return crate::html::acl::default_page(ctx, &ctx.access.default_root_acl(), head);
+    }
     let accept = req
         .headers()
         .get(header::ACCEPT)

@@ -24,6 +24,7 @@ mod fixity;
 mod handlers;
 pub mod headers;
 pub mod health;
+mod html;
 mod import;
 mod limits;
 mod listing;
@@ -131,7 +132,10 @@ pub fn router(repo: Arc<Repository>, config: HttpConfig) -> Result<Router, Strin
         config: Arc::new(config),
         access,
     };
-    let mut app = Router::new().route("/static/constraints/{name}", get(constraint_document));
+    let mut app = Router::new()
+        .route("/static/constraints/{name}", get(constraint_document))
+        .route("/static/ui/{name}", get(html::assets::serve))
+        .route("/status", get(html::status::handler));
     if let Some(observer) = &state.config.observer {
         app = app.merge(health::routes(observer.clone()));
     }
@@ -391,8 +395,31 @@ async fn dispatch(State(state): State<AppState>, req: Request) -> Response {
     drain::draining_refused_body(req, limits, |req| route(state, req)).await
 }
 
-/// Decides what `req` asks for and answers it.
+/// Decides what `req` asks for and answers it; a browser's GET that fails gets an error
+/// page.
 async fn route(state: AppState, req: Request) -> Response {
+    if !(req.method() == Method::GET && html::wanted(req.headers())) {
+        return answer(state, req).await;
+    }
+    let base_url = base_url(&state.config, req.headers());
+    let headers = req.headers().clone();
+    let out = answer(state.clone(), req).await;
+    html::error::decorate(out, &state, &base_url, &headers).await
+}
+
+/// The external URL of the REST root: configured, or from the request's `Host`.
+fn base_url(config: &HttpConfig, h: &http::HeaderMap) -> String {
+    config.base_url.clone().unwrap_or_else(|| {
+        let host = h
+            .get(http::header::HOST)
+            .and_then(|h| h.to_str().ok())
+            .unwrap_or("localhost");
+        format!("http://{host}{}", config.base_path)
+    })
+}
+
+/// Answers `req`.
+async fn answer(state: AppState, req: Request) -> Response {
     if let Err(e) = state.config.limits.check_head(&req) {
         return e.into_response();
     }
@@ -416,14 +443,7 @@ async fn route(state: AppState, req: Request) -> Response {
         return ApiError::new(StatusCode::NOT_FOUND, format!("no resource at {path}"))
             .into_response();
     }
-    let base_url = state.config.base_url.clone().unwrap_or_else(|| {
-        let host = req
-            .headers()
-            .get(http::header::HOST)
-            .and_then(|h| h.to_str().ok())
-            .unwrap_or("localhost");
-        format!("http://{host}{base_path}")
-    });
+    let base_url = base_url(&state.config, req.headers());
     let op = match parse_operation(req.method(), rest) {
         Ok(_) if gsearch => Operation::GSearch,
         Ok(_) if fedora3 => {

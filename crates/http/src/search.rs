@@ -195,7 +195,7 @@ pub(crate) async fn search(ctx: &Ctx, head: bool, req: Request) -> Result<Respon
             "the query is longer than {MAX_QUERY_BYTES} bytes"
         )));
     }
-    let conditions = params
+    let conditions: Vec<Condition> = params
         .iter()
         .filter(|(n, _)| n == "condition")
         .map(|(_, c)| condition(ctx, c))
@@ -232,6 +232,11 @@ pub(crate) async fn search(ctx: &Ctx, head: bool, req: Request) -> Result<Respon
             .collect(),
         None => DEFAULT_FIELDS.iter().map(|f| f.to_string()).collect(),
     };
+    let html = crate::html::wanted(req.headers());
+    if html && query.is_none() && conditions.is_empty() {
+        // The search page before anything is asked: the query box alone.
+        return crate::html::search::page(ctx, None, head);
+    }
     let search = PagedSearch {
         request: SearchRequest {
             query: query.map(str::to_string),
@@ -273,6 +278,16 @@ pub(crate) async fn search(ctx: &Ctx, head: bool, req: Request) -> Result<Respon
             Value::Object(values)
         })
         .collect();
+    if html {
+        let results = crate::html::search::Results {
+            query,
+            offset,
+            limit,
+            total: hits.total,
+            items: &items,
+        };
+        return crate::html::search::page(ctx, Some(results), head);
+    }
     // Built by hand: `json!` would copy every item.
     let mut body = Map::new();
     body.insert(

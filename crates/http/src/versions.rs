@@ -191,6 +191,9 @@ pub(crate) async fn timemap(
 ) -> Result<Response, ApiError> {
     let record = ctx.repo.get(&id).await.map_err(|e| ctx.err(e))?;
     let mementos = ctx.repo.mementos(&id).await.map_err(|e| ctx.err(e))?;
+    if crate::html::wanted(req.headers()) {
+        return crate::html::versions::timemap(ctx, &record, &mementos, head).await;
+    }
     let accept = req
         .headers()
         .get(header::ACCEPT)

@@ -90,6 +90,41 @@ impl RdfFormat {
         }
         best.map(|(format, _)| format)
     }
+
+    /// Whether an `Accept` header asks for an HTML page rather than RDF: `text/html` or
+    /// `application/xhtml+xml` named explicitly (a browser's header) and ranked strictly
+    /// above every acceptable RDF format by q-value, then specificity. Ties, `*/*` alone and
+    /// a missing header go to RDF, so API clients keep getting RDF.
+    pub fn prefers_html(accept: Option<&str>) -> bool {
+        let Some(accept) = accept else {
+            return false;
+        };
+        let ranges: Vec<MediaRange> = accept.split(',').filter_map(MediaRange::parse).collect();
+        let score_of = |media_types: &[&str]| -> Option<Score> {
+            media_types
+                .iter()
+                .flat_map(|mt| {
+                    ranges
+                        .iter()
+                        .enumerate()
+                        .filter_map(move |(i, r)| Some((r.specificity(mt)?, r.q, Reverse(i))))
+                })
+                .max_by(|a, b| a.partial_cmp(b).unwrap_or(Ordering::Equal))
+                .map(|(specificity, q, position)| (q, specificity, position))
+        };
+        let Some(html) = score_of(&["text/html", "application/xhtml+xml"]) else {
+            return false;
+        };
+        // Only an exact `text/html` (not `text/*` or `*/*`) asks for a page.
+        if html.1 < 2 || html.0 <= 0.0 {
+            return false;
+        }
+        Self::ALL
+            .into_iter()
+            .filter_map(|f| score_of(f.media_types()))
+            .filter(|s| s.0 > 0.0)
+            .all(|rdf| (html.0, html.1) > (rdf.0, rdf.1))
+    }
 }
 
 /// How well a format matches an `Accept` header: q-value, specificity (2 exact, 1 `type/*`,
@@ -141,6 +176,30 @@ impl MediaRange {
 #[cfg(test)]
 mod tests {
     use super::RdfFormat::{self, *};
+
+    #[test]
+    fn html_only_when_a_browser_prefers_it() {
+        let browser =
+            "text/html,application/xhtml+xml,application/xml;q=0.9,image/avif,image/webp,*/*;q=0.8";
+        assert!(RdfFormat::prefers_html(Some(browser)));
+        assert!(RdfFormat::prefers_html(Some("text/html")));
+        assert!(RdfFormat::prefers_html(Some(
+            "application/xhtml+xml, text/turtle;q=0.5"
+        )));
+        for api in [
+            None,
+            Some(""),
+            Some("*/*"),
+            Some("text/*"),
+            Some("text/turtle"),
+            Some("text/turtle, text/html"),
+            Some("text/html, text/turtle"),
+            Some("application/ld+json, text/html;q=0.9"),
+            Some("text/html;q=0, */*"),
+        ] {
+            assert!(!RdfFormat::prefers_html(api), "{api:?}");
+        }
+    }
 
     #[test]
     fn media_types() {

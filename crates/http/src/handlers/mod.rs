@@ -15,7 +15,9 @@ use crate::error::ApiError;
 
 pub(crate) use body::{client_digests, read_rdf_body};
 pub(crate) use conditions::{check_write_condition, write_precondition};
-pub(crate) use read::{audit_triples, file_body, options, read, read_headers, serve_binary};
+pub(crate) use read::{
+    audit_triples, file_body, options, read, read_headers, serve_binary, server_managed_triples,
+};
 pub(crate) use representation::{created_response, filename_params, model_of, resource_headers};
 pub(crate) use write::{create, delete, patch, purge, put};
 

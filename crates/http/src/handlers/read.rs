@@ -32,6 +32,9 @@ pub(crate) async fn read(ctx: &Ctx, id: FedoraId, head: bool, req: Request) -> H
     }
     let mut out = if model_of(&record).is_binary() {
         read_binary(ctx, &record, head, h).await
+    } else if crate::html::wanted(h) && crate::html::format_override(req.uri().query()).is_none() {
+        // A browser: the resource's page (a binary's is its description's).
+        return crate::html::resource::page(ctx, &record, head, req.uri().query()).await;
     } else {
         read_rdf(ctx, &record, head, req).await
     }?;
@@ -323,7 +326,11 @@ pub(super) async fn read_rdf(
     req: Request,
 ) -> HandlerResult {
     let h = req.headers();
-    let accept = h.get(header::ACCEPT).and_then(|v| v.to_str().ok());
+    // A page's "raw RDF" links name the format in the query (`?format=text/turtle`).
+    let linked = crate::html::format_override(req.uri().query());
+    let accept = linked
+        .as_deref()
+        .or_else(|| h.get(header::ACCEPT).and_then(|v| v.to_str().ok()));
     let format = RdfFormat::negotiate(accept).ok_or_else(|| {
         ApiError::new(
             StatusCode::NOT_ACCEPTABLE,
@@ -497,7 +504,7 @@ pub(crate) fn audit_triples(
     }
 }
 
-pub(super) async fn server_managed_triples(
+pub(crate) async fn server_managed_triples(
     ctx: &Ctx,
     record: &ResourceRecord,
     out: &mut Vec<Triple>,

@@ -16,6 +16,7 @@ mod fedora3_contract;
 mod fixity;
 mod fuzz_regressions;
 mod hostile;
+mod html;
 mod membership;
 mod mutable_head;
 mod paging;

@@ -1,5 +1,5 @@
 //! RDF in and out: Turtle, N-Triples and JSON-LD request bodies; Turtle, N-Triples, JSON-LD
-//! and RDF/XML responses chosen by `Accept` (406 when none fits); relative IRIs and `<>`
+//! and RDF/XML responses chosen by `Accept` (a page for a browser, 406 when none fits); relative IRIs and `<>`
 //! resolved against the resource's URL.
 
 use std::collections::HashSet;
@@ -150,18 +150,30 @@ async fn accept_negotiation() {
         .await
         .1
         .starts_with("application/ld+json"));
-    // A browser's Accept gets Turtle through */*.
-    assert!(
-        ct("text/html,application/xhtml+xml,application/xml;q=0.9,*/*;q=0.8")
-            .await
-            .1
-            .starts_with("text/turtle")
-    );
+    // A browser's Accept, and text/html alone, get the resource's page (tests/it/html.rs);
+    // an RDF format named as high as text/html wins.
+    for accept in [
+        "text/html,application/xhtml+xml,application/xml;q=0.9,*/*;q=0.8",
+        "text/html",
+    ] {
+        let (status, content_type) = ct(accept).await;
+        assert_eq!(status, 200);
+        assert!(
+            content_type.starts_with("text/html"),
+            "{accept}: {content_type}"
+        );
+    }
+    assert!(ct("text/html, text/turtle")
+        .await
+        .1
+        .starts_with("text/turtle"));
+    let h = head(&s, "n", &[("accept", "text/html")]).await;
+    assert_eq!(h.status, 200);
+    assert!(h.header("content-type").unwrap().starts_with("text/html"));
     // Nothing acceptable: 406, for GET and HEAD.
-    assert_eq!(ct("text/html").await.0, 406);
     assert_eq!(ct("application/ld+json;q=0").await.0, 406);
     assert_eq!(ct("image/png, application/pdf").await.0, 406);
-    let h = head(&s, "n", &[("accept", "text/html")]).await;
+    let h = head(&s, "n", &[("accept", "image/png")]).await;
     assert_eq!(h.status, 406);
     s.stop().await;
 }
