@@ -26,6 +26,7 @@ pub mod headers;
 mod import;
 mod limits;
 mod listing;
+mod metrics;
 mod response;
 mod search;
 mod transactions;
@@ -46,6 +47,7 @@ pub use access::AuthConfig;
 pub use error::{constrained_by, ApiError};
 pub use external::ExternalClient;
 pub use limits::{RequestLimits, BUDGET_WAIT};
+pub use metrics::metrics_router;
 
 /// Settings of the HTTP layer.
 #[derive(Debug, Clone)]
@@ -130,8 +132,8 @@ pub fn router(repo: Arc<Repository>, config: HttpConfig) -> Result<Router, Strin
         config: Arc::new(config),
         access,
     };
-    Ok(Router::new()
-        .route("/static/constraints/{name}", get(constraint_document))
+    let routes = Router::new().route("/static/constraints/{name}", get(constraint_document));
+    Ok(metrics::routes(routes, &state)
         .fallback(dispatch)
         .with_state(state))
 }
@@ -386,11 +388,19 @@ async fn dispatch(State(state): State<AppState>, req: Request) -> Response {
         bytes: state.config.limits.max_rdf_body,
         idle: state.config.limits.body_idle_timeout,
     };
-    drain::draining_refused_body(req, limits, |req| route(state, req)).await
+    let tag = metrics::Tag::default();
+    let Some(observer) = metrics::recording(&state).cloned() else {
+        return drain::draining_refused_body(req, limits, |req| route(state, req, &tag)).await;
+    };
+    let method = req.method().clone();
+    let answer = drain::draining_refused_body(req, limits, |req| {
+        route(state, metrics::count_upload(Some(&observer), req), &tag)
+    });
+    metrics::recorded(&observer, method, &tag, answer).await
 }
 
 /// Decides what `req` asks for and answers it.
-async fn route(state: AppState, req: Request) -> Response {
+async fn route(state: AppState, req: Request, tag: &metrics::Tag) -> Response {
     if let Err(e) = state.config.limits.check_head(&req) {
         return e.into_response();
     }
@@ -430,6 +440,7 @@ async fn route(state: AppState, req: Request) -> Response {
         Ok(op) => op,
         Err(e) => return ApiError::from_kernel(e, &base_url).into_response(),
     };
+    tag.set(&op);
     let caller = match state.access.identify(req.headers()).await {
         Ok(c) => c,
         Err(e) => return e.into_response(),

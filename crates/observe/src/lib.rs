@@ -43,6 +43,14 @@ pub struct Observer {
     health: health::Health,
 }
 
+impl std::fmt::Debug for Observer {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Observer")
+            .field("storage", &self.sources.storage)
+            .finish_non_exhaustive()
+    }
+}
+
 impl Observer {
     /// An observer of `sources`.
     pub fn new(sources: Sources, health: health::HealthSettings) -> Arc<Self> {

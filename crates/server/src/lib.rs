@@ -506,6 +506,32 @@ pub async fn fedora3_facade(config: &Config, repo: &Repository) -> anyhow::Resul
     Ok(on)
 }
 
+/// Serves `GET /metrics` to anyone on `metrics_listen` (when set) until `stop` turns true.
+async fn serve_metrics(
+    config: &Config,
+    observer: &Arc<arca_observe::Observer>,
+    limits: &ConnectionLimits,
+    mut stop: tokio::sync::watch::Receiver<bool>,
+) -> anyhow::Result<Option<tokio::task::JoinHandle<()>>> {
+    let Some(address) = &config.metrics_listen else {
+        return Ok(None);
+    };
+    let listener = TcpListener::bind(address)
+        .await
+        .with_context(|| format!("cannot listen on {address} (metrics_listen)"))?;
+    let addr = listener.local_addr()?;
+    tracing::info!(%addr, "serving /metrics to anyone who reaches this address");
+    let _ = writeln!(std::io::stderr(), "arca metrics on http://{addr}/metrics");
+    let app = arca_http::metrics_router(observer.clone());
+    let limits = limits.clone();
+    Ok(Some(tokio::spawn(async move {
+        serve(listener, app, &limits, async move {
+            let _ = stop.wait_for(|stopped| *stopped).await;
+        })
+        .await
+    })))
+}
+
 /// Serves the Fedora API on `listener` until `shutdown` resolves, then drains requests in
 /// flight and checkpoints the catalog.
 pub async fn run(
@@ -560,6 +586,10 @@ pub async fn run_observed(
         },
         arca_observe::health::HealthSettings::default(),
     );
+    observer.metrics().set_enabled(config.metrics.enabled);
+    let connections = connection_limits(&config, &requests);
+    let metrics_listener =
+        serve_metrics(&config, &observer, &connections, stop_events.subscribe()).await?;
     let app = arca_http::router(
         repo,
         HttpConfig {
@@ -579,7 +609,7 @@ pub async fn run_observed(
             fedora3_facade: Arc::new(fedora3_facade.into()),
             fedora3_facade_auto: config.fedora3.facade == arca_config::Facade::Auto
                 && config.base_path != "/fedora",
-            observer: Some(observer),
+            observer: Some(observer.clone()),
         },
     )
     .map_err(anyhow::Error::msg)?;
@@ -590,14 +620,11 @@ pub async fn run_observed(
         "arca listening on http://{addr}{}/",
         config.base_path
     );
-    serve(
-        listener,
-        app,
-        &connection_limits(&config, &requests),
-        shutdown,
-    )
-    .await;
+    serve(listener, app, &connections, shutdown).await;
     let _ = stop_events.send(true);
+    if let Some(task) = metrics_listener {
+        let _ = task.await;
+    }
     for delivery in deliveries {
         // The delivery finishes its batch and records how far the broker acknowledged, so
         // that a restart does not send those events again.
