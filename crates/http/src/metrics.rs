@@ -206,7 +206,7 @@ async fn admin_metrics(State(state): State<AppState>, req: Request) -> Response 
             .refuse(&caller, "the metrics are for administrators".into())
             .into_response();
     }
-    exposition(observer)
+    exposition(observer, req.headers())
 }
 
 fn off() -> Response {
@@ -217,26 +217,32 @@ fn off() -> Response {
     .into_response()
 }
 
-fn exposition(observer: &Observer) -> Response {
+/// The metrics as OpenMetrics when the client accepts it (Prometheus does), else in the
+/// older text format.
+fn exposition(observer: &Observer, headers: &http::HeaderMap) -> Response {
+    use arca_observe::metrics::{classic, CLASSIC_CONTENT_TYPE, OPENMETRICS_CONTENT_TYPE};
     let text = observer.metrics().exposition(observer.sources());
-    (
-        [(
-            http::header::CONTENT_TYPE,
-            arca_observe::metrics::CONTENT_TYPE,
-        )],
-        text,
-    )
-        .into_response()
+    let open_metrics = headers
+        .get_all(http::header::ACCEPT)
+        .iter()
+        .filter_map(|v| v.to_str().ok())
+        .any(|v| v.contains("application/openmetrics-text"));
+    let (content_type, text) = if open_metrics {
+        (OPENMETRICS_CONTENT_TYPE, text)
+    } else {
+        (CLASSIC_CONTENT_TYPE, classic(&text))
+    };
+    ([(http::header::CONTENT_TYPE, content_type)], text).into_response()
 }
 
 /// The router of the separate metrics listener (`metrics_listen`): `/metrics` to anyone
 /// who reaches it, nothing else. Bind it where only the monitoring network can.
 pub fn metrics_router(observer: Arc<Observer>) -> Router {
-    async fn open_metrics(State(observer): State<Arc<Observer>>) -> Response {
+    async fn open_metrics(State(observer): State<Arc<Observer>>, req: Request) -> Response {
         if !observer.metrics().enabled() {
             return off();
         }
-        exposition(&observer)
+        exposition(&observer, req.headers())
     }
     Router::new()
         .route("/metrics", get(open_metrics))
@@ -245,11 +251,8 @@ pub fn metrics_router(observer: Arc<Observer>) -> Router {
             record_route,
         ))
         .fallback(|| async {
-            ApiError::new(
-                StatusCode::NOT_FOUND,
-                "this listener serves only /metrics",
-            )
-            .into_response()
+            ApiError::new(StatusCode::NOT_FOUND, "this listener serves only /metrics")
+                .into_response()
         })
         .with_state(observer)
 }

@@ -22,8 +22,42 @@ use prometheus_client::registry::Registry;
 
 use crate::Sources;
 
-/// The content type of [`Metrics::exposition`]'s text.
-pub const CONTENT_TYPE: &str = "text/plain; version=0.0.4; charset=utf-8";
+/// The content type of [`Metrics::exposition`]'s text (OpenMetrics, what Prometheus asks
+/// for first).
+pub const OPENMETRICS_CONTENT_TYPE: &str =
+    "application/openmetrics-text; version=1.0.0; charset=utf-8";
+
+/// The content type of [`classic`]'s text (Prometheus's older text format, for clients that
+/// do not accept OpenMetrics).
+pub const CLASSIC_CONTENT_TYPE: &str = "text/plain; version=0.0.4; charset=utf-8";
+
+/// `open_metrics` (as [`Metrics::exposition`] writes it) in Prometheus's older text format:
+/// a counter's `HELP` and `TYPE` lines name its samples (`…_total`), and there is no
+/// `# EOF`.
+pub fn classic(open_metrics: &str) -> String {
+    let mut out = String::with_capacity(open_metrics.len() + 1024);
+    let mut lines = open_metrics.lines().peekable();
+    while let Some(line) = lines.next() {
+        if line == "# EOF" {
+            continue;
+        }
+        if let Some((name, help)) = line
+            .strip_prefix("# HELP ")
+            .and_then(|rest| rest.split_once(' '))
+        {
+            let counter_type = format!("# TYPE {name} counter");
+            if lines.peek() == Some(&counter_type.as_str()) {
+                lines.next();
+                let _ = writeln!(out, "# HELP {name}_total {help}");
+                let _ = writeln!(out, "# TYPE {name}_total counter");
+                continue;
+            }
+        }
+        out.push_str(line);
+        out.push('\n');
+    }
+    out
+}
 
 /// What part of the API a request addressed: the `class` label (a handful of values, never
 /// the path).
@@ -774,6 +808,31 @@ mod tests {
             "{text}"
         );
         assert!(!text.contains("PROPFIND"), "{text}");
+    }
+
+    #[test]
+    fn the_classic_format_names_counters_by_their_samples() {
+        let metrics = Metrics::new();
+        metrics.uploads().add(7);
+        let t = Duration::from_millis(1);
+        let kind = RequestKind::of(RouteClass::Read);
+        metrics.record(&http::Method::GET, kind, http::StatusCode::OK, t);
+        let text = classic(&requests_text(&metrics));
+        assert!(
+            text.contains("# HELP arca_http_upload_bytes_total Request body bytes"),
+            "{text}"
+        );
+        assert!(
+            text.contains(
+                "# TYPE arca_http_upload_bytes_total counter\narca_http_upload_bytes_total 7\n"
+            ),
+            "{text}"
+        );
+        assert!(
+            text.contains("# TYPE arca_http_request_duration_seconds histogram"),
+            "{text}"
+        );
+        assert!(!text.contains("# EOF"), "{text}");
     }
 
     #[test]
