@@ -394,7 +394,7 @@ async fn dispatch(State(state): State<AppState>, req: Request) -> Response {
     };
     let method = req.method().clone();
     let answer = drain::draining_refused_body(req, limits, |req| {
-        route(state, metrics::count_upload(Some(&observer), req), &tag)
+        route(state, metrics::count_upload(&observer, req), &tag)
     });
     metrics::recorded(&observer, method, &tag, answer).await
 }

@@ -68,10 +68,7 @@ pub(crate) async fn recorded(
 }
 
 /// `req` with its body counted into the uploaded bytes as a handler reads it (writes only).
-pub(crate) fn count_upload(observer: Option<&Arc<Observer>>, req: Request) -> Request {
-    let Some(observer) = observer else {
-        return req;
-    };
+pub(crate) fn count_upload(observer: &Observer, req: Request) -> Request {
     if !matches!(*req.method(), Method::POST | Method::PUT | Method::PATCH) {
         return req;
     }
