@@ -83,6 +83,10 @@ struct ServeArgs {
     /// Address to listen on [default: 127.0.0.1:8080]
     #[arg(long)]
     listen: Option<String>,
+    /// A second address answering GET /metrics to anyone who reaches it (also
+    /// ARCA_METRICS_LISTEN); bind it where only the monitoring network can
+    #[arg(long)]
+    metrics_listen: Option<String>,
     /// Path prefix of the Fedora API [default: /rest]
     #[arg(long)]
     base_path: Option<String>,
@@ -176,6 +180,9 @@ async fn serve(args: ServeArgs) -> anyhow::Result<()> {
     let mut config = load_config(&args.common)?;
     if let Some(l) = args.listen {
         config.listen = l;
+    }
+    if let Some(m) = args.metrics_listen {
+        config.metrics_listen = Some(m);
     }
     if let Some(b) = args.base_path {
         config.base_path = b;

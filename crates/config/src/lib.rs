@@ -84,6 +84,12 @@ pub struct Config {
     pub storage: StorageSettings,
     /// Thresholds of the readiness check (`[health]` table, `ARCA_HEALTH_<KEY>`).
     pub health: HealthSettings,
+    /// Prometheus metrics (`[metrics]` table, `ARCA_METRICS_<KEY>`).
+    pub metrics: Metrics,
+    /// A second address that answers `GET /metrics` to anyone who reaches it, for a
+    /// Prometheus on the monitoring network (`ARCA_METRICS_LISTEN`); bind it to a port only
+    /// that network reaches. Unset: `/metrics` on `listen`, for admins only.
+    pub metrics_listen: Option<String>,
 }
 
 /// Thresholds of `/health/ready`: the data directory's file system must have more free
@@ -125,6 +131,21 @@ impl HealthSettings {
             )));
         }
         Ok(())
+    }
+}
+
+/// Prometheus metrics.
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct Metrics {
+    /// Record requests and answer `/metrics` (`true`; `ARCA_METRICS_ENABLED`). Off:
+    /// `/metrics` is 404 and nothing is recorded.
+    pub enabled: bool,
+}
+
+impl Default for Metrics {
+    fn default() -> Self {
+        Self { enabled: true }
     }
 }
 
@@ -768,6 +789,8 @@ impl Default for Config {
             catalog: CatalogSettings::default(),
             storage: StorageSettings::default(),
             health: HealthSettings::default(),
+            metrics: Metrics::default(),
+            metrics_listen: None,
         }
     }
 }
@@ -835,6 +858,12 @@ impl Config {
         self.catalog.apply_env(&get)?;
         self.storage.apply_env(&get);
         self.health.apply_env(&get)?;
+        if let Some(v) = get("ARCA_METRICS_ENABLED") {
+            self.metrics.enabled = parse_bool("ARCA_METRICS_ENABLED", &v)?;
+        }
+        if let Some(v) = get("ARCA_METRICS_LISTEN") {
+            self.metrics_listen = Some(v).filter(|v| !v.trim().is_empty());
+        }
         if let Some(v) = get("ARCA_FEDORA3_FACADE") {
             self.fedora3.facade = Facade::parse(&v).ok_or_else(|| {
                 Error::Invalid(format!(
@@ -877,6 +906,13 @@ impl Config {
                 "listen must be an address such as 127.0.0.1:8080 (got {:?})",
                 self.listen
             )));
+        }
+        if let Some(m) = &self.metrics_listen {
+            if m.parse::<std::net::SocketAddr>().is_err() {
+                return Err(Error::Invalid(format!(
+                    "metrics_listen must be an address such as 127.0.0.1:9187 (got {m:?})"
+                )));
+            }
         }
         self.auth.validate(&self.listen)?;
         self.events.validate()?;
@@ -994,6 +1030,38 @@ mod tests {
             toml::from_str::<Config>("[storage.s3]\nbucket = \"b\"\nsecret = \"x\"").is_err(),
             "no secrets in the file"
         );
+    }
+
+    #[test]
+    fn metrics_keys() {
+        let c = Config::default();
+        assert!(c.metrics.enabled);
+        assert_eq!(c.metrics_listen, None);
+        let mut c: Config =
+            toml::from_str("metrics_listen = \"127.0.0.1:9187\"\n[metrics]\nenabled = false\n")
+                .unwrap();
+        c.validate().unwrap();
+        assert_eq!(c.metrics_listen.as_deref(), Some("127.0.0.1:9187"));
+        assert!(!c.metrics.enabled);
+        c.apply_env(|k| match k {
+            "ARCA_METRICS_ENABLED" => Some("true".into()),
+            "ARCA_METRICS_LISTEN" => Some("0.0.0.0:9100".into()),
+            _ => None,
+        })
+        .unwrap();
+        assert!(c.metrics.enabled);
+        assert_eq!(c.metrics_listen.as_deref(), Some("0.0.0.0:9100"));
+        let err = Config::default()
+            .apply_env(|k| (k == "ARCA_METRICS_ENABLED").then(|| "maybe".into()))
+            .unwrap_err();
+        assert!(err.to_string().contains("ARCA_METRICS_ENABLED"), "{err}");
+        let mut bad = Config {
+            metrics_listen: Some("localhost".into()),
+            ..Config::default()
+        };
+        let err = bad.validate().unwrap_err();
+        assert!(err.to_string().contains("metrics_listen"), "{err}");
+        assert!(toml::from_str::<Config>("[metrics]\nport = 1\n").is_err());
     }
 
     #[test]

@@ -28,6 +28,7 @@ mod html;
 mod import;
 mod limits;
 mod listing;
+mod metrics;
 mod response;
 mod search;
 mod transactions;
@@ -48,6 +49,7 @@ pub use access::AuthConfig;
 pub use error::{constrained_by, ApiError};
 pub use external::ExternalClient;
 pub use limits::{RequestLimits, BUDGET_WAIT};
+pub use metrics::metrics_router;
 
 /// Settings of the HTTP layer.
 #[derive(Debug, Clone)]
@@ -132,14 +134,17 @@ pub fn router(repo: Arc<Repository>, config: HttpConfig) -> Result<Router, Strin
         config: Arc::new(config),
         access,
     };
-    let mut app = Router::new()
+    let mut routes = Router::new()
         .route("/static/constraints/{name}", get(constraint_document))
         .route("/static/ui/{name}", get(html::assets::serve))
         .route("/status", get(html::status::handler));
     if let Some(observer) = &state.config.observer {
-        app = app.merge(health::routes(observer.clone()));
+        routes = routes.merge(health::routes(observer.clone()));
     }
-    Ok(app.fallback(dispatch).with_state(state))
+    // After every route: the metrics layer records the routes added before it.
+    Ok(metrics::routes(routes, &state)
+        .fallback(dispatch)
+        .with_state(state))
 }
 
 async fn constraint_document(Path(name): Path<String>) -> Response {
@@ -392,18 +397,26 @@ async fn dispatch(State(state): State<AppState>, req: Request) -> Response {
         bytes: state.config.limits.max_rdf_body,
         idle: state.config.limits.body_idle_timeout,
     };
-    drain::draining_refused_body(req, limits, |req| route(state, req)).await
+    let tag = metrics::Tag::default();
+    let Some(observer) = metrics::recording(&state).cloned() else {
+        return drain::draining_refused_body(req, limits, |req| route(state, req, &tag)).await;
+    };
+    let method = req.method().clone();
+    let answer = drain::draining_refused_body(req, limits, |req| {
+        route(state, metrics::count_upload(&observer, req), &tag)
+    });
+    metrics::recorded(&observer, method, &tag, answer).await
 }
 
 /// Decides what `req` asks for and answers it; a browser's GET that fails gets an error
 /// page.
-async fn route(state: AppState, req: Request) -> Response {
+async fn route(state: AppState, req: Request, tag: &metrics::Tag) -> Response {
     if !(req.method() == Method::GET && html::wanted(req.headers())) {
-        return answer(state, req).await;
+        return answer(state, req, tag).await;
     }
     let base_url = base_url(&state.config, req.headers());
     let headers = req.headers().clone();
-    let out = answer(state.clone(), req).await;
+    let out = answer(state.clone(), req, tag).await;
     html::error::decorate(out, &state, &base_url, &headers).await
 }
 
@@ -419,7 +432,7 @@ fn base_url(config: &HttpConfig, h: &http::HeaderMap) -> String {
 }
 
 /// Answers `req`.
-async fn answer(state: AppState, req: Request) -> Response {
+async fn answer(state: AppState, req: Request, tag: &metrics::Tag) -> Response {
     if let Err(e) = state.config.limits.check_head(&req) {
         return e.into_response();
     }
@@ -452,6 +465,7 @@ async fn answer(state: AppState, req: Request) -> Response {
         Ok(op) => op,
         Err(e) => return ApiError::from_kernel(e, &base_url).into_response(),
     };
+    tag.set(&op);
     let caller = match state.access.identify(req.headers()).await {
         Ok(c) => c,
         Err(e) => return e.into_response(),

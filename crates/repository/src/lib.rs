@@ -412,6 +412,15 @@ impl Repository {
         }
     }
 
+    /// Writes acknowledged and not yet written into the root (the publisher's backlog; zero
+    /// without a journal), for metrics.
+    pub fn publish_backlog(&self) -> usize {
+        match &self.durability {
+            Durability::Journaled(j) => j.publisher.backlog(),
+            Durability::Direct(_) => 0,
+        }
+    }
+
     /// Waits until object `ocfl_id`'s acknowledged changes are all written into the root, for
     /// readers of its inventory and version files (the Fedora 3 facade's histories).
     pub async fn settle(&self, ocfl_id: &str) -> Result<()> {

@@ -242,6 +242,12 @@ impl Publisher {
         }
     }
 
+    /// Writes acknowledged and not yet published: queued or being written into the root.
+    pub(crate) fn backlog(&self) -> usize {
+        let st = self.inner.state.lock();
+        st.queue.len() + st.running
+    }
+
     /// Waits up to `limit` until everything acknowledged is published; `false` if that
     /// did not happen in time (publishing keeps failing).
     pub(crate) async fn drain(&self, limit: Duration) -> bool {

@@ -535,6 +535,32 @@ fn health_settings(config: &Config) -> arca_observe::health::HealthSettings {
     }
 }
 
+/// Serves `GET /metrics` to anyone on `metrics_listen` (when set) until `stop` turns true.
+async fn serve_metrics(
+    config: &Config,
+    observer: &Arc<arca_observe::Observer>,
+    limits: &ConnectionLimits,
+    mut stop: tokio::sync::watch::Receiver<bool>,
+) -> anyhow::Result<Option<tokio::task::JoinHandle<()>>> {
+    let Some(address) = &config.metrics_listen else {
+        return Ok(None);
+    };
+    let listener = TcpListener::bind(address)
+        .await
+        .with_context(|| format!("cannot listen on {address} (metrics_listen)"))?;
+    let addr = listener.local_addr()?;
+    tracing::info!(%addr, "serving /metrics to anyone who reaches this address");
+    let _ = writeln!(std::io::stderr(), "arca metrics on http://{addr}/metrics");
+    let app = arca_http::metrics_router(observer.clone());
+    let limits = limits.clone();
+    Ok(Some(tokio::spawn(async move {
+        serve(listener, app, &limits, async move {
+            let _ = stop.wait_for(|stopped| *stopped).await;
+        })
+        .await
+    })))
+}
+
 /// Serves the Fedora API on `listener` until `shutdown` resolves, then drains requests in
 /// flight and checkpoints the catalog.
 pub async fn run(
@@ -607,6 +633,10 @@ pub async fn run_gated(
         health_settings(&config),
     );
     let sampling = observer.spawn_sampler(stop_events.subscribe());
+    observer.metrics().set_enabled(config.metrics.enabled);
+    let connections = connection_limits(&config, &requests);
+    let metrics_listener =
+        serve_metrics(&config, &observer, &connections, stop_events.subscribe()).await?;
     let app = arca_http::router(
         repo,
         HttpConfig {
@@ -636,6 +666,9 @@ pub async fn run_gated(
     serving.finished().await;
     let _ = stop_events.send(true);
     let _ = sampling.await;
+    if let Some(task) = metrics_listener {
+        let _ = task.await;
+    }
     for delivery in deliveries {
         // The delivery finishes its batch and records how far the broker acknowledged, so
         // that a restart does not send those events again.
