@@ -660,9 +660,10 @@ pub async fn run_gated(
         },
     )
     .map_err(anyhow::Error::msg)?;
+    // The full router first: whoever reads the announcement may send requests at once.
+    starting.set(app);
     tracing::info!(%addr, base = %config.base_path, data = %config.data.display(), "arca is serving the Fedora API");
     announce(&config, addr);
-    starting.set(app);
     serving.finished().await;
     let _ = stop_events.send(true);
     let _ = sampling.await;
