@@ -69,22 +69,10 @@ impl RdfFormat {
         let ranges: Vec<MediaRange> = accept.split(',').filter_map(MediaRange::parse).collect();
         let mut best: Option<(Self, Score)> = None;
         for format in Self::ALL {
-            // The most specific range matching one of the format's media types decides.
-            let matched = format
-                .media_types()
-                .iter()
-                .flat_map(|mt| {
-                    ranges
-                        .iter()
-                        .enumerate()
-                        .filter_map(move |(i, r)| Some((r.specificity(mt)?, r.q, Reverse(i))))
-                })
-                .max_by(|a, b| a.partial_cmp(b).unwrap_or(Ordering::Equal));
-            let Some((specificity, q, position)) = matched else {
+            let Some(score) = score(&ranges, format.media_types()) else {
                 continue;
             };
-            let score = (q, specificity, position);
-            if q > 0.0 && best.as_ref().is_none_or(|(_, b)| score > *b) {
+            if score.0 > 0.0 && best.as_ref().is_none_or(|(_, b)| score > *b) {
                 best = Some((format, score));
             }
         }
@@ -100,19 +88,7 @@ impl RdfFormat {
             return false;
         };
         let ranges: Vec<MediaRange> = accept.split(',').filter_map(MediaRange::parse).collect();
-        let score_of = |media_types: &[&str]| -> Option<Score> {
-            media_types
-                .iter()
-                .flat_map(|mt| {
-                    ranges
-                        .iter()
-                        .enumerate()
-                        .filter_map(move |(i, r)| Some((r.specificity(mt)?, r.q, Reverse(i))))
-                })
-                .max_by(|a, b| a.partial_cmp(b).unwrap_or(Ordering::Equal))
-                .map(|(specificity, q, position)| (q, specificity, position))
-        };
-        let Some(html) = score_of(&["text/html", "application/xhtml+xml"]) else {
+        let Some(html) = score(&ranges, &["text/html", "application/xhtml+xml"]) else {
             return false;
         };
         // Only an exact `text/html` (not `text/*` or `*/*`) asks for a page.
@@ -121,7 +97,7 @@ impl RdfFormat {
         }
         Self::ALL
             .into_iter()
-            .filter_map(|f| score_of(f.media_types()))
+            .filter_map(|f| score(&ranges, f.media_types()))
             .filter(|s| s.0 > 0.0)
             .all(|rdf| (html.0, html.1) > (rdf.0, rdf.1))
     }
@@ -130,6 +106,21 @@ impl RdfFormat {
 /// How well a format matches an `Accept` header: q-value, specificity (2 exact, 1 `type/*`,
 /// 0 `*/*`), position of the range (earlier is better). Greater is better.
 type Score = (f32, u8, Reverse<usize>);
+
+/// How well `ranges` accept any of `media_types`: the most specific range matching one of
+/// them decides (then its q-value, then its position); `None` when no range matches.
+fn score(ranges: &[MediaRange], media_types: &[&str]) -> Option<Score> {
+    media_types
+        .iter()
+        .flat_map(|mt| {
+            ranges
+                .iter()
+                .enumerate()
+                .filter_map(move |(i, r)| Some((r.specificity(mt)?, r.q, Reverse(i))))
+        })
+        .max_by(|a, b| a.partial_cmp(b).unwrap_or(Ordering::Equal))
+        .map(|(specificity, q, position)| (q, specificity, position))
+}
 
 /// One element of an `Accept` header.
 struct MediaRange {
