@@ -62,6 +62,9 @@ fn search_error(e: arca_search::Error) -> ApiError {
     match e {
         arca_search::Error::Query(q) => ApiError::bad_request(format!("invalid query {q}")),
         arca_search::Error::BadRequest(m) => ApiError::bad_request(m),
+        e @ arca_search::Error::Unavailable(_) => {
+            ApiError::new(StatusCode::SERVICE_UNAVAILABLE, e.to_string())
+        }
         e => ApiError::new(StatusCode::INTERNAL_SERVER_ERROR, e.to_string()),
     }
 }

@@ -317,17 +317,19 @@ pub(crate) fn bytes(n: u64) -> String {
     }
 }
 
-/// The indexer is open; its last rebuild, if any, did not fail.
+/// The indexer works: its live loop is not failing and its last rebuild, if any, did not
+/// fail (a failing indexer tries again, and is ready once a try succeeds).
 fn check_search(sources: &Sources) -> Option<Check> {
     let status = sources.search.as_ref()?.status();
-    let failed = status
+    let rebuild_failed = status
         .reindex
         .as_ref()
         .filter(|r| !r.running)
         .and_then(|r| r.error.clone());
-    Some(match failed {
-        Some(e) => Check::failed("search", format!("the last rebuild failed: {e}")),
-        None => Check::passed(
+    Some(match (status.error, rebuild_failed) {
+        (Some(e), _) => Check::failed("search", format!("indexing fails: {e}")),
+        (None, Some(e)) => Check::failed("search", format!("the last rebuild failed: {e}")),
+        (None, None) => Check::passed(
             "search",
             format!(
                 "{} documents, {} changes behind",

@@ -88,6 +88,13 @@ const RECENT_TEXTS: usize = 256;
 /// Pages a rebuild works on at once.
 const REBUILD_PARALLEL: usize = 4;
 
+/// The first wait after a failed round of the live loop; each failure in a row doubles it
+/// up to [`RETRY_MAX`].
+const RETRY_FIRST: Duration = Duration::from_secs(1);
+/// The longest wait between two tries of a failing live loop (a catalog database or a disk
+/// that is away).
+const RETRY_MAX: Duration = Duration::from_secs(30);
+
 /// How the index is set up.
 #[derive(Debug, Clone)]
 pub struct IndexerSettings {
@@ -135,6 +142,10 @@ pub struct SearchStatus {
     pub merging: bool,
     /// The running or last rebuild.
     pub reindex: Option<RebuildProgress>,
+    /// Why indexing fails now (the catalog database or the index's disk away): the live
+    /// loop tries again, waiting longer each time up to 30 s, and this is gone once a try
+    /// succeeds.
+    pub error: Option<String>,
     /// Text extraction.
     pub extraction: ExtractionCounts,
 }
@@ -190,6 +201,68 @@ enum Command {
     Refresh(Vec<FedoraId>, oneshot::Sender<Result<()>>),
 }
 
+/// What the live loop listens to.
+struct LoopInputs {
+    commands: mpsc::UnboundedReceiver<Command>,
+    ready: mpsc::UnboundedReceiver<TextReady>,
+    /// The catalog's last committed change.
+    last: watch::Receiver<i64>,
+}
+
+/// How a round of the live loop ended.
+enum Round {
+    Done,
+    Stopped,
+}
+
+/// What the live loop carries from one round to the next, kept across a failed round so
+/// that the next one does its work again.
+#[derive(Default)]
+struct LiveState {
+    /// Whether the start position is settled (see `Indexer::resume_position`).
+    started: bool,
+    /// The change-log position the index reflects.
+    position: i64,
+    /// A full rebuild is due: the index is new or stale, or an operator asked for one.
+    rebuild: bool,
+    /// Changes (by the sequence number that asked) whose text is still being extracted.
+    waiting: BTreeMap<i64, usize>,
+    /// Resources to index again whatever the log says.
+    refresh: BTreeSet<FedoraId>,
+    /// Who waits for the next commit.
+    replies: Vec<oneshot::Sender<Result<()>>>,
+    /// When the next commit may come (see `commit_pause`); now when `None`.
+    next_commit: Option<Instant>,
+    /// Texts that arrived since the last commit.
+    texts_in: u64,
+}
+
+impl LiveState {
+    fn take_command(&mut self, cmd: Command) {
+        match cmd {
+            Command::Refresh(ids, reply) => {
+                self.refresh.extend(ids);
+                self.replies.push(reply);
+            }
+            Command::Rebuild => self.rebuild = true,
+        }
+    }
+
+    fn take_ready(&mut self, ready: TextReady) {
+        for (id, seq) in ready.waiters {
+            if let Some(n) = self.waiting.get_mut(&seq) {
+                *n -= 1;
+                if *n == 0 {
+                    self.waiting.remove(&seq);
+                }
+            }
+            // Indexing the binary again also indexes its container (`index_one`).
+            self.refresh.insert(id);
+        }
+        self.texts_in += 1;
+    }
+}
+
 /// A text that became available: the binary that wanted it and the change that asked.
 struct TextReady {
     waiters: Vec<(FedoraId, i64)>,
@@ -209,6 +282,8 @@ pub struct Indexer {
     bulk_merge_documents: u64,
     counters: Counters,
     rebuild: Mutex<Option<(Instant, RebuildProgress)>>,
+    /// Why the live loop's last round failed, while it tries again.
+    failing: Mutex<Option<String>>,
     /// Extractions running, by text key, with the binaries waiting for them.
     inflight: Mutex<HashMap<String, Vec<(FedoraId, i64)>>>,
     /// Texts extracted lately, by text key: the refresh they cause finds them here even
@@ -251,6 +326,7 @@ impl Indexer {
             bulk_merge_documents: settings.bulk_merge_documents,
             counters,
             rebuild: Mutex::new(None),
+            failing: Mutex::new(None),
             inflight: Mutex::new(HashMap::new()),
             recent: Mutex::new(HashMap::new()),
             commands,
@@ -287,6 +363,7 @@ impl Indexer {
                 }
                 p
             }),
+            error: self.failing.lock().clone(),
             extraction: ExtractionCounts {
                 extracted: c.extracted.load(Ordering::Relaxed),
                 failed: c.failed.load(Ordering::Relaxed),
@@ -326,129 +403,176 @@ impl Indexer {
     /// Starts the live loop; it stops when `stop` turns true (after its current batch).
     pub fn spawn(self: &Arc<Self>, stop: watch::Receiver<bool>) -> tokio::task::JoinHandle<()> {
         let me = self.clone();
-        tokio::spawn(async move {
-            if let Err(e) = me.run(stop).await {
-                tracing::error!(error = %e, "the search indexer stopped");
-            }
-        })
+        tokio::spawn(me.run(stop))
     }
 
-    async fn run(self: Arc<Self>, mut stop: watch::Receiver<bool>) -> Result<()> {
-        let mut commands = self.receiver.lock().take().expect("one live loop");
-        let mut ready = self.ready_rx.lock().take().expect("one live loop");
-        let mut last = self.catalog.last_change();
-        let start = self.start;
+    async fn run(self: Arc<Self>, mut stop: watch::Receiver<bool>) {
+        let mut inputs = LoopInputs {
+            commands: self.receiver.lock().take().expect("one live loop"),
+            ready: self.ready_rx.lock().take().expect("one live loop"),
+            last: self.catalog.last_change(),
+        };
+        let mut live = LiveState::default();
+        let mut pause = RETRY_FIRST;
+        loop {
+            match self.round(&mut live, &mut inputs, &mut stop).await {
+                Ok(Round::Stopped) => return,
+                Ok(Round::Done) => {
+                    if self.failing.lock().take().is_some() {
+                        tracing::info!("the search indexer works again");
+                    }
+                    pause = RETRY_FIRST;
+                }
+                Err(e) => {
+                    let message = e.to_string();
+                    tracing::error!(error = %message, retry_in = ?pause, "the search indexer failed: it tries again");
+                    *self.failing.lock() = Some(format!(
+                        "{message} (trying again every {} s at most)",
+                        RETRY_MAX.as_secs()
+                    ));
+                    for reply in live.replies.drain(..) {
+                        let _ = reply.send(Err(Error::Unavailable(message.clone())));
+                    }
+                    tokio::select! {
+                        _ = stop.changed() => {}
+                        _ = tokio::time::sleep(pause) => {}
+                    }
+                    if *stop.borrow() {
+                        return;
+                    }
+                    pause = (pause * 2).min(RETRY_MAX);
+                }
+            }
+        }
+    }
+
+    /// Where the live loop starts: the position of the index as opened, or `None` when the
+    /// index must be rebuilt (new, built from another catalog, or behind the change log's
+    /// retention).
+    async fn resume_position(self: &Arc<Self>) -> Result<Option<i64>> {
+        let Some(p) = self.start else {
+            return Ok(None);
+        };
         let first = self.catalog.first_change().await?;
         let epoch = self.catalog.meta(EPOCH_KEY).await?;
         let same_catalog = epoch.is_some_and(|e| e == self.index.epoch());
-        let mut position = match start {
-            Some(p) if same_catalog && (p + 1 >= first || p >= *last.borrow()) => {
-                if self.index.needs_merge() {
-                    tracing::info!(
-                        segments = self.index.segments(),
-                        "the search index has more segments than its merges leave (a rebuild's merge was cut short by a stop): merging them into one"
-                    );
-                    self.merge_in_background();
-                }
-                p
+        if !(same_catalog && (p + 1 >= first || p >= *self.catalog.last_change().borrow())) {
+            tracing::warn!("the search index was built from another catalog, or the change log no longer reaches back to its position: rebuilding it");
+            return Ok(None);
+        }
+        if self.index.needs_merge() {
+            tracing::info!(
+                segments = self.index.segments(),
+                "the search index has more segments than its merges leave (a rebuild's merge was cut short by a stop): merging them into one"
+            );
+            self.merge_in_background();
+        }
+        Ok(Some(p))
+    }
+
+    /// One round of the live loop: waits for work, then indexes one batch of changes (and
+    /// the refreshes and texts that came) in one commit. A round that fails changes nothing
+    /// it has not committed: the next one does the same work again.
+    async fn round(
+        self: &Arc<Self>,
+        live: &mut LiveState,
+        inputs: &mut LoopInputs,
+        stop: &mut watch::Receiver<bool>,
+    ) -> Result<Round> {
+        if !live.started {
+            match self.resume_position().await? {
+                Some(p) => live.position = p,
+                None => live.rebuild = true,
             }
-            _ => {
-                if start.is_some() {
-                    tracing::warn!("the search index was built from another catalog, or the change log no longer reaches back to its position: rebuilding it");
-                }
-                self.rebuild_now().await?
-            }
-        };
-        // Changes (by the sequence number that asked) whose text is still being extracted.
-        let mut waiting: BTreeMap<i64, usize> = BTreeMap::new();
-        let mut refresh: BTreeSet<FedoraId> = BTreeSet::new();
-        let mut replies: Vec<oneshot::Sender<Result<()>>> = Vec::new();
-        // When the next commit may come (see `commit_pause`).
-        let mut next_commit = Instant::now();
-        let mut texts_in: u64 = 0;
-        loop {
-            let behind = *last.borrow_and_update() > position;
-            if !behind && refresh.is_empty() && replies.is_empty() {
-                tokio::select! {
-                    _ = stop.changed() => {}
-                    r = last.changed() => { if r.is_err() { return Ok(()); } }
-                    Some(cmd) = commands.recv() => self.take_command(cmd, &mut refresh, &mut replies, &mut position).await,
-                    Some(t) = ready.recv() => { self.take_ready(t, &mut waiting, &mut refresh); texts_in += 1; }
-                }
-            }
-            if *stop.borrow() {
-                return Ok(());
-            }
-            while let Ok(cmd) = commands.try_recv() {
-                self.take_command(cmd, &mut refresh, &mut replies, &mut position)
-                    .await;
-            }
-            while let Ok(t) = ready.try_recv() {
-                self.take_ready(t, &mut waiting, &mut refresh);
-                texts_in += 1;
-            }
-            if replies.is_empty() {
-                tokio::time::sleep_until(next_commit.into()).await;
-            }
-            let entries = self.catalog.changes_since(position, BATCH).await?;
-            let mut targets: BTreeMap<FedoraId, i64> = BTreeMap::new();
-            for e in &entries {
-                if let Some(t) = target_of(&e.change.id) {
-                    targets.insert(t, e.seq);
-                }
-            }
-            for id in std::mem::take(&mut refresh) {
-                targets.entry(id).or_insert(0);
-            }
-            if targets.is_empty() && entries.is_empty() && replies.is_empty() && texts_in == 0 {
-                if behind {
-                    // The log said more was coming but had nothing yet: do not spin.
-                    tokio::time::sleep(MIN_COMMIT_INTERVAL).await;
-                }
-                continue;
-            }
-            let mut parents: BTreeSet<FedoraId> = BTreeSet::new();
-            for (id, seq) in &targets {
-                if let Some(parent) = self.index_one(id, *seq, &mut waiting).await? {
-                    if !targets.contains_key(&parent) {
-                        parents.insert(parent);
-                    }
-                }
-            }
-            let parents_indexed = parents.len();
-            for id in parents {
-                self.index_one(&id, 0, &mut waiting).await?;
-            }
-            if let Some(e) = entries.last() {
-                position = e.seq;
-            }
-            // The committed position never passes a change whose text is still coming.
-            let safe = waiting
-                .first_key_value()
-                .map_or(position, |(seq, _)| (seq - 1).min(position));
-            let documents = targets.len() + parents_indexed;
-            // Caught up: nothing came into the log while this batch was read and indexed.
-            self.count_written(documents, *last.borrow() <= position);
-            let committing = Instant::now();
-            self.commit(safe).await?;
-            let took = committing.elapsed();
-            next_commit = committing + commit_pause(took, documents, self.max_commit_interval);
-            // Texts that arrived are in this commit: only now are they no longer pending.
-            self.counters
-                .pending
-                .fetch_sub(std::mem::take(&mut texts_in), Ordering::Relaxed);
-            self.counters.indexed.store(position, Ordering::Relaxed);
-            if let Err(e) = self
-                .catalog
-                .set_consumer_position(&self.consumer, safe)
-                .await
-            {
-                tracing::warn!(error = %e, "cannot record the search index's position");
-            }
-            for r in replies.drain(..) {
-                let _ = r.send(Ok(()));
+            live.started = true;
+        }
+        let behind = *inputs.last.borrow_and_update() > live.position;
+        if !live.rebuild && !behind && live.refresh.is_empty() && live.replies.is_empty() {
+            tokio::select! {
+                _ = stop.changed() => {}
+                r = inputs.last.changed() => { if r.is_err() { return Ok(Round::Stopped); } }
+                Some(cmd) = inputs.commands.recv() => live.take_command(cmd),
+                Some(t) = inputs.ready.recv() => live.take_ready(t),
             }
         }
+        if *stop.borrow() {
+            return Ok(Round::Stopped);
+        }
+        while let Ok(cmd) = inputs.commands.try_recv() {
+            live.take_command(cmd);
+        }
+        while let Ok(t) = inputs.ready.try_recv() {
+            live.take_ready(t);
+        }
+        if live.rebuild {
+            live.position = self.rebuild_now().await?;
+            live.rebuild = false;
+        }
+        if let (true, Some(next)) = (live.replies.is_empty(), live.next_commit) {
+            tokio::time::sleep_until(next.into()).await;
+        }
+        let entries = self.catalog.changes_since(live.position, BATCH).await?;
+        let mut targets: BTreeMap<FedoraId, i64> = BTreeMap::new();
+        for e in &entries {
+            if let Some(t) = target_of(&e.change.id) {
+                targets.insert(t, e.seq);
+            }
+        }
+        for id in &live.refresh {
+            targets.entry(id.clone()).or_insert(0);
+        }
+        if targets.is_empty() && entries.is_empty() && live.replies.is_empty() && live.texts_in == 0
+        {
+            if behind {
+                // The log said more was coming but had nothing yet: do not spin.
+                tokio::time::sleep(MIN_COMMIT_INTERVAL).await;
+            }
+            return Ok(Round::Done);
+        }
+        let mut parents: BTreeSet<FedoraId> = BTreeSet::new();
+        for (id, seq) in &targets {
+            if let Some(parent) = self.index_one(id, *seq, &mut live.waiting).await? {
+                if !targets.contains_key(&parent) {
+                    parents.insert(parent);
+                }
+            }
+        }
+        let parents_indexed = parents.len();
+        for id in parents {
+            self.index_one(&id, 0, &mut live.waiting).await?;
+        }
+        let position = entries.last().map_or(live.position, |e| e.seq);
+        // The committed position never passes a change whose text is still coming.
+        let safe = live
+            .waiting
+            .first_key_value()
+            .map_or(position, |(seq, _)| (seq - 1).min(position));
+        let documents = targets.len() + parents_indexed;
+        // Caught up: nothing came into the log while this batch was read and indexed.
+        self.count_written(documents, *inputs.last.borrow() <= position);
+        let committing = Instant::now();
+        self.commit(safe).await?;
+        let took = committing.elapsed();
+        live.position = position;
+        live.refresh.clear();
+        live.next_commit =
+            Some(committing + commit_pause(took, documents, self.max_commit_interval));
+        // Texts that arrived are in this commit: only now are they no longer pending.
+        self.counters
+            .pending
+            .fetch_sub(std::mem::take(&mut live.texts_in), Ordering::Relaxed);
+        self.counters.indexed.store(position, Ordering::Relaxed);
+        if let Err(e) = self
+            .catalog
+            .set_consumer_position(&self.consumer, safe)
+            .await
+        {
+            tracing::warn!(error = %e, "cannot record the search index's position");
+        }
+        for r in live.replies.drain(..) {
+            let _ = r.send(Ok(()));
+        }
+        Ok(Round::Done)
     }
 
     /// Counts the `documents` the next commit writes; when the loop has `caught_up` with the
@@ -480,43 +604,6 @@ impl Indexer {
         tokio::task::spawn_blocking(move || me.index.commit(seq))
             .await
             .unwrap_or_else(|e| Err(Error::BadRequest(format!("the index commit panicked: {e}"))))
-    }
-
-    async fn take_command(
-        self: &Arc<Self>,
-        cmd: Command,
-        refresh: &mut BTreeSet<FedoraId>,
-        replies: &mut Vec<oneshot::Sender<Result<()>>>,
-        position: &mut i64,
-    ) {
-        match cmd {
-            Command::Refresh(ids, reply) => {
-                refresh.extend(ids);
-                replies.push(reply);
-            }
-            Command::Rebuild => match self.rebuild_now().await {
-                Ok(p) => *position = p,
-                Err(e) => tracing::error!(error = %e, "rebuilding the search index failed"),
-            },
-        }
-    }
-
-    fn take_ready(
-        &self,
-        ready: TextReady,
-        waiting: &mut BTreeMap<i64, usize>,
-        refresh: &mut BTreeSet<FedoraId>,
-    ) {
-        for (id, seq) in ready.waiters {
-            if let Some(n) = waiting.get_mut(&seq) {
-                *n -= 1;
-                if *n == 0 {
-                    waiting.remove(&seq);
-                }
-            }
-            // Indexing the binary again also indexes its container (`index_one`).
-            refresh.insert(id);
-        }
     }
 
     /// Rebuilds the whole index from the catalog and the stored content; returns the

@@ -54,6 +54,9 @@ pub enum Error {
     /// A request asks for something the index cannot do (an unknown sort field…).
     #[error("{0}")]
     BadRequest(String),
+    /// Indexing cannot go on now (its catalog or index failing); the live loop tries again.
+    #[error("the search indexer cannot work now: {0}")]
+    Unavailable(String),
     /// The catalog failed.
     #[error(transparent)]
     Catalog(#[from] arca_catalog::Error),

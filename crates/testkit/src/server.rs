@@ -407,9 +407,19 @@ impl TestServer {
 }
 
 impl Drop for TestServer {
+    /// Stops the server; its data directory goes once the server has finished (removed
+    /// under a server still shutting down, it would make that server fail).
     fn drop(&mut self) {
         if let Some(s) = self.stop.take() {
             let _ = s.send(());
+        }
+        if let (Some(task), Ok(runtime)) = (self.task.take(), tokio::runtime::Handle::try_current())
+        {
+            let data = self.data.take();
+            runtime.spawn(async move {
+                let _ = task.await;
+                drop(data);
+            });
         }
     }
 }

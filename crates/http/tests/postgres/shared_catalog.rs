@@ -260,3 +260,93 @@ async fn a_stopped_postgresql_is_503_until_it_is_back() {
     drop(a);
     tokio::task::spawn_blocking(move || drop(pg)).await.unwrap();
 }
+
+/// `fcr:search/status` of `node`, polled until `done` holds for it; panics with the last
+/// status after `patience`.
+async fn search_status_until(
+    node: &TestServer,
+    what: &str,
+    patience: std::time::Duration,
+    done: impl Fn(&serde_json::Value) -> bool,
+) -> serde_json::Value {
+    let started = std::time::Instant::now();
+    loop {
+        let r = node.get("fcr:search/status", &[]).await;
+        assert_eq!(r.status, StatusCode::OK, "{}", r.text());
+        let status: serde_json::Value = serde_json::from_slice(&r.body).unwrap();
+        if done(&status) {
+            return status;
+        }
+        assert!(
+            started.elapsed() < patience,
+            "waited {patience:?} for {what}: {status}"
+        );
+        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+    }
+}
+
+/// A rebuild of the search index asked for while PostgreSQL is away fails and says why in
+/// `fcr:search/status`; the indexer tries again by itself, and once PostgreSQL is back the
+/// rebuild finishes, the error is gone and what was indexed before is found again.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_search_rebuild_cut_by_a_postgresql_outage_finishes_once_it_is_back() {
+    let Some(pg) = tokio::task::spawn_blocking(Postgres::start).await.unwrap() else {
+        return;
+    };
+    let (pg_back, url) = tokio::task::spawn_blocking(move || {
+        let url = pg.create_database();
+        (pg, url)
+    })
+    .await
+    .unwrap();
+    let a = node(&url, None).await;
+    let body = "<> <http://purl.org/dc/elements/1.1/title> \"zebracorn\" .";
+    let r = a
+        .request(
+            Method::PUT,
+            &a.url("kept"),
+            &[("content-type", "text/turtle")],
+            body,
+        )
+        .await;
+    assert_eq!(r.status, StatusCode::CREATED, "{}", r.text());
+    let patience = std::time::Duration::from_secs(90);
+    let before = search_status_until(&a, "the index to catch up", patience, |s| {
+        s["lag"] == 0 && s["reindex"]["running"] != true
+    })
+    .await;
+
+    let mut pg = tokio::task::spawn_blocking(move || {
+        let pg = pg_back;
+        pg.stop();
+        pg
+    })
+    .await
+    .unwrap();
+    let r = a
+        .request(Method::POST, &a.url("fcr:search/reindex"), &[], "")
+        .await;
+    assert_eq!(r.status, StatusCode::ACCEPTED, "{}", r.text());
+    let failing = search_status_until(&a, "the rebuild to fail", patience, |s| {
+        s["error"].is_string()
+    })
+    .await;
+    eprintln!("while PostgreSQL is away: {}", failing["error"]);
+
+    pg = tokio::task::spawn_blocking(move || {
+        pg.start_again();
+        pg
+    })
+    .await
+    .unwrap();
+    let done = search_status_until(&a, "the rebuild to finish", patience, |s| {
+        s["error"].is_null() && s["reindex"]["running"] == false && s["reindex"]["error"].is_null()
+    })
+    .await;
+    assert_eq!(done["documents"], before["documents"], "{done}");
+    let r = a.get("fcr:search?q=zebracorn", &[]).await;
+    assert_eq!(r.status, StatusCode::OK, "{}", r.text());
+    assert!(r.text().contains("/kept"), "{}", r.text());
+    a.stop().await;
+    tokio::task::spawn_blocking(move || drop(pg)).await.unwrap();
+}
