@@ -9,7 +9,9 @@ use arca_config::Config;
 use clap::{Args, Parser, Subcommand};
 
 mod bag;
+mod fixity;
 mod import;
+mod replica;
 mod transfer;
 
 #[derive(Parser)]
@@ -38,6 +40,13 @@ enum Command {
     /// Write a resource and everything below it, with all their versions, as a new OCFL
     /// storage root in Fedora 6's layout (offline; every digest verified).
     Export(transfer::ExportArgs),
+    /// Audit the OCFL root: every stored file checked against its inventory's digests, the
+    /// catalog against storage, damage repaired from the replicas (offline; exit status 0:
+    /// intact or repaired, 1: damage remains, 2: the audit could not run).
+    Fixity(fixity::FixityArgs),
+    /// Work on the replicas of the OCFL root (`[[replica]]` in the config file).
+    #[command(subcommand)]
+    Replica(replica::ReplicaCommand),
     /// Reproduce the Fedora sizing studies against arca or any Fedora server.
     Bench(Box<arca_bench::BenchArgs>),
     /// Extract one PDF's text to stdout under resource limits (run by the search indexer).
@@ -66,14 +75,14 @@ struct ReindexArgs {
 
 /// Settings shared by commands that open a data directory.
 #[derive(Args)]
-struct CommonArgs {
+pub struct CommonArgs {
     /// TOML config file (also ARCA_CONFIG). Values from it are overridden by ARCA_*
     /// variables, which are overridden by flags.
     #[arg(long, env = "ARCA_CONFIG")]
-    config: Option<PathBuf>,
+    pub config: Option<PathBuf>,
     /// Data directory holding ocfl-root/, staging/ and catalog.sqlite [default: ./arca-data]
     #[arg(long)]
-    data: Option<PathBuf>,
+    pub data: Option<PathBuf>,
 }
 
 #[derive(Args)]
@@ -105,7 +114,7 @@ struct RebuildArgs {
     resume: bool,
 }
 
-fn load_config(common: &CommonArgs) -> anyhow::Result<Config> {
+pub(crate) fn load_config(common: &CommonArgs) -> anyhow::Result<Config> {
     let mut config = Config::load(common.config.as_deref())?;
     if let Some(d) = &common.data {
         config.data = d.clone();
@@ -113,7 +122,7 @@ fn load_config(common: &CommonArgs) -> anyhow::Result<Config> {
     Ok(config)
 }
 
-fn init_logging(filter: &str) {
+pub(crate) fn init_logging(filter: &str) {
     let filter = tracing_subscriber::EnvFilter::try_from_default_env()
         .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new(filter));
     // A log that cannot be written (its disk is full) must not take the server down:
@@ -160,6 +169,8 @@ fn main() -> ExitCode {
                 ImportArgs { from: None, root } => Ok(transfer::import(root).await),
             },
             Command::Export(args) => Ok(transfer::export(args).await),
+            Command::Fixity(args) => Ok(fixity::run(args).await),
+            Command::Replica(command) => Ok(replica::run(command).await),
             Command::Bench(args) => arca_bench::run(*args).await,
             Command::ExtractText { .. } => unreachable!("handled before the runtime starts"),
         }

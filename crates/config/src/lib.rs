@@ -34,7 +34,7 @@ pub enum Error {
 }
 
 /// All settings.
-#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Deserialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct Config {
     /// Address to listen on (`ARCA_LISTEN`).
@@ -90,6 +90,161 @@ pub struct Config {
     /// Prometheus on the monitoring network (`ARCA_METRICS_LISTEN`); bind it to a port only
     /// that network reaches. Unset: `/metrics` on `listen`, for admins only.
     pub metrics_listen: Option<String>,
+    /// The background fixity audit of `arca serve` (`[fixity]` table, `ARCA_FIXITY_<KEY>`).
+    pub fixity: FixitySettings,
+    /// Second copies of the OCFL root (`[[replica]]` entries), kept up to date behind the
+    /// writes and used to repair what an audit finds damaged.
+    #[serde(rename = "replica")]
+    pub replicas: Vec<ReplicaSettings>,
+}
+
+/// The background fixity audit: every stored file read and checked against its inventory's
+/// digests once per `schedule`, at most `max_mb_per_s`, on `threads` threads.
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct FixitySettings {
+    /// How often the whole root is audited: a number and a unit (`s`, `m`, `h`, `d`), e.g.
+    /// `30d` (the default), or `off` (`ARCA_FIXITY_SCHEDULE`). A run starts that long after
+    /// the last one started; a run cut short by a stop resumes at the next start.
+    pub schedule: String,
+    /// The most the audit reads, in MB (10^6 bytes) per second, so that serving stays fast
+    /// (`ARCA_FIXITY_MAX_MB_PER_S`; default 50; 0: no limit).
+    pub max_mb_per_s: f64,
+    /// Objects checked at once (`ARCA_FIXITY_THREADS`; default 1).
+    pub threads: usize,
+}
+
+impl Default for FixitySettings {
+    fn default() -> Self {
+        Self {
+            schedule: "30d".into(),
+            max_mb_per_s: 50.0,
+            threads: 1,
+        }
+    }
+}
+
+impl FixitySettings {
+    /// The time between two runs; `None` when the schedule is `off`.
+    pub fn interval(&self) -> Result<Option<std::time::Duration>, Error> {
+        parse_schedule(&self.schedule)
+    }
+
+    /// The rate limit in bytes per second; `None`: no limit.
+    pub fn max_bytes_per_second(&self) -> Option<u64> {
+        (self.max_mb_per_s > 0.0).then(|| (self.max_mb_per_s * 1e6) as u64)
+    }
+
+    fn apply_env(&mut self, get: &impl Fn(&str) -> Option<String>) -> Result<(), Error> {
+        if let Some(v) = get("ARCA_FIXITY_SCHEDULE") {
+            self.schedule = v.trim().to_string();
+        }
+        if let Some(v) = get("ARCA_FIXITY_MAX_MB_PER_S") {
+            self.max_mb_per_s = v.trim().parse().map_err(|_| {
+                Error::Invalid(format!(
+                    "ARCA_FIXITY_MAX_MB_PER_S must be a number of MB per second (got {v:?})"
+                ))
+            })?;
+        }
+        if let Some(v) = get("ARCA_FIXITY_THREADS") {
+            self.threads = parse_number("ARCA_FIXITY_THREADS", &v)?;
+        }
+        Ok(())
+    }
+
+    fn validate(&self) -> Result<(), Error> {
+        self.interval()?;
+        if !(self.max_mb_per_s >= 0.0 && self.max_mb_per_s.is_finite()) {
+            return Err(Error::Invalid(format!(
+                "fixity.max_mb_per_s must be 0 (no limit) or more (got {})",
+                self.max_mb_per_s
+            )));
+        }
+        if self.threads == 0 || self.threads > 256 {
+            return Err(Error::Invalid(format!(
+                "fixity.threads must be between 1 and 256 (got {})",
+                self.threads
+            )));
+        }
+        Ok(())
+    }
+}
+
+/// `30d`, `12h`, `90m`, `3600s` (or a bare number of seconds) as a duration; `off` (or `0`)
+/// as `None`.
+fn parse_schedule(text: &str) -> Result<Option<std::time::Duration>, Error> {
+    let t = text.trim();
+    if t.eq_ignore_ascii_case("off") {
+        return Ok(None);
+    }
+    let (number, unit) = match t.find(|c: char| !c.is_ascii_digit() && c != '.') {
+        Some(i) => t.split_at(i),
+        None => (t, "s"),
+    };
+    let scale = match unit.trim() {
+        "s" => 1.0,
+        "m" => 60.0,
+        "h" => 3600.0,
+        "d" => 86400.0,
+        _ => f64::NAN,
+    };
+    match number.parse::<f64>() {
+        Ok(n) if scale.is_finite() && n >= 0.0 => {
+            Ok((n > 0.0).then(|| std::time::Duration::from_secs_f64(n * scale)))
+        }
+        _ => Err(Error::Invalid(format!(
+            "fixity.schedule must be a number with s, m, h or d (e.g. 30d), or off (got {text:?})"
+        ))),
+    }
+}
+
+/// A second copy of the OCFL root, in the same layout: a local directory (`path`) or a
+/// bucket prefix of an S3-compatible store (`endpoint`, `bucket`, `prefix`, `region`, as in
+/// `[storage.s3]`; credentials from `AWS_ACCESS_KEY_ID` and `AWS_SECRET_ACCESS_KEY`).
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ReplicaSettings {
+    /// The replica's name in status, metrics and reports (default: its path, or
+    /// `s3://bucket/prefix`).
+    pub name: Option<String>,
+    /// A directory holding (or to hold) the replica root.
+    pub path: Option<PathBuf>,
+    /// The service's URL, for a replica in S3 (unset: Amazon S3).
+    pub endpoint: Option<String>,
+    /// The bucket of a replica in S3.
+    pub bucket: Option<String>,
+    /// The key prefix of the replica root in the bucket.
+    #[serde(default)]
+    pub prefix: String,
+    /// The region of a replica in S3.
+    #[serde(default = "default_region")]
+    pub region: String,
+}
+
+impl ReplicaSettings {
+    /// The replica's name: as configured, or where it is.
+    pub fn label(&self) -> String {
+        if let Some(n) = &self.name {
+            return n.clone();
+        }
+        match (&self.path, &self.bucket) {
+            (Some(p), _) => p.display().to_string(),
+            (None, Some(b)) if self.prefix.is_empty() => format!("s3://{b}"),
+            (None, Some(b)) => format!("s3://{b}/{}", self.prefix),
+            (None, None) => "replica".into(),
+        }
+    }
+
+    fn validate(&self) -> Result<(), Error> {
+        match (&self.path, &self.bucket) {
+            (Some(_), None) if self.endpoint.is_none() => Ok(()),
+            (None, Some(b)) if !b.trim().is_empty() => Ok(()),
+            _ => Err(Error::Invalid(format!(
+                "replica {:?} needs either path, or bucket (with endpoint, prefix and region if needed), not both",
+                self.label()
+            ))),
+        }
+    }
 }
 
 /// Thresholds of `/health/ready`: the data directory's file system must have more free
@@ -791,6 +946,8 @@ impl Default for Config {
             health: HealthSettings::default(),
             metrics: Metrics::default(),
             metrics_listen: None,
+            fixity: FixitySettings::default(),
+            replicas: Vec::new(),
         }
     }
 }
@@ -858,6 +1015,7 @@ impl Config {
         self.catalog.apply_env(&get)?;
         self.storage.apply_env(&get);
         self.health.apply_env(&get)?;
+        self.fixity.apply_env(&get)?;
         if let Some(v) = get("ARCA_METRICS_ENABLED") {
             self.metrics.enabled = parse_bool("ARCA_METRICS_ENABLED", &v)?;
         }
@@ -935,6 +1093,10 @@ impl Config {
             ));
         }
         self.health.validate()?;
+        self.fixity.validate()?;
+        for replica in &self.replicas {
+            replica.validate()?;
+        }
         Ok(())
     }
 
@@ -1030,6 +1192,45 @@ mod tests {
             toml::from_str::<Config>("[storage.s3]\nbucket = \"b\"\nsecret = \"x\"").is_err(),
             "no secrets in the file"
         );
+    }
+
+    #[test]
+    fn fixity_and_replicas_from_the_file_or_the_environment() {
+        let mut c: Config = toml::from_str(
+            "[fixity]\nschedule = \"12h\"\nmax_mb_per_s = 20\nthreads = 2\n\n[[replica]]\npath = \"/srv/copy\"\n\n[[replica]]\nname = \"offsite\"\nendpoint = \"http://127.0.0.1:9000\"\nbucket = \"b\"\nprefix = \"root\"\n",
+        )
+        .unwrap();
+        c.validate().unwrap();
+        assert_eq!(
+            c.fixity.interval().unwrap(),
+            Some(std::time::Duration::from_secs(12 * 3600))
+        );
+        assert_eq!(c.fixity.max_bytes_per_second(), Some(20_000_000));
+        assert_eq!(c.replicas.len(), 2);
+        assert_eq!(c.replicas[0].label(), "/srv/copy");
+        assert_eq!(c.replicas[1].label(), "offsite");
+        c.apply_env(|k| match k {
+            "ARCA_FIXITY_SCHEDULE" => Some("off".into()),
+            "ARCA_FIXITY_MAX_MB_PER_S" => Some("0".into()),
+            "ARCA_FIXITY_THREADS" => Some("3".into()),
+            _ => None,
+        })
+        .unwrap();
+        c.validate().unwrap();
+        assert_eq!(c.fixity.interval().unwrap(), None);
+        assert_eq!(c.fixity.max_bytes_per_second(), None);
+        assert_eq!(c.fixity.threads, 3);
+        assert_eq!(
+            Config::default().fixity.interval().unwrap(),
+            Some(std::time::Duration::from_secs(30 * 86400))
+        );
+        for bad in ["30x", "-1d", "soon"] {
+            let mut c = Config::default();
+            c.fixity.schedule = bad.into();
+            assert!(c.validate().is_err(), "{bad}");
+        }
+        let mut c: Config = toml::from_str("[[replica]]\npath = \"/a\"\nbucket = \"b\"\n").unwrap();
+        assert!(c.validate().is_err(), "a path and a bucket");
     }
 
     #[test]

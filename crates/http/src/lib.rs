@@ -85,6 +85,10 @@ pub struct HttpConfig {
     /// Metrics, health and status (`/metrics`, `/health/*`, the status page); `None` in
     /// tests that build a bare router.
     pub observer: Option<Arc<arca_observe::Observer>>,
+    /// The background fixity audit (admins see and start it), when the server runs one.
+    pub audit: Option<Arc<arca_fixity::schedule::BackgroundAudit>>,
+    /// Copies to the replicas (admins see their lag), when there are any.
+    pub replication: Option<Arc<arca_fixity::Replicator>>,
 }
 
 impl Default for HttpConfig {
@@ -103,6 +107,8 @@ impl Default for HttpConfig {
             fedora3_facade: Default::default(),
             fedora3_facade_auto: false,
             observer: None,
+            audit: None,
+            replication: None,
         }
     }
 }

@@ -33,6 +33,10 @@ pub struct Sources {
     pub data_dir: Option<PathBuf>,
     /// When the server started.
     pub started: Instant,
+    /// The background fixity audit, when one is scheduled.
+    pub audit: Option<Arc<arca_fixity::schedule::BackgroundAudit>>,
+    /// Copies to the replicas, when there are any.
+    pub replication: Option<Arc<arca_fixity::Replicator>>,
 }
 
 /// The server's one observer: metrics, health and status over the same [`Sources`].

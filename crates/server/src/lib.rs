@@ -116,6 +116,38 @@ pub async fn open_repository(
     Ok((repo, catalog))
 }
 
+/// The replicas `config` names (`[[replica]]`), opened and checked against the primary
+/// root held by `primary`: a directory (synced writes) or a bucket prefix.
+pub fn open_replicas(
+    config: &Config,
+    primary: &dyn arca_ocfl::ObjectStorage,
+) -> anyhow::Result<Vec<Arc<arca_fixity::Replica>>> {
+    if config.replicas.is_empty() {
+        return Ok(Vec::new());
+    }
+    let _ = primary;
+    todo!("H2: open each replica's store and check it against the primary")
+}
+
+/// The background fixity audit `config` schedules (`[fixity]`), started; `None` when
+/// its schedule is `off`.
+#[allow(clippy::type_complexity)]
+pub fn background_audit(
+    config: &Config,
+    repo: &Arc<Repository>,
+    replicas: &[Arc<arca_fixity::Replica>],
+    stop: tokio::sync::watch::Receiver<bool>,
+) -> anyhow::Result<
+    Option<(
+        Arc<arca_fixity::schedule::BackgroundAudit>,
+        tokio::task::JoinHandle<()>,
+    )>,
+> {
+    let _ = (config, repo, replicas, stop);
+    // H3: start arca_fixity::schedule::BackgroundAudit from config.fixity.
+    Ok(None)
+}
+
 /// Where `config` puts the OCFL storage root, for messages: its directory, or its bucket,
 /// prefix and endpoint.
 pub fn root_description(config: &Config) -> String {
@@ -620,6 +652,19 @@ pub async fn run_gated(
     let deliveries = start_events(&config, &repo, addr, events_stopped)?;
     let delivery_statuses = deliveries.iter().map(|d| d.status.clone()).collect();
     let fedora3_facade = fedora3_facade(&config, &repo).await?;
+    let replicas = open_replicas(&config, repo.ocfl().store().as_ref())?;
+    let (replication, replicating) = if replicas.is_empty() {
+        (None, Vec::new())
+    } else {
+        let (r, tasks) =
+            arca_fixity::Replicator::start(repo.clone(), replicas.clone(), stop_events.subscribe());
+        (Some(r), tasks)
+    };
+    let (audit, auditing) =
+        match background_audit(&config, &repo, &replicas, stop_events.subscribe())? {
+            Some((a, task)) => (Some(a), Some(task)),
+            None => (None, None),
+        };
     let observer = arca_observe::Observer::new(
         arca_observe::Sources {
             repo: repo.clone(),
@@ -629,6 +674,8 @@ pub async fn run_gated(
             catalog: catalog_description(&config),
             data_dir: config.storage.s3.is_none().then(|| config.data.clone()),
             started,
+            audit: audit.clone(),
+            replication: replication.clone(),
         },
         health_settings(&config),
     );
@@ -657,6 +704,8 @@ pub async fn run_gated(
             fedora3_facade_auto: config.fedora3.facade == arca_config::Facade::Auto
                 && config.base_path != "/fedora",
             observer: Some(observer.clone()),
+            audit,
+            replication,
         },
     )
     .map_err(anyhow::Error::msg)?;
@@ -679,6 +728,14 @@ pub async fn run_gated(
         {
             tracing::warn!(destination = %delivery.status.name, "event delivery did not stop in time; a restart sends its last events again");
         }
+    }
+    if let Some(task) = auditing {
+        // The audit stops after the objects in hand and leaves a checkpoint to resume from.
+        let _ = tokio::time::timeout(std::time::Duration::from_secs(10), task).await;
+    }
+    for task in replicating {
+        // A copy cut short is done again: the position moves only after a copy is whole.
+        let _ = tokio::time::timeout(std::time::Duration::from_secs(10), task).await;
     }
     if let Some(task) = indexing {
         // The indexer finishes its batch; what it has not committed it does again next time.
