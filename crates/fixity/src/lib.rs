@@ -9,8 +9,11 @@
 //!   `verify` for a whole replica.
 //! - [`repair`] replaces a damaged or missing file from a copy whose digest is the one the
 //!   inventory records, in either direction, never the other way round.
-//! - [`schedule`] runs the audit in the background of `arca serve`.
+//! - [`schedule`] runs the audit in the background of `arca serve`; [`announce`] tells the
+//!   repository of each finding (the damaged set its reads refuse, a PREMIS fixity event in
+//!   the change log for the broker and `fcr:events`).
 
+pub mod announce;
 pub mod audit;
 pub mod checkpoint;
 pub mod rate;

@@ -13,7 +13,7 @@ use serde::Serialize;
 use tokio::sync::watch;
 use tokio::task::JoinHandle;
 
-use crate::audit::{AuditSettings, ProgressSnapshot};
+use crate::audit::{AuditSettings, FindingHook, ProgressSnapshot};
 use crate::replica::Replica;
 use crate::report::Report;
 use crate::Result;
@@ -56,9 +56,10 @@ impl BackgroundAudit {
         store: Arc<dyn ObjectStorage>,
         replicas: Vec<Arc<Replica>>,
         settings: ScheduleSettings,
+        on_finding: Option<FindingHook>,
         stop: watch::Receiver<bool>,
     ) -> Result<(Arc<Self>, JoinHandle<()>)> {
-        let _ = (repository, store, replicas, stop);
+        let _ = (repository, store, replicas, stop, on_finding);
         todo!("H3: {settings:?}")
     }
 

@@ -122,11 +122,43 @@ pub fn open_replicas(
     config: &Config,
     primary: &dyn arca_ocfl::ObjectStorage,
 ) -> anyhow::Result<Vec<Arc<arca_fixity::Replica>>> {
-    if config.replicas.is_empty() {
-        return Ok(Vec::new());
+    let mut replicas = Vec::new();
+    for settings in &config.replicas {
+        let name = settings.label();
+        let store: Arc<dyn arca_ocfl::ObjectStorage> = match (&settings.path, &settings.bucket) {
+            (Some(path), _) => {
+                std::fs::create_dir_all(path).with_context(|| {
+                    format!(
+                        "cannot create the directory of replica {name}: {}",
+                        path.display()
+                    )
+                })?;
+                Arc::new(
+                    arca_storage::FsStorage::open(path)
+                        .with_context(|| format!("cannot open replica {name}"))?,
+                )
+            }
+            (None, Some(bucket)) => {
+                let s3 = arca_storage::S3Settings {
+                    endpoint: settings.endpoint.clone(),
+                    bucket: bucket.clone(),
+                    prefix: settings.prefix.clone(),
+                    region: settings.region.clone(),
+                    allow_http: settings
+                        .endpoint
+                        .as_deref()
+                        .is_some_and(|e| e.starts_with("http://")),
+                };
+                Arc::new(
+                    arca_storage::S3Storage::open(s3)
+                        .with_context(|| format!("cannot open replica {name} in S3"))?,
+                )
+            }
+            (None, None) => anyhow::bail!("replica {name} has neither path nor bucket"),
+        };
+        replicas.push(Arc::new(arca_fixity::Replica::open(&name, store, primary)?));
     }
-    let _ = primary;
-    todo!("H2: open each replica's store and check it against the primary")
+    Ok(replicas)
 }
 
 /// The background fixity audit `config` schedules (`[fixity]`), started; `None` when
