@@ -132,7 +132,7 @@ impl FixitySettings {
 
     /// The rate limit in bytes per second; `None`: no limit.
     pub fn max_bytes_per_second(&self) -> Option<u64> {
-        (self.max_mb_per_s > 0.0).then(|| (self.max_mb_per_s * 1e6) as u64)
+        (self.max_mb_per_s > 0.0).then_some((self.max_mb_per_s * 1e6) as u64)
     }
 
     fn apply_env(&mut self, get: &impl Fn(&str) -> Option<String>) -> Result<(), Error> {
