@@ -447,3 +447,53 @@ async fn the_status_page_has_an_audit_section() {
     assert_eq!(v["damaged"], 1, "{v}");
     s.stop().await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn replicas_show_in_fcr_audit_and_on_the_status_page() {
+    let replica = tempfile::tempdir().unwrap();
+    let path = replica.path().join("copy");
+    let (s, _d) = server_with(|c| {
+        c.fixity.schedule = "off".into();
+        c.replicas = vec![arca_config::ReplicaSettings {
+            name: Some("copy".into()),
+            path: Some(path),
+            endpoint: None,
+            bucket: None,
+            prefix: String::new(),
+            region: String::new(),
+        }];
+    })
+    .await;
+    let r = admin(&s, Method::GET, "fcr:audit").await;
+    assert_eq!(r.status, 200, "{}", r.text());
+    let v: Value = serde_json::from_slice(&r.body).unwrap();
+    let replicas = v["replicas"].as_array().unwrap();
+    assert_eq!(replicas.len(), 1, "{v}");
+    assert_eq!(replicas[0]["name"], "copy");
+    for field in ["position", "lag", "objects_copied", "bytes_copied", "error"] {
+        assert!(replicas[0].get(field).is_some(), "{field} missing: {v}");
+    }
+    let status = s.base.trim_end_matches("/rest").to_string() + "/status";
+    let r = s
+        .request_anonymous(
+            Method::GET,
+            &status,
+            &[("authorization", &crate::html::basic("root")), BROWSER],
+            bytes::Bytes::new(),
+        )
+        .await;
+    let text = assert_page(&r);
+    assert!(text.contains("<caption>Replicas</caption>"), "{text}");
+    assert!(text.contains("<th scope=\"row\">copy</th>"), "{text}");
+    // Readiness names the replica's check.
+    let ready = s
+        .request_anonymous(
+            Method::GET,
+            &(s.base.trim_end_matches("/rest").to_string() + "/health/ready"),
+            &[],
+            bytes::Bytes::new(),
+        )
+        .await;
+    assert!(ready.text().contains("replica:copy"), "{}", ready.text());
+    s.stop().await;
+}
