@@ -187,7 +187,8 @@ pub struct Change {
     pub at: String,
     /// Who (the user name).
     pub user: String,
-    /// The software that made the request (its `User-Agent`), if known.
+    /// The software that made the request (its `User-Agent`), if known; for a
+    /// [`ChangeKind::Fixity`] entry, what the check found (no request made it).
     pub agent: Option<String>,
     /// The resource's rdf:types at the change (server-managed and its own), IRIs; empty for
     /// deletes and purges.

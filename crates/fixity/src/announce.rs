@@ -12,6 +12,9 @@ use arca_repository::{DamagedFile, Repository};
 use crate::audit::FindingHook;
 use crate::report::{Finding, FindingKind, Report};
 
+/// The name reports give the primary root (the one the damaged set is about).
+pub const PRIMARY: &str = "primary";
+
 /// The hook an audit of the primary root calls for each confirmed finding (`runtime` runs
 /// the repository's async calls from the audit's blocking threads; called from inside a
 /// runtime, the event is recorded by a task instead of waited for).
@@ -51,10 +54,13 @@ pub fn announcer(repository: Arc<Repository>, runtime: tokio::runtime::Handle) -
     })
 }
 
-/// Marks the unrepaired content-file findings of `report` (the latest audit's, at server
-/// start) in the damaged set of `repository`; returns how many were marked. Their events
+/// Marks the unrepaired content-file findings of `report` (the latest audit's of the
+/// primary root, at server start; a replica's report marks nothing) in the damaged set of `repository`; returns how many were marked. Their events
 /// were recorded when they were found.
 pub fn load_damage(repository: &Repository, report: &Report) -> usize {
+    if report.root != PRIMARY {
+        return 0;
+    }
     let mut marked = 0;
     for finding in report.findings.iter().filter(|f| !f.repaired) {
         if let Some(key) = storage_key(repository, finding) {
@@ -63,6 +69,21 @@ pub fn load_damage(repository: &Repository, report: &Report) -> usize {
         }
     }
     marked
+}
+
+/// After a complete audit of the whole primary root: the damaged set becomes exactly the
+/// unrepaired content findings of `report`, so a file fixed by other means (restored by
+/// hand, a finding that was wrong) is served again without a restart. A partial run
+/// (stopped, or limited to some objects) changes nothing: call it only for complete ones.
+pub fn settle_damage(repository: &Repository, report: &Report) {
+    if !report.complete || report.root != PRIMARY {
+        return;
+    }
+    let found = report.findings.iter().filter(|f| !f.repaired);
+    let files: Vec<DamagedFile> = found
+        .filter_map(|f| storage_key(repository, f).map(|key| damaged_file(f, &key)))
+        .collect();
+    repository.damage().replace_all(files);
 }
 
 /// Whether a finding is about the bytes of one content file (what reads of its binary

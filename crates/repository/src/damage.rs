@@ -78,6 +78,14 @@ impl Damage {
         !self.any.load(Ordering::Acquire)
     }
 
+    /// Makes `files` the whole set (after a complete audit: what it did not find again is
+    /// no longer damaged).
+    pub fn replace_all(&self, files: impl IntoIterator<Item = DamagedFile>) {
+        let mut set = self.files.write();
+        *set = files.into_iter().map(|f| (f.key.clone(), f)).collect();
+        self.any.store(!set.is_empty(), Ordering::Release);
+    }
+
     /// How many files are marked.
     pub fn len(&self) -> usize {
         if self.is_empty() {
@@ -218,6 +226,12 @@ mod tests {
         assert!(d.clear("j"));
         assert!(d.is_empty());
         assert!(d.list().is_empty());
+        d.mark(file("old"));
+        d.replace_all([file("a"), file("b")]);
+        assert_eq!(d.get("old"), None);
+        assert_eq!(d.len(), 2);
+        d.replace_all([]);
+        assert!(d.is_empty());
     }
 
     #[test]

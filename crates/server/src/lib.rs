@@ -193,8 +193,12 @@ pub fn load_known_damage(config: &Config, repo: &Repository) {
     if !dir.is_dir() {
         return;
     }
+    // The newest report of the primary root (`arca replica verify` reports on replicas).
     let latest = match arca_fixity::Reports::open(&dir) {
-        Ok(reports) => reports.latest(),
+        Ok(reports) => reports.recent(100).map(|r| {
+            r.into_iter()
+                .find(|r| r.root == arca_fixity::announce::PRIMARY)
+        }),
         Err(e) => Err(e),
     };
     match latest {

@@ -497,3 +497,30 @@ async fn replicas_show_in_fcr_audit_and_on_the_status_page() {
     assert!(ready.text().contains("replica:copy"), "{}", ready.text());
     s.stop().await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_complete_run_of_the_primary_settles_the_damaged_set() {
+    let (s, _d) = server().await;
+    let key = with_binary(&s, Some("root")).await;
+    let repo = s.repo().unwrap();
+    repo.damage().mark(damaged(&key));
+    let clean = |root: &str, complete: bool| Report {
+        root: root.into(),
+        complete,
+        findings: Vec::new(),
+        ..report("20261129T100000Z")
+    };
+    // A replica's run, or a run cut short, says nothing of the primary's files.
+    arca_fixity::announce::settle_damage(&repo, &clean("copy", true));
+    arca_fixity::announce::settle_damage(&repo, &clean("primary", false));
+    assert_eq!(repo.damage().len(), 1);
+    let r = as_user(&s, Some("root"), Method::GET, "d/bin", &[], "").await;
+    assert_eq!(r.status, 500);
+    // A complete run of the primary that did not find it again: served again.
+    arca_fixity::announce::settle_damage(&repo, &clean("primary", true));
+    assert!(repo.damage().is_empty());
+    let r = as_user(&s, Some("root"), Method::GET, "d/bin", &[], "").await;
+    assert_eq!(r.status, 200);
+    assert_eq!(&r.body[..], CONTENT);
+    s.stop().await;
+}
