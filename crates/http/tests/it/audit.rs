@@ -524,3 +524,42 @@ async fn a_complete_run_of_the_primary_settles_the_damaged_set() {
     assert_eq!(&r.body[..], CONTENT);
     s.stop().await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_finding_in_an_archival_group_names_the_part() {
+    let (s, _d) = server().await;
+    let root = Some("root");
+    let r = as_user(&s, root, Method::PUT, "ag", &[TURTLE, LINK_AG], "").await;
+    assert_eq!(r.status, 201, "{}", r.text());
+    let r = as_user(
+        &s,
+        root,
+        Method::PUT,
+        "ag/data%20file.bin",
+        &[("content-type", "application/octet-stream")],
+        CONTENT,
+    )
+    .await;
+    assert_eq!(r.status, 201, "{}", r.text());
+    let key = content_key(&s, "ag/data file.bin").await;
+    let repo = s.repo().unwrap();
+    let object_key = repo.ocfl().object_key("info:fedora/ag");
+    let content_path = key
+        .strip_prefix(&format!("{object_key}/"))
+        .unwrap_or_else(|| panic!("{key} is not in the group's object {object_key}"))
+        .to_string();
+    let since = *repo.catalog().last_change().borrow();
+    let hook = arca_fixity::announce::announcer(repo.clone(), tokio::runtime::Handle::current());
+    let mut f = finding(&content_path, false);
+    f.object = "info:fedora/ag".into();
+    std::thread::spawn(move || hook(&f)).join().unwrap();
+    let r = as_user(&s, root, Method::GET, "ag/data%20file.bin", &[], "").await;
+    assert_eq!(r.status, 500, "{}", r.text());
+    // The group's other resources are served.
+    let r = as_user(&s, root, Method::GET, "ag", &[], "").await;
+    assert_eq!(r.status, 200);
+    let events = fixity_events(&s, since).await;
+    assert_eq!(events.len(), 1, "{events:?}");
+    assert_eq!(events[0]["object"]["id"], s.url("ag/data%20file.bin"));
+    s.stop().await;
+}
