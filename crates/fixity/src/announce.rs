@@ -159,7 +159,11 @@ pub fn event_detail(finding: &Finding) -> String {
 /// returned, when that fails: the report keeps the finding either way).
 async fn record_event(repository: Arc<Repository>, finding: Finding, key: Option<String>) {
     let id = match repository
-        .resource_of_file(&finding.object, key.as_deref().unwrap_or(""))
+        .resource_of_file(
+            &finding.object,
+            key.as_deref().unwrap_or(""),
+            finding.logical_path.as_deref(),
+        )
         .await
     {
         Ok(Some(id)) => id,

@@ -175,17 +175,34 @@ impl Repository {
         Ok(seq)
     }
 
-    /// The resource a file of OCFL object `object` (its storage key `key`) holds the
-    /// content of: the binary whose current content file it is, else the object's root
-    /// resource (an inventory, an older version's file); `None` when the catalog knows no
+    /// The resource a file of OCFL object `object` (its storage key `key`, its logical
+    /// path in the object's state when known) is about: the resource whose current content
+    /// file it is; else the one whose content or header has that logical path (an older
+    /// version's file of a resource that still exists); else the object's root resource
+    /// (an inventory, a file of a resource gone since). `None` when the catalog knows no
     /// resource of the object.
-    pub async fn resource_of_file(&self, object: &str, key: &str) -> Result<Option<FedoraId>> {
+    pub async fn resource_of_file(
+        &self,
+        object: &str,
+        key: &str,
+        logical_path: Option<&str>,
+    ) -> Result<Option<FedoraId>> {
         let records = self.catalog.in_object(object).await?;
         if let Some(r) = records
             .iter()
             .find(|r| r.content_file.as_deref() == Some(key))
         {
             return Ok(Some(r.id.clone()));
+        }
+        if let Some(logical) = logical_path {
+            let named = records.iter().find(|r| {
+                let binary = r.headers.model().is_some_and(|m| m.is_binary());
+                let (header, content) = crate::logical_paths(object, &r.id, binary);
+                content == logical || header == logical
+            });
+            if let Some(r) = named {
+                return Ok(Some(r.id.clone()));
+            }
         }
         Ok(records
             .iter()

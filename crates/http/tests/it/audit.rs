@@ -563,3 +563,37 @@ async fn a_finding_in_an_archival_group_names_the_part() {
     assert_eq!(events[0]["object"]["id"], s.url("ag/data%20file.bin"));
     s.stop().await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_older_versions_damaged_file_names_its_resource_and_holds_back_nothing() {
+    let (s, _d) = server().await;
+    let root = Some("root");
+    let r = as_user(&s, root, Method::PUT, "ag", &[TURTLE, LINK_AG], "").await;
+    assert_eq!(r.status, 201, "{}", r.text());
+    let part = "ag/data%20file.bin";
+    let octets = [("content-type", "application/octet-stream")];
+    let r = as_user(&s, root, Method::PUT, part, &octets, CONTENT).await;
+    assert_eq!(r.status, 201, "{}", r.text());
+    let old = content_key(&s, "ag/data file.bin").await;
+    let r = as_user(&s, root, Method::PUT, part, &octets, "replaced").await;
+    assert_eq!(r.status, 204, "{}", r.text());
+    assert_ne!(content_key(&s, "ag/data file.bin").await, old);
+    let repo = s.repo().unwrap();
+    let object_key = repo.ocfl().object_key("info:fedora/ag");
+    let since = *repo.catalog().last_change().borrow();
+    let hook = arca_fixity::announce::announcer(repo.clone(), tokio::runtime::Handle::current());
+    let mut f = finding(old.strip_prefix(&format!("{object_key}/")).unwrap(), false);
+    f.object = "info:fedora/ag".into();
+    f.logical_path = Some("data file.bin".into());
+    std::thread::spawn(move || hook(&f)).join().unwrap();
+    // The old version's file is marked; the current one is served.
+    assert_eq!(repo.damage().list()[0].key, old);
+    let r = as_user(&s, root, Method::GET, part, &[], "").await;
+    assert_eq!(r.status, 200, "{}", r.text());
+    assert_eq!(r.text(), "replaced");
+    // The event names the part, found by its logical path, not the group.
+    let events = fixity_events(&s, since).await;
+    assert_eq!(events.len(), 1, "{events:?}");
+    assert_eq!(events[0]["object"]["id"], s.url(part));
+    s.stop().await;
+}
