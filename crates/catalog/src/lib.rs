@@ -125,6 +125,20 @@ pub enum ChangeKind {
     Purge,
     /// A statement that refers to the resource was added (Fedora's `Follow` event).
     Follow,
+    /// A fixity audit checked the resource's stored bytes (a PREMIS fixity event): found
+    /// them damaged, or repaired them. Nothing of the resource changed: the search index
+    /// and the replicas have nothing to do for it. The entry's `agent` holds what the
+    /// check found (expected and actual digest, the file), since no request made it.
+    Fixity(FixityOutcome),
+}
+
+/// The outcome of a fixity check recorded in the change log (PREMIS `eventOutcome`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum FixityOutcome {
+    /// The stored bytes do not have the recorded digest, or are missing.
+    Failure,
+    /// Damage found earlier was repaired: the bytes have the recorded digest again.
+    Success,
 }
 
 impl ChangeKind {
@@ -136,16 +150,27 @@ impl ChangeKind {
             Self::Delete => "delete",
             Self::Purge => "purge",
             Self::Follow => "follow",
+            Self::Fixity(FixityOutcome::Failure) => "fixity-failure",
+            Self::Fixity(FixityOutcome::Success) => "fixity-success",
         }
     }
 
-    fn parse(s: &str) -> Option<Self> {
+    /// Whether the entry changed the resource (a fixity check does not): what followers of
+    /// the log that copy or index resources act on.
+    pub fn changes_resource(self) -> bool {
+        !matches!(self, Self::Fixity(_))
+    }
+
+    /// The kind stored in the log as `s` ([`as_str`](Self::as_str)).
+    pub fn parse(s: &str) -> Option<Self> {
         Some(match s {
             "create" => Self::Create,
             "update" => Self::Update,
             "delete" => Self::Delete,
             "purge" => Self::Purge,
             "follow" => Self::Follow,
+            "fixity-failure" => Self::Fixity(FixityOutcome::Failure),
+            "fixity-success" => Self::Fixity(FixityOutcome::Success),
             _ => return None,
         })
     }
@@ -162,7 +187,8 @@ pub struct Change {
     pub at: String,
     /// Who (the user name).
     pub user: String,
-    /// The software that made the request (its `User-Agent`), if known.
+    /// The software that made the request (its `User-Agent`), if known; for a
+    /// [`ChangeKind::Fixity`] entry, what the check found (no request made it).
     pub agent: Option<String>,
     /// The resource's rdf:types at the change (server-managed and its own), IRIs; empty for
     /// deletes and purges.

@@ -3,11 +3,19 @@
 //! IRI and rdf:types, `@context`) and the same `org.fcrepo.jms.*` headers, plus `arca.seq`,
 //! the entry's sequence number, so that consumers can drop a message delivered twice. Never
 //! the resource's content.
+//!
+//! A fixity entry (an audit found the resource's stored bytes damaged, or repaired them)
+//! keeps that shape, so existing consumers parse it and, not knowing its `type`, skip it,
+//! and adds PREMIS 3: `type` `["Activity", "premis:Event"]`, `premis:eventType`
+//! `evType:fix`, `premis:outcome` `eventOutcome/fai` or `eventOutcome/suc` (as Fedora's
+//! `fcr:fixity` answer names its outcome), and the check's detail (expected and actual
+//! digest) as the activity's `summary`; its `org.fcrepo.jms.eventType` header is the PREMIS
+//! event type's IRI.
 
 use std::borrow::Cow;
 use std::sync::OnceLock;
 
-use arca_catalog::{ChangeEntry, ChangeKind};
+use arca_catalog::{ChangeEntry, ChangeKind, FixityOutcome};
 use arca_model::parse_instant;
 use serde::Serialize;
 use serde_json::{json, Value};
@@ -21,6 +29,17 @@ pub const SEQ_HEADER: &str = "arca.seq";
 const PROV_ENTITY: &str = "http://www.w3.org/ns/prov#Entity";
 const ACTIVITY_STREAMS: &str = "https://www.w3.org/ns/activitystreams";
 
+/// PREMIS's event type of a fixity check.
+pub const PREMIS_FIXITY_CHECK: &str = "http://id.loc.gov/vocabulary/preservation/eventType/fix";
+/// PREMIS's event outcome "failure".
+pub const PREMIS_OUTCOME_FAILURE: &str =
+    "http://id.loc.gov/vocabulary/preservation/eventOutcome/fai";
+/// PREMIS's event outcome "success".
+pub const PREMIS_OUTCOME_SUCCESS: &str =
+    "http://id.loc.gov/vocabulary/preservation/eventOutcome/suc";
+/// The software named as the actor of fixity events.
+pub const FIXITY_AGENT: &str = "arca fixity audit";
+
 /// How events name resources and users.
 #[derive(Debug, Clone)]
 pub struct EventNames {
@@ -32,14 +51,26 @@ pub struct EventNames {
     pub user_base_uri: String,
 }
 
-/// The ActivityStreams type and Fedora's name of a kind of change.
-fn activity(kind: ChangeKind) -> (&'static str, &'static str) {
+/// The ActivityStreams types and Fedora's name of a kind of change.
+fn activity(kind: ChangeKind) -> (&'static [&'static str], &'static str) {
+    const FIXITY: &[&str] = &["Activity", "premis:Event"];
     match kind {
-        ChangeKind::Create => ("Create", "create resource"),
-        ChangeKind::Update => ("Update", "update resource"),
-        ChangeKind::Delete => ("Delete", "delete resource"),
-        ChangeKind::Purge => ("Purge", "remove resource tombstone"),
-        ChangeKind::Follow => ("Follow", "refer to resource"),
+        ChangeKind::Create => (&["Create"], "create resource"),
+        ChangeKind::Update => (&["Update"], "update resource"),
+        ChangeKind::Delete => (&["Delete"], "delete resource"),
+        ChangeKind::Purge => (&["Purge"], "remove resource tombstone"),
+        ChangeKind::Follow => (&["Follow"], "refer to resource"),
+        ChangeKind::Fixity(FixityOutcome::Failure) => (FIXITY, "fixity check failed"),
+        ChangeKind::Fixity(FixityOutcome::Success) => (FIXITY, "fixity damage repaired"),
+    }
+}
+
+/// The PREMIS outcome of a fixity entry.
+fn fixity_outcome(kind: ChangeKind) -> Option<&'static str> {
+    match kind {
+        ChangeKind::Fixity(FixityOutcome::Failure) => Some(PREMIS_OUTCOME_FAILURE),
+        ChangeKind::Fixity(FixityOutcome::Success) => Some(PREMIS_OUTCOME_SUCCESS),
+        _ => None,
     }
 }
 
@@ -94,17 +125,20 @@ impl<'a> Event<'a> {
     /// The message headers Fedora 6 sets (`org.fcrepo.jms.*`) and [`SEQ_HEADER`].
     pub fn headers(&self) -> Vec<(String, String)> {
         let c = &self.entry.change;
-        let (kind, _) = activity(c.kind);
+        let (kinds, _) = activity(c.kind);
+        let fixity = fixity_outcome(c.kind).is_some();
+        let event_type = if fixity {
+            PREMIS_FIXITY_CHECK.to_string()
+        } else {
+            format!("{ACTIVITY_STREAMS}#{}", kinds[0])
+        };
         let mut out = Vec::with_capacity(9);
         out.extend([
             (
                 "org.fcrepo.jms.identifier".to_string(),
                 format!("/{}", self.path),
             ),
-            (
-                "org.fcrepo.jms.eventType".into(),
-                format!("{ACTIVITY_STREAMS}#{kind}"),
-            ),
+            ("org.fcrepo.jms.eventType".into(), event_type),
             ("org.fcrepo.jms.user".into(), c.user.clone()),
             ("org.fcrepo.jms.baseURL".into(), self.names.base_url.clone()),
             ("org.fcrepo.jms.resourceType".into(), c.types.join(",")),
@@ -115,7 +149,9 @@ impl<'a> Event<'a> {
             ),
             (SEQ_HEADER.into(), self.entry.seq.to_string()),
         ]);
-        if let Some(agent) = &c.agent {
+        if fixity {
+            out.push(("org.fcrepo.jms.userAgent".into(), FIXITY_AGENT.into()));
+        } else if let Some(agent) = &c.agent {
             out.push(("org.fcrepo.jms.userAgent".into(), agent.clone()));
         }
         out
@@ -134,7 +170,11 @@ impl<'a> Event<'a> {
             Cow::Owned(format!("{}{}", self.names.user_base_uri, c.user))
         };
         let mut actor = vec![Actor::Person { id: person }];
-        if let Some(agent) = &c.agent {
+        let outcome = fixity_outcome(c.kind);
+        if outcome.is_some() {
+            // A fixity entry's agent column holds the check's detail, not a User-Agent.
+            actor.push(Actor::Application { name: FIXITY_AGENT });
+        } else if let Some(agent) = &c.agent {
             actor.push(Actor::Application { name: agent });
         }
         let url = if self.entry.change.id.is_root() {
@@ -143,18 +183,28 @@ impl<'a> Event<'a> {
         } else {
             format!("{}/{}", self.names.base_url, self.path)
         };
+        let object = Object {
+            kind: types,
+            id: url,
+            is_part_of: &self.names.base_url,
+        };
         Body {
             id: &self.id,
-            kind: [kind],
+            kind,
             name,
             published: &c.at,
             actor,
-            object: Object {
-                kind: types,
-                id: url,
-                is_part_of: &self.names.base_url,
+            object,
+            summary: outcome.and(c.agent.as_deref()),
+            event_type: outcome.map(|_| Reference {
+                id: PREMIS_FIXITY_CHECK,
+            }),
+            outcome: outcome.map(|id| Reference { id }),
+            context: if outcome.is_some() {
+                fixity_context()
+            } else {
+                context()
             },
-            context: context(),
         }
     }
 }
@@ -164,13 +214,25 @@ impl<'a> Event<'a> {
 struct Body<'a> {
     id: &'a str,
     #[serde(rename = "type")]
-    kind: [&'static str; 1],
+    kind: &'static [&'static str],
     name: &'static str,
     published: &'a str,
     actor: Vec<Actor<'a>>,
     object: Object<'a>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    summary: Option<&'a str>,
+    #[serde(rename = "premis:eventType", skip_serializing_if = "Option::is_none")]
+    event_type: Option<Reference>,
+    #[serde(rename = "premis:outcome", skip_serializing_if = "Option::is_none")]
+    outcome: Option<Reference>,
     #[serde(rename = "@context")]
     context: &'static Value,
+}
+
+/// A node named by its IRI (`{"id": …}`).
+#[derive(Serialize)]
+struct Reference {
+    id: &'static str,
 }
 
 #[derive(Serialize)]
@@ -203,6 +265,19 @@ fn context() -> &'static Value {
                 "isPartOf": { "@id": "dcterms:isPartOf", "@type": "@id" },
             },
         ])
+    })
+}
+
+/// The `@context` of fixity events: [`context`]'s terms and PREMIS 3's.
+fn fixity_context() -> &'static Value {
+    static CONTEXT: OnceLock<Value> = OnceLock::new();
+    CONTEXT.get_or_init(|| {
+        let mut c = context().clone();
+        c[1]["premis"] = json!("http://www.loc.gov/premis/rdf/v3/");
+        c[1]["premis:eventType"] = json!({ "@type": "@id" });
+        c[1]["premis:outcome"] = json!({ "@type": "@id" });
+        c[1]["summary"] = json!(format!("{ACTIVITY_STREAMS}#summary"));
+        c
     })
 }
 
@@ -348,6 +423,52 @@ mod tests {
         iri_user.change.user = "http://example.org/me".into();
         let v = Event::new(&iri_user, &names).body();
         assert_eq!(v["actor"][0]["id"], "http://example.org/me");
+    }
+
+    #[test]
+    fn a_fixity_entry_is_a_premis_event_in_the_same_shape() {
+        let mut e = entry(
+            ChangeKind::Fixity(FixityOutcome::Failure),
+            Some("expected sha512:aa, found sha512:bb (v1/content/b 1)"),
+            &["http://www.w3.org/ns/ldp#NonRDFSource"],
+        );
+        e.change.user = "arca-fixity".into();
+        let names = names();
+        let event = Event::new(&e, &names);
+        let v = event.body();
+        assert_eq!(v["type"], json!(["Activity", "premis:Event"]));
+        assert_eq!(v["premis:eventType"]["id"], PREMIS_FIXITY_CHECK);
+        assert_eq!(v["premis:outcome"]["id"], PREMIS_OUTCOME_FAILURE);
+        assert_eq!(
+            v["summary"],
+            "expected sha512:aa, found sha512:bb (v1/content/b 1)"
+        );
+        assert_eq!(
+            v["actor"],
+            json!([
+                {"type": "Person", "id": "info:fedora/local-user#arca-fixity"},
+                {"type": "Application", "name": FIXITY_AGENT}
+            ])
+        );
+        assert_eq!(v["object"]["id"], "http://127.0.0.1:8080/rest/c1/b%201");
+        assert_eq!(
+            v["@context"][1]["premis"],
+            "http://www.loc.gov/premis/rdf/v3/"
+        );
+        let h = event.headers();
+        let get = |n: &str| h.iter().find(|(k, _)| k == n).map(|(_, v)| v.as_str());
+        assert_eq!(get("org.fcrepo.jms.eventType"), Some(PREMIS_FIXITY_CHECK));
+        assert_eq!(get("org.fcrepo.jms.userAgent"), Some(FIXITY_AGENT));
+        let mut bytes = Vec::new();
+        event.write_body(&mut bytes);
+        assert_eq!(String::from_utf8(bytes).unwrap(), v.to_string());
+        e.change.kind = ChangeKind::Fixity(FixityOutcome::Success);
+        let v = Event::new(&e, &names).body();
+        assert_eq!(v["premis:outcome"]["id"], PREMIS_OUTCOME_SUCCESS);
+        // Other events keep Fedora's shape: no PREMIS members, the plain context.
+        let v = Event::new(&entry(ChangeKind::Update, Some("curl/8"), &[]), &names).body();
+        assert!(v.get("summary").is_none() && v.get("premis:outcome").is_none());
+        assert!(v["@context"][1].get("premis").is_none());
     }
 
     #[test]

@@ -920,9 +920,13 @@ fn need(op: &Operation) -> Need {
         | Operation::TxCommit(_)
         | Operation::TxRollback(_)
         | Operation::Events { .. } => Need::Authenticated,
-        Operation::SearchStatus | Operation::SearchReindex | Operation::ImportFedora3 => {
-            Need::Admin
-        }
+        Operation::SearchStatus
+        | Operation::SearchReindex
+        | Operation::ImportFedora3
+        | Operation::AuditStatus
+        | Operation::AuditRun
+        | Operation::AuditReports
+        | Operation::AuditReport(_) => Need::Admin,
         Operation::Search { .. } | Operation::SearchOptions | Operation::GSearch => Need::Nothing,
         Operation::Fedora3(r) => match r.need() {
             crate::fedora3::Need::Nothing => Need::Nothing,

@@ -170,6 +170,18 @@ impl ApiError {
                 format!("the repository's storage is full; nothing was stored: {m}"),
             ),
             Error::Unavailable(m) => Self::new(StatusCode::SERVICE_UNAVAILABLE, m),
+            // 500, not 503 (nothing temporary: a retry gets the same answer until a repair,
+            // and a load balancer must not take the node out for one damaged file) nor 410
+            // or 404 (the resource exists; its description and `fcr:fixity` still answer):
+            // the server holds the resource and cannot give its bytes, and says why.
+            Error::Damaged { id, file } => Self::new(
+                StatusCode::INTERNAL_SERVER_ERROR,
+                format!(
+                    "{}: {}; its content is not served until it is repaired (fcr:fixity checks it again)",
+                    external(&id, base_url),
+                    file.describe()
+                ),
+            ),
             Error::Catalog(e) if e.is_unavailable() => Self::new(
                 StatusCode::SERVICE_UNAVAILABLE,
                 format!("the catalog is unavailable for the moment; nothing was changed, try again: {e}"),

@@ -284,7 +284,12 @@ async fn follow(ctx: Arc<Ctx>, mut position: i64, tx: tokio::sync::mpsc::Sender<
         }
         position = entries.last().map_or(position, |e| e.seq);
         for (seq, body) in visible(&ctx, &names, entries).await {
-            let kind = body["type"][0].as_str().unwrap_or("Update").to_string();
+            // A fixity check's event type is PREMIS's (its AS2 type is a bare Activity).
+            let kind = if body.get("premis:eventType").is_some() {
+                "Fixity".to_string()
+            } else {
+                body["type"][0].as_str().unwrap_or("Update").to_string()
+            };
             let event = Event::default()
                 .id(seq.to_string())
                 .event(kind)

@@ -14,6 +14,7 @@
 
 mod access;
 mod acl;
+pub mod audit;
 mod context;
 mod drain;
 mod error;
@@ -89,6 +90,9 @@ pub struct HttpConfig {
     pub audit: Option<Arc<arca_fixity::schedule::BackgroundAudit>>,
     /// Copies to the replicas (admins see their lag), when there are any.
     pub replication: Option<Arc<arca_fixity::Replicator>>,
+    /// The directory of the fixity audits' reports (`<data>/fixity/reports`), served to
+    /// admins by `fcr:audit/reports`; `None`: none kept.
+    pub fixity_reports: Option<std::path::PathBuf>,
 }
 
 impl Default for HttpConfig {
@@ -109,6 +113,7 @@ impl Default for HttpConfig {
             observer: None,
             audit: None,
             replication: None,
+            fixity_reports: None,
         }
     }
 }
@@ -218,6 +223,14 @@ enum Operation {
     SearchReindex,
     /// `/fedoragsearch/rest` (outside the REST root, as GSearch was).
     GSearch,
+    /// `GET /fcr:audit` (admins): the background audit and the replicas.
+    AuditStatus,
+    /// `POST /fcr:audit` (admins): an audit run now.
+    AuditRun,
+    /// `GET /fcr:audit/reports` (admins): the recent runs.
+    AuditReports,
+    /// `GET /fcr:audit/reports/<id>` (admins): one run's report.
+    AuditReport(String),
     /// `POST /fcr:import/fedora3` (admins): one Fedora 3 object into the repository.
     ImportFedora3,
     /// `/fedora/…`: the read-only Fedora 3 facade, when it is on.
@@ -322,6 +335,26 @@ fn parse_operation(method: &Method, path: &str) -> Result<Operation, arca_reposi
             "fcr:search" => {
                 return Err(arca_repository::Error::BadRequest(
                     "search is /fcr:search at the repository root".into(),
+                ))
+            }
+            "fcr:audit" if i == 0 => {
+                return Ok(match (&segments[1..], method) {
+                    ([], &Method::GET) => Operation::AuditStatus,
+                    ([], &Method::POST) => Operation::AuditRun,
+                    ([], _) => Operation::MethodNotAllowed("GET, POST"),
+                    (["reports"], &Method::GET) => Operation::AuditReports,
+                    (["reports", id], &Method::GET) => Operation::AuditReport(id.to_string()),
+                    (["reports"] | ["reports", _], _) => Operation::MethodNotAllowed("GET"),
+                    _ => {
+                        return Err(arca_repository::Error::BadRequest(
+                            "below fcr:audit are only reports and reports/<id>".into(),
+                        ))
+                    }
+                })
+            }
+            "fcr:audit" => {
+                return Err(arca_repository::Error::BadRequest(
+                    "the fixity audit is /fcr:audit at the repository root".into(),
                 ))
             }
             "fcr:import" if i == 0 => {
@@ -577,6 +610,10 @@ async fn run(
         Operation::SearchStatus => search::status(&ctx),
         Operation::SearchReindex => search::reindex(&ctx),
         Operation::GSearch => search::gsearch(&ctx, req).await,
+        Operation::AuditStatus => audit::status(&ctx),
+        Operation::AuditRun => audit::run(&ctx),
+        Operation::AuditReports => audit::reports(&ctx, req.uri().query()),
+        Operation::AuditReport(id) => audit::report(&ctx, &id),
         Operation::ImportFedora3 => import::fedora3(&ctx, req).await,
         Operation::Fedora3(r) => fedora3::handle(&ctx, r, req).await,
         Operation::TxStatus(id) => transactions::status(&ctx, &id).await,

@@ -142,6 +142,10 @@ fn kind_of(op: &Operation) -> RequestKind {
         | Operation::GSearch => RequestKind::of(C::Search),
         Operation::ImportFedora3 => RequestKind::write(C::Import, W::Import),
         Operation::Fedora3(_) => RequestKind::of(C::Fedora3),
+        Operation::AuditStatus
+        | Operation::AuditRun
+        | Operation::AuditReports
+        | Operation::AuditReport(_) => RequestKind::of(C::Fixity),
         Operation::Tombstone | Operation::NotSupported(_) | Operation::MethodNotAllowed(_) => {
             RequestKind::of(C::Other)
         }

@@ -3,7 +3,8 @@
 //! Liveness says the process answers. Readiness says every part a request needs is usable:
 //! the catalog answers a query, the storage root answers (and, on a local root, the staging
 //! directory is writable and the data directory's file system has room), the search indexer
-//! has not failed, and every event destination delivers. Each check is bounded by
+//! has not failed, and every event destination delivers. A failing replica is reported as a
+//! warning that leaves the server ready (see [`check_replicas`]). Each check is bounded by
 //! [`HealthSettings::check_timeout`], so a hung PostgreSQL or S3 endpoint makes the answer
 //! "not ready", never a hung probe; the answer is kept for [`HealthSettings::cache_for`], so
 //! a storm of probes costs one round of checks a second.
@@ -99,6 +100,7 @@ impl Health {
         let mut checks: Vec<Check> = [catalog, storage, disk].into_iter().flatten().collect();
         checks.extend(check_search(sources));
         checks.extend(check_events(sources));
+        checks.extend(check_replicas(sources));
         Readiness::of(checks)
     }
 
@@ -145,17 +147,18 @@ impl Liveness {
 /// Whether the server can serve, and if not, what is not ready.
 #[derive(Debug, Clone, Serialize)]
 pub struct Readiness {
-    /// True when every check passed.
+    /// True when every check passed (warnings aside).
     pub ready: bool,
-    /// One entry per check (`catalog`, `storage`, `disk`, `search`, `events:<destination>`).
+    /// One entry per check (`catalog`, `storage`, `disk`, `search`, `events:<destination>`,
+    /// `replica:<name>`).
     pub checks: Vec<Check>,
 }
 
 impl Readiness {
-    /// Ready when every check in `checks` passed.
+    /// Ready when every check in `checks` passed or failed only as a warning.
     pub fn of(checks: Vec<Check>) -> Self {
         Self {
-            ready: checks.iter().all(|c| c.ok),
+            ready: checks.iter().all(|c| c.ok || c.warning),
             checks,
         }
     }
@@ -180,6 +183,9 @@ pub struct Check {
     pub ok: bool,
     /// Why not (or a detail when it passed).
     pub message: Option<String>,
+    /// A failure that does not make the server unready (it is reported, and retried).
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub warning: bool,
 }
 
 impl Check {
@@ -189,6 +195,15 @@ impl Check {
             name: name.to_string(),
             ok: true,
             message: Some(detail.into()),
+            warning: false,
+        }
+    }
+
+    /// A check that failed without making the server unready, and why.
+    pub fn warning(name: &str, why: impl Into<String>) -> Self {
+        Self {
+            warning: true,
+            ..Self::failed(name, why)
         }
     }
 
@@ -198,6 +213,7 @@ impl Check {
             name: name.to_string(),
             ok: false,
             message: Some(redact(&why.into())),
+            warning: false,
         }
     }
 }
@@ -358,6 +374,38 @@ fn check_events(sources: &Sources) -> Vec<Check> {
         .collect()
 }
 
+/// Every replica copies: one whose last copy failed (unreachable, full, read-only) is a
+/// failed check `replica:<name>`, but only a *warning*: the server stays ready. Copies run
+/// behind the writes from the durable change log and are retried, so ingest and reads go on
+/// unharmed; a readiness 503 would take the node out of its load balancer and stop the
+/// service for a second copy's sake — the outage the replica is meant to guard against. The
+/// warning shows in `/health/ready`, the status page and `arca_replica_failing`.
+fn check_replicas(sources: &Sources) -> Vec<Check> {
+    let Some(replication) = &sources.replication else {
+        return Vec::new();
+    };
+    replica_checks(&replication.status())
+}
+
+fn replica_checks(statuses: &[arca_fixity::replica::ReplicaStatus]) -> Vec<Check> {
+    statuses
+        .iter()
+        .map(|r| {
+            let name = format!("replica:{}", r.name);
+            match &r.error {
+                Some(e) => Check::warning(
+                    &name,
+                    format!(
+                        "copies fail and are retried ({} changes behind; ingest goes on): {e}",
+                        r.lag
+                    ),
+                ),
+                None => Check::passed(&name, format!("{} changes behind", r.lag)),
+            }
+        })
+        .collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -380,6 +428,30 @@ mod tests {
         let starting = Readiness::starting();
         assert!(!starting.ready);
         assert_eq!(starting.checks[0].name, "catalog");
+    }
+
+    #[test]
+    fn a_failing_replica_warns_without_making_the_server_unready() {
+        let status = |name: &str, error: Option<&str>| arca_fixity::replica::ReplicaStatus {
+            name: name.into(),
+            lag: 5,
+            error: error.map(str::to_string),
+            ..Default::default()
+        };
+        let checks = replica_checks(&[status("near", None), status("far", Some("refused"))]);
+        assert_eq!(checks[0].name, "replica:near");
+        assert!(checks[0].ok && !checks[0].warning);
+        assert_eq!(checks[1].name, "replica:far");
+        assert!(!checks[1].ok && checks[1].warning);
+        assert!(checks[1].message.as_deref().unwrap().contains("refused"));
+        let mut all = checks.clone();
+        all.push(Check::passed("catalog", "ok"));
+        assert!(Readiness::of(all.clone()).ready);
+        all.push(Check::failed("storage", "down"));
+        assert!(!Readiness::of(all).ready);
+        let json = serde_json::to_value(&checks).unwrap();
+        assert_eq!(json[1]["warning"], true);
+        assert!(json[0].get("warning").is_none(), "{json}");
     }
 
     #[test]

@@ -3,7 +3,8 @@
 //! Two kinds of figures: what the HTTP layer records per request ([`Metrics::record`]: one
 //! counter and one histogram lookup by pre-sized label values, nothing that grows with
 //! paths), and what the server's parts count anyway (the kernel's write phases, journal and
-//! checkpoints, the search index, event delivery, the file system, the process), read only
+//! checkpoints, the search index, event delivery, fixity audits and replicas, the file
+//! system, the process), read only
 //! when Prometheus scrapes ([`Metrics::exposition`]).
 
 use std::fmt::Write as _;
@@ -451,6 +452,18 @@ impl Collector for SourcesCollector {
         self.kernel(e)?;
         self.search(e)?;
         self.events(e)?;
+        if let Some(audit) = &sources.audit {
+            audit_metrics(e, &audit.status())?;
+        }
+        if let Some(replication) = &sources.replication {
+            replica_metrics(e, &replication.status())?;
+        }
+        gauge(
+            e,
+            "arca_fixity_damaged_files",
+            "Files a fixity audit found damaged and nothing has repaired (not served)",
+            sources.repo.damage().len() as u64,
+        )?;
         self.disk(e)?;
         process(e)
     }
@@ -640,6 +653,143 @@ impl SourcesCollector {
                 .saturating_mul(stat.f_frsize),
         )
     }
+}
+
+/// The background fixity audit: the running run's progress, the last run's figures (its
+/// findings by kind), and when the last complete run ended.
+fn audit_metrics(
+    e: &mut DescriptorEncoder,
+    status: &arca_fixity::schedule::AuditStatus,
+) -> std::fmt::Result {
+    let p = &status.progress;
+    gauge(
+        e,
+        "arca_audit_running",
+        "1 while a fixity audit runs",
+        i64::from(p.running),
+    )?;
+    gauge(
+        e,
+        "arca_audit_progress_objects",
+        "Objects the running audit has checked (0 when none runs)",
+        p.objects,
+    )?;
+    gauge(
+        e,
+        "arca_audit_progress_bytes",
+        "Bytes the running audit has read and hashed (0 when none runs)",
+        p.bytes,
+    )?;
+    let Some(last) = &status.last else {
+        return Ok(());
+    };
+    gauge(
+        e,
+        "arca_audit_last_objects",
+        "Objects the last audit run checked",
+        last.objects,
+    )?;
+    gauge(
+        e,
+        "arca_audit_last_bytes",
+        "Bytes the last audit run read and hashed",
+        last.bytes,
+    )?;
+    gauge(
+        e,
+        "arca_audit_last_repairs",
+        "Findings the last audit run repaired",
+        last.repaired,
+    )?;
+    gauge(
+        e,
+        "arca_audit_last_unrepaired",
+        "Findings of the last audit run that are not repaired",
+        status.damaged,
+    )?;
+    let mut by_kind: std::collections::BTreeMap<String, u64> = Default::default();
+    for f in &last.findings {
+        let kind = serde_json::to_value(f.kind)
+            .ok()
+            .and_then(|v| v.as_str().map(str::to_string))
+            .unwrap_or_default();
+        *by_kind.entry(kind).or_default() += 1;
+    }
+    let metric = ConstGauge::new(0i64);
+    let mut family = e.encode_descriptor(
+        "arca_audit_last_findings",
+        "Findings of the last audit run, by kind",
+        None,
+        metric.metric_type(),
+    )?;
+    for (kind, n) in &by_kind {
+        ConstGauge::new(*n as i64).encode(family.encode_family(&[("kind", kind.as_str())])?)?;
+    }
+    if let Some(end) = last
+        .finished
+        .as_deref()
+        .filter(|_| last.complete)
+        .and_then(arca_model::parse_instant)
+    {
+        gauge(
+            e,
+            "arca_audit_last_complete_end_timestamp_seconds",
+            "When the last complete audit run ended (seconds since 1970)",
+            end.unix_timestamp(),
+        )?;
+    }
+    Ok(())
+}
+
+/// Each replica: its lag, what it copied, whether its copies fail.
+fn replica_metrics(
+    e: &mut DescriptorEncoder,
+    statuses: &[arca_fixity::replica::ReplicaStatus],
+) -> std::fmt::Result {
+    if statuses.is_empty() {
+        return Ok(());
+    }
+    let gauge_type = ConstGauge::new(0i64).metric_type();
+    let counter_type = ConstCounter::new(0u64).metric_type();
+    let mut family = e.encode_descriptor(
+        "arca_replica_lag_changes",
+        "Changes committed and not yet copied, per replica",
+        None,
+        gauge_type,
+    )?;
+    for r in statuses {
+        ConstGauge::new(r.lag.max(0)).encode(family.encode_family(&[("replica", &r.name)])?)?;
+    }
+    let mut family = e.encode_descriptor(
+        "arca_replica_copied_objects",
+        "Objects copied to the replica since the server started",
+        None,
+        counter_type,
+    )?;
+    for r in statuses {
+        ConstCounter::new(r.objects_copied)
+            .encode(family.encode_family(&[("replica", &r.name)])?)?;
+    }
+    let mut family = e.encode_descriptor(
+        "arca_replica_copied_bytes",
+        "Bytes copied to the replica since the server started",
+        None,
+        counter_type,
+    )?;
+    for r in statuses {
+        ConstCounter::new(r.bytes_copied).encode(family.encode_family(&[("replica", &r.name)])?)?;
+    }
+    let mut family = e.encode_descriptor(
+        "arca_replica_failing",
+        "1 while copies to the replica fail (they are retried)",
+        None,
+        gauge_type,
+    )?;
+    for r in statuses {
+        ConstGauge::new(i64::from(r.error.is_some()))
+            .encode(family.encode_family(&[("replica", &r.name)])?)?;
+    }
+    Ok(())
 }
 
 /// The process's CPU time and memory, under the names Prometheus's own clients use.
@@ -841,6 +991,87 @@ mod tests {
         assert!(metrics.enabled());
         metrics.set_enabled(false);
         assert!(!metrics.enabled());
+    }
+
+    #[test]
+    fn audit_and_replica_figures_are_exposed() {
+        #[derive(Debug)]
+        struct Fixity;
+        impl Collector for Fixity {
+            fn encode(&self, mut encoder: DescriptorEncoder) -> std::fmt::Result {
+                let finding = |kind| arca_fixity::Finding {
+                    object: "info:fedora/a".into(),
+                    version: None,
+                    logical_path: None,
+                    content_path: None,
+                    kind,
+                    expected: None,
+                    actual: None,
+                    repaired: false,
+                    message: String::new(),
+                };
+                let status = arca_fixity::schedule::AuditStatus {
+                    progress: arca_fixity::audit::ProgressSnapshot {
+                        running: true,
+                        objects: 3,
+                        bytes: 4096,
+                        ..Default::default()
+                    },
+                    last: Some(arca_fixity::Report {
+                        finished: Some("2026-11-29T10:00:00Z".into()),
+                        complete: true,
+                        objects: 10,
+                        bytes: 1000,
+                        repaired: 1,
+                        findings: vec![
+                            finding(arca_fixity::FindingKind::ContentDigest),
+                            finding(arca_fixity::FindingKind::ContentDigest),
+                            finding(arca_fixity::FindingKind::ContentMissing),
+                        ],
+                        ..Default::default()
+                    }),
+                    next_run: None,
+                    damaged: 2,
+                };
+                audit_metrics(&mut encoder, &status)?;
+                replica_metrics(
+                    &mut encoder,
+                    &[arca_fixity::replica::ReplicaStatus {
+                        name: "offsite".into(),
+                        lag: 7,
+                        objects_copied: 5,
+                        bytes_copied: 500,
+                        error: Some("refused".into()),
+                        ..Default::default()
+                    }],
+                )
+            }
+        }
+        let mut registry = Registry::default();
+        registry.register_collector(Box::new(Fixity));
+        let mut text = String::new();
+        prometheus_client::encoding::text::encode(&mut text, &registry).unwrap();
+        for line in [
+            "arca_audit_running 1",
+            "arca_audit_progress_objects 3",
+            "arca_audit_progress_bytes 4096",
+            "arca_audit_last_objects 10",
+            "arca_audit_last_bytes 1000",
+            "arca_audit_last_repairs 1",
+            "arca_audit_last_unrepaired 2",
+            "arca_audit_last_findings{kind=\"content_digest\"} 2",
+            "arca_audit_last_findings{kind=\"content_missing\"} 1",
+            "arca_audit_last_complete_end_timestamp_seconds 1795946400",
+            "arca_replica_lag_changes{replica=\"offsite\"} 7",
+            "arca_replica_copied_objects_total{replica=\"offsite\"} 5",
+            "arca_replica_copied_bytes_total{replica=\"offsite\"} 500",
+            "arca_replica_failing{replica=\"offsite\"} 1",
+        ] {
+            assert!(
+                text.lines().any(|l| l == line),
+                "{line} missing from {text}"
+            );
+        }
     }
 
     #[test]

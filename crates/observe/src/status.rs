@@ -57,6 +57,12 @@ pub struct StatusReport {
     pub search: Option<SearchLine>,
     /// Event delivery, one per destination.
     pub deliveries: Vec<DeliveryLine>,
+    /// The background fixity audit, when one is scheduled.
+    pub audit: Option<arca_fixity::schedule::AuditStatus>,
+    /// Each replica's copying, when there are replicas.
+    pub replicas: Vec<arca_fixity::replica::ReplicaStatus>,
+    /// Files known to be damaged now (their binaries are not served).
+    pub damaged: usize,
     /// The last hour, sampled.
     pub history: Vec<Series>,
 }
@@ -306,6 +312,13 @@ impl Observer {
                     last_error: d.last_error(),
                 })
                 .collect(),
+            audit: sources.audit.as_ref().map(|a| a.status()),
+            replicas: sources
+                .replication
+                .as_ref()
+                .map(|r| r.status())
+                .unwrap_or_default(),
+            damaged: sources.repo.damage().len(),
             history: self.history().series(),
         }
     }

@@ -172,6 +172,15 @@ pub enum Error {
     /// Storage and catalog disagree, or some other invariant broke.
     #[error("internal inconsistency: {0}")]
     Internal(String),
+    /// The resource's stored content is known to be damaged (a fixity audit found it, and
+    /// nothing has repaired it yet): its bytes are not served.
+    #[error("{id}: {}; its content is not served until it is repaired", file.describe())]
+    Damaged {
+        /// The resource.
+        id: FedoraId,
+        /// What the audit found.
+        file: Box<crate::damage::DamagedFile>,
+    },
 }
 
 impl Error {

@@ -21,6 +21,7 @@ mod acl;
 mod adopt;
 mod changes;
 mod content;
+pub mod damage;
 mod derived;
 mod described;
 mod direct;
@@ -64,6 +65,7 @@ pub(crate) use write::{checked_triples, forget, model_of, new_headers};
 pub use arca_catalog::TxEnd;
 pub use changes::types_of;
 pub use content::{BinaryData, ReceivedBinary, Upload};
+pub use damage::{Damage, DamagedFile};
 pub use error::{Constraint, Error, Result};
 pub use external::{AllowList, CheckedUrl, ExternalHandling, ExternalLocation};
 pub use fixity::{digest_file, digest_reader, FixityCheck, FixityReport};
@@ -129,6 +131,8 @@ pub struct Kernel {
     auto_versioning: AtomicBool,
     txs: transactions::Transactions,
     watchers: Arc<parking_lot::RwLock<Vec<ChangeWatcher>>>,
+    /// The files a fixity audit found damaged, refused to reads.
+    damage: damage::Damage,
     /// Where write time goes.
     pub phases: PhaseTimes,
 }
@@ -228,6 +232,7 @@ impl Repository {
                 auto_versioning: AtomicBool::new(true),
                 txs: transactions::Transactions::default(),
                 watchers: Default::default(),
+                damage: Default::default(),
                 phases,
             }),
             scope: Scope::default(),

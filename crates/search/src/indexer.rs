@@ -513,7 +513,8 @@ impl Indexer {
         }
         let entries = self.catalog.changes_since(live.position, BATCH).await?;
         let mut targets: BTreeMap<FedoraId, i64> = BTreeMap::new();
-        for e in &entries {
+        // A fixity check changed nothing to index.
+        for e in entries.iter().filter(|e| e.change.kind.changes_resource()) {
             if let Some(t) = target_of(&e.change.id) {
                 targets.insert(t, e.seq);
             }

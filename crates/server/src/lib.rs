@@ -180,6 +180,39 @@ pub fn background_audit(
     Ok(None)
 }
 
+/// The directory of the fixity audits' reports (`<data>/fixity/reports`).
+pub fn fixity_reports_dir(config: &Config) -> std::path::PathBuf {
+    config.data.join("fixity").join("reports")
+}
+
+/// Marks in `repo` the damage the latest audit report left unrepaired, so that reads of
+/// those binaries are refused from the first request on. A report that cannot be read is
+/// logged and skipped: the next audit finds the damage again.
+pub fn load_known_damage(config: &Config, repo: &Repository) {
+    let dir = fixity_reports_dir(config);
+    if !dir.is_dir() {
+        return;
+    }
+    // The newest report of the primary root (`arca replica verify` reports on replicas).
+    let latest = match arca_fixity::Reports::open(&dir) {
+        Ok(reports) => reports.recent(100).map(|r| {
+            r.into_iter()
+                .find(|r| r.root == arca_fixity::announce::PRIMARY)
+        }),
+        Err(e) => Err(e),
+    };
+    match latest {
+        Ok(Some(report)) => {
+            let marked = arca_fixity::announce::load_damage(repo, &report);
+            if marked > 0 {
+                tracing::warn!(report = %report.id, files = marked, "files the last fixity audit found damaged are not served until repaired");
+            }
+        }
+        Ok(None) => {}
+        Err(e) => tracing::error!(error = %e, "cannot read the latest fixity report"),
+    }
+}
+
 /// Where `config` puts the OCFL storage root, for messages: its directory, or its bucket,
 /// prefix and endpoint.
 pub fn root_description(config: &Config) -> String {
@@ -666,6 +699,7 @@ pub async fn run_gated(
     tracing::info!(%addr, "opening the repository; /health/live and /health/ready answer meanwhile");
     gate.await;
     let (repo, catalog) = open_repository(&config, true).await?;
+    load_known_damage(&config, &repo);
     opened(repo.clone());
     let repo_stats = repo.clone();
     let (stop_events, events_stopped) = tokio::sync::watch::channel(false);
@@ -738,6 +772,7 @@ pub async fn run_gated(
             observer: Some(observer.clone()),
             audit,
             replication,
+            fixity_reports: Some(fixity_reports_dir(&config)),
         },
     )
     .map_err(anyhow::Error::msg)?;

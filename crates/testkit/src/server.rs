@@ -302,6 +302,12 @@ impl TestServer {
         &self.data_path
     }
 
+    /// The server's repository kernel, once opened (tests reach past HTTP with it, e.g.
+    /// to mark a file damaged as a fixity audit would).
+    pub fn repo(&self) -> Option<Arc<arca_repository::Repository>> {
+        self.repo.get().cloned()
+    }
+
     /// The OCFL storage root.
     pub fn ocfl_root(&self) -> PathBuf {
         self.data_path.join("ocfl-root")

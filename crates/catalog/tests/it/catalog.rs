@@ -2,7 +2,7 @@
 //! PostgreSQL when it is installed): see `common::on_every_catalog`.
 
 use crate::common::{record, Store};
-use arca_catalog::{CatalogOp, Change, ChangeKind, MementoRow, PendingWrite};
+use arca_catalog::{CatalogOp, Change, ChangeKind, FixityOutcome, MementoRow, PendingWrite};
 use arca_model::FedoraId;
 
 on_every_catalog!(
@@ -15,7 +15,49 @@ on_every_catalog!(
     pending_writes_are_kept_until_finished,
     free_object_locks_are_taken_without_waiting,
     totals_count_objects_and_live_resources,
+    fixity_entries_keep_their_outcome_and_detail,
 );
+
+async fn fixity_entries_keep_their_outcome_and_detail(store: Store) {
+    let cat = store.open().await;
+    let id = FedoraId::from_path("a/b").unwrap();
+    let entry = |outcome, detail: &str| {
+        CatalogOp::Log(Change {
+            id: id.clone(),
+            kind: ChangeKind::Fixity(outcome),
+            at: "2026-01-01T00:00:00Z".into(),
+            user: "arca-fixity".into(),
+            agent: Some(detail.into()),
+            types: vec!["http://www.w3.org/ns/ldp#NonRDFSource".into()],
+        })
+    };
+    cat.apply(vec![entry(
+        FixityOutcome::Failure,
+        "expected sha512:aa, found sha512:bb",
+    )])
+    .await
+    .unwrap();
+    cat.apply(vec![entry(FixityOutcome::Success, "repaired from r1")])
+        .await
+        .unwrap();
+    let log = cat.changes_since(0, 10).await.unwrap();
+    assert_eq!(
+        log.iter().map(|e| e.change.kind).collect::<Vec<_>>(),
+        [
+            ChangeKind::Fixity(FixityOutcome::Failure),
+            ChangeKind::Fixity(FixityOutcome::Success)
+        ]
+    );
+    assert_eq!(
+        log[0].change.agent.as_deref(),
+        Some("expected sha512:aa, found sha512:bb")
+    );
+    assert!(!log[0].change.kind.changes_resource());
+    assert!(ChangeKind::Update.changes_resource());
+    for kind in log.iter().map(|e| e.change.kind) {
+        assert_eq!(ChangeKind::parse(kind.as_str()), Some(kind));
+    }
+}
 
 async fn totals_count_objects_and_live_resources(store: Store) {
     let cat = store.open().await;

@@ -386,3 +386,130 @@ async fn metrics_off_answers_404_on_both_listeners() {
     assert_eq!(open.status, StatusCode::NOT_FOUND, "{}", open.text());
     arca.stop();
 }
+
+/// `text` linted by `promtool check metrics`.
+fn promtool_accepts(promtool: &Path, text: &str) {
+    let mut check = Command::new(promtool)
+        .args(["check", "metrics"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("promtool starts");
+    check
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(text.as_bytes())
+        .unwrap();
+    let checked = check.wait_with_output().unwrap();
+    assert!(
+        checked.status.success(),
+        "promtool check metrics: {}{}\n{text}",
+        String::from_utf8_lossy(&checked.stdout),
+        String::from_utf8_lossy(&checked.stderr)
+    );
+}
+
+/// arca with a replica (`[[replica]]` in a config file, named `copy`) and a background
+/// audit that runs when asked.
+fn serve_with_replica(dir: &Path) -> Arca {
+    let config = dir.join("arca.toml");
+    std::fs::write(
+        &config,
+        format!(
+            "[fixity]\nschedule = \"3650d\"\n\n[[replica]]\nname = \"copy\"\npath = {:?}\n",
+            dir.join("replica").display().to_string()
+        ),
+    )
+    .unwrap();
+    serve(
+        &dir.join("data"),
+        &[("ARCA_CONFIG", config.to_str().unwrap())],
+    )
+}
+
+/// Each replica's lag, copies and failing flag, and the damaged files, are exposed and
+/// lint clean.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn replica_and_damage_figures_are_exposed() {
+    let Some(promtool) = tool("promtool") else {
+        eprintln!("NOT RUN: promtool is not installed");
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let arca = serve_with_replica(dir.path());
+    let http = Http::anonymous();
+    let text = http
+        .get(&format!("http://{}/metrics", metrics_address(&arca)), &[])
+        .await
+        .text();
+    for line in [
+        "arca_replica_failing{replica=\"copy\"} 0",
+        "arca_fixity_damaged_files 0",
+    ] {
+        assert!(text.lines().any(|l| l == line), "{line} missing:\n{text}");
+    }
+    for name in [
+        "# TYPE arca_replica_lag_changes gauge",
+        "# TYPE arca_replica_copied_objects_total counter",
+        "# TYPE arca_replica_copied_bytes_total counter",
+    ] {
+        assert!(text.contains(name), "{name} missing:\n{text}");
+    }
+    promtool_accepts(&promtool, &text);
+    // Readiness names the replica's check.
+    let ready = http
+        .get(&format!("{}/health/ready", main_root(&arca)), &[])
+        .await;
+    assert_eq!(ready.status, StatusCode::OK, "{}", ready.text());
+    assert!(ready.text().contains("replica:copy"), "{}", ready.text());
+    arca.stop();
+}
+
+/// The background audit's figures: running, progress, the last run's findings by kind and
+/// end time.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "needs the background audit (BackgroundAudit); run after the merge"]
+async fn audit_figures_are_exposed_once_a_run_finished() {
+    let Some(promtool) = tool("promtool") else {
+        eprintln!("NOT RUN: promtool is not installed");
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let arca = serve_with_replica(dir.path());
+    let http = Http::anonymous();
+    let admin = bearer("carol", &["curator"]);
+    let r = http
+        .request(
+            Method::POST,
+            &arca.url("/fcr:audit"),
+            &[("authorization", admin.as_str())],
+            String::new(),
+        )
+        .await;
+    assert!(
+        r.status == StatusCode::ACCEPTED || r.status == StatusCode::CONFLICT,
+        "{}",
+        r.text()
+    );
+    let url = format!("http://{}/metrics", metrics_address(&arca));
+    let deadline = Instant::now() + Duration::from_secs(60);
+    let text = loop {
+        let text = http.get(&url, &[]).await.text();
+        if text
+            .lines()
+            .any(|l| l.starts_with("arca_audit_last_complete_end_timestamp_seconds "))
+        {
+            break text;
+        }
+        assert!(Instant::now() < deadline, "no finished run:\n{text}");
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    };
+    for name in ["arca_audit_running 0", "arca_audit_last_unrepaired 0"] {
+        assert!(text.lines().any(|l| l == name), "{name} missing:\n{text}");
+    }
+    assert!(text.contains("arca_audit_last_objects "), "{text}");
+    promtool_accepts(&promtool, &text);
+    arca.stop();
+}

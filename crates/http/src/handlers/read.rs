@@ -109,6 +109,8 @@ pub(crate) async fn serve_binary(
     if crate::external::location(record).is_some() {
         return crate::external::read(ctx, record, head, h, out).await;
     }
+    // Bytes a fixity audit found damaged are never served as if they were the deposit.
+    ctx.repo.damage().check(record).map_err(|e| ctx.err(e))?;
     let wanted = headers::want_digest(h).map_err(ApiError::bad_request)?;
     let content = ctx
         .repo

@@ -55,6 +55,9 @@ struct BinaryInfo {
     text: Option<String>,
     image: bool,
     fixity: String,
+    /// What a fixity audit found wrong with the stored content, while it is not repaired
+    /// (the content is then neither previewed nor served).
+    damage: Option<String>,
 }
 
 /// What the caller may do here, and the URLs the requests go to.
@@ -375,7 +378,15 @@ async fn binary_info(ctx: &Ctx, id: &FedoraId) -> Result<BinaryInfo, ApiError> {
             "application/json" | "application/xml" | "application/ld+json"
         );
     let external = h.external_url.clone();
-    let text = if textual && external.is_none() && size.is_some_and(|s| s <= TEXT_PREVIEW) {
+    let damage = ctx.repo.damage().check(&record).err().map(|e| match e {
+        arca_repository::Error::Damaged { file, .. } => file.describe(),
+        e => e.to_string(),
+    });
+    let text = if damage.is_none()
+        && textual
+        && external.is_none()
+        && size.is_some_and(|s| s <= TEXT_PREVIEW)
+    {
         preview(ctx, &record).await
     } else {
         None
@@ -393,7 +404,8 @@ async fn binary_info(ctx: &Ctx, id: &FedoraId) -> Result<BinaryInfo, ApiError> {
         digests: h.digests.clone().unwrap_or_default(),
         external,
         text,
-        image: essence.starts_with("image/") && !essence.contains("svg"),
+        image: damage.is_none() && essence.starts_with("image/") && !essence.contains("svg"),
+        damage,
     })
 }
 

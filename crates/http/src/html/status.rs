@@ -3,7 +3,10 @@
 //! for `Accept: application/json` (anything but a browser's `Accept`), as JSON. Admins only:
 //! 401 for anonymous callers, 403 for others.
 
+use arca_fixity::replica::ReplicaStatus;
+use arca_fixity::schedule::AuditStatus;
 use arca_observe::status::{Series, StatusReport};
+use arca_repository::DamagedFile;
 use axum::extract::{Request, State};
 use axum::response::{IntoResponse, Response};
 use http::{header, StatusCode};
@@ -40,12 +43,46 @@ struct Delivery {
     last_error: String,
 }
 
+/// The "Audit and replicas" section.
+#[derive(Serialize)]
+struct AuditSection {
+    /// Whether the server runs a background audit.
+    scheduled: bool,
+    /// The audit's state: the running run, the last one, the next.
+    fields: Vec<Field>,
+    replicas: Vec<ReplicaRow>,
+    damaged: Vec<DamagedRow>,
+    /// Damaged files beyond those listed.
+    more_damaged: usize,
+}
+
+#[derive(Serialize)]
+struct ReplicaRow {
+    name: String,
+    lag: i64,
+    position: i64,
+    objects_copied: u64,
+    bytes_copied: String,
+    error: String,
+}
+
+#[derive(Serialize)]
+struct DamagedRow {
+    key: String,
+    found: String,
+    damage: String,
+}
+
+/// Damaged files the page lists (`fcr:audit` lists them all).
+const DAMAGED_LISTED: usize = 50;
+
 #[derive(Serialize)]
 struct Page {
     page: Frame,
     title: &'static str,
     fields: Vec<Field>,
     deliveries: Vec<Delivery>,
+    audit: AuditSection,
     charts: Vec<Chart>,
 }
 
@@ -118,6 +155,11 @@ async fn answer(state: AppState, req: Request) -> Result<Response, ApiError> {
                 last_error: d.last_error.clone().unwrap_or_else(|| "none".into()),
             })
             .collect(),
+        audit: audit_section(
+            report.audit.as_ref(),
+            &report.replicas,
+            &state.repo.damage().list(),
+        ),
         charts: report.history.iter().map(chart).collect(),
     };
     super::render(StatusCode::OK, "status.html", &page, head)
@@ -151,6 +193,99 @@ fn fields(r: &StatusReport) -> Vec<Field> {
             unknown(r.search.as_ref(), |s| s.lag_changes.to_string()),
         ),
     ]
+}
+
+fn audit_section(
+    audit: Option<&AuditStatus>,
+    replicas: &[ReplicaStatus],
+    damaged: &[DamagedFile],
+) -> AuditSection {
+    let f = |label, value| Field { label, value };
+    let mut fields = Vec::new();
+    if let Some(a) = audit {
+        let p = &a.progress;
+        fields.push(f(
+            "Running now",
+            if p.running {
+                format!(
+                    "yes: {} objects, {} files, {} checked, {} findings ({} repaired)",
+                    p.objects,
+                    p.files,
+                    size(p.bytes),
+                    p.findings,
+                    p.repaired
+                )
+            } else {
+                "no".into()
+            },
+        ));
+        match &a.last {
+            Some(r) => {
+                fields.push(f(
+                    "Last run",
+                    format!(
+                        "{} ({}), started {}, {}",
+                        r.id,
+                        r.root,
+                        r.started,
+                        match (&r.finished, r.complete) {
+                            (Some(end), true) => format!("finished {end}"),
+                            (Some(end), false) => format!("stopped {end} (resumes)"),
+                            (None, _) => "not finished".into(),
+                        }
+                    ),
+                ));
+                fields.push(f(
+                    "Last run checked",
+                    format!(
+                        "{} objects, {} files, {}",
+                        r.objects,
+                        r.files,
+                        size(r.bytes)
+                    ),
+                ));
+                fields.push(f(
+                    "Last run found",
+                    format!(
+                        "{} findings, {} repaired, {} not repaired",
+                        r.findings.len(),
+                        r.repaired,
+                        a.damaged
+                    ),
+                ));
+            }
+            None => fields.push(f("Last run", "none yet".into())),
+        }
+        fields.push(f(
+            "Next run",
+            a.next_run.clone().unwrap_or_else(|| "when asked".into()),
+        ));
+    }
+    AuditSection {
+        scheduled: audit.is_some(),
+        fields,
+        replicas: replicas
+            .iter()
+            .map(|r| ReplicaRow {
+                name: r.name.clone(),
+                lag: r.lag,
+                position: r.position,
+                objects_copied: r.objects_copied,
+                bytes_copied: size(r.bytes_copied),
+                error: r.error.clone().unwrap_or_else(|| "none".into()),
+            })
+            .collect(),
+        damaged: damaged
+            .iter()
+            .take(DAMAGED_LISTED)
+            .map(|d| DamagedRow {
+                key: d.key.clone(),
+                found: d.found.clone(),
+                damage: d.describe(),
+            })
+            .collect(),
+        more_damaged: damaged.len().saturating_sub(DAMAGED_LISTED),
+    }
 }
 
 fn duration(s: u64) -> String {
@@ -199,6 +334,85 @@ fn chart(s: &Series) -> Chart {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_audit_section_shows_the_last_run_progress_and_each_replica() {
+        let none = audit_section(None, &[], &[]);
+        assert!(!none.scheduled && none.fields.is_empty() && none.replicas.is_empty());
+        let status = AuditStatus {
+            progress: arca_fixity::audit::ProgressSnapshot {
+                running: true,
+                objects: 7,
+                files: 20,
+                bytes: 3 << 20,
+                findings: 1,
+                repaired: 0,
+            },
+            last: Some(arca_fixity::Report {
+                id: "20261128T000000Z".into(),
+                root: "primary".into(),
+                started: "2026-11-28T00:00:00Z".into(),
+                finished: Some("2026-11-28T01:00:00Z".into()),
+                complete: true,
+                objects: 100,
+                files: 300,
+                bytes: 5 << 30,
+                repaired: 2,
+                findings: Vec::new(),
+            }),
+            next_run: Some("2026-12-28T00:00:00Z".into()),
+            damaged: 1,
+        };
+        let replicas = [ReplicaStatus {
+            name: "offsite".into(),
+            position: 40,
+            lag: 2,
+            objects_copied: 38,
+            bytes_copied: 1 << 20,
+            error: Some("connection refused".into()),
+        }];
+        let s = audit_section(Some(&status), &replicas, &[]);
+        let text: Vec<String> = s
+            .fields
+            .iter()
+            .map(|f| format!("{}: {}", f.label, f.value))
+            .collect();
+        let text = text.join("\n");
+        assert!(
+            text.contains("Running now: yes: 7 objects, 20 files, 3.0 MiB"),
+            "{text}"
+        );
+        assert!(text.contains("20261128T000000Z (primary)"), "{text}");
+        assert!(text.contains("finished 2026-11-28T01:00:00Z"), "{text}");
+        assert!(text.contains("100 objects, 300 files, 5.0 GiB"), "{text}");
+        assert!(
+            text.contains("0 findings, 2 repaired, 1 not repaired"),
+            "{text}"
+        );
+        assert!(text.contains("Next run: 2026-12-28T00:00:00Z"), "{text}");
+        assert_eq!(s.replicas[0].lag, 2);
+        assert_eq!(s.replicas[0].error, "connection refused");
+        assert!(s.replicas[0].bytes_copied.starts_with("1.0 MiB"));
+        // Rendered: the section and its tables.
+        let page = Page {
+            page: Frame::new("http://x/rest", Some("root"), true),
+            title: "Status",
+            fields: Vec::new(),
+            deliveries: Vec::new(),
+            audit: s,
+            charts: Vec::new(),
+        };
+        use minijinja::value::Serde;
+        let html = super::super::templates()
+            .get_template("status.html")
+            .and_then(|t| t.render(Serde(&page)))
+            .unwrap();
+        assert!(html.contains("Audit and replicas"), "{html}");
+        assert!(
+            html.contains("offsite") && html.contains("connection refused"),
+            "{html}"
+        );
+    }
 
     #[test]
     fn a_series_is_scaled_into_the_chart() {

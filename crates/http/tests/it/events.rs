@@ -254,6 +254,37 @@ async fn the_stream_resumes_from_last_event_id_and_follows_new_changes() {
     assert!(live.data.contains("/rest/after\""), "{}", live.data);
 }
 
+/// A fixity check's PREMIS event (issue 41) streams under the event name `Fixity`.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_fixity_event_streams_as_fixity() {
+    let s = TestServer::start().await;
+    assert_eq!(put(&s, "checked", &[TURTLE], "").await.status, 201);
+    let after = last(&s).await;
+    let mut stream = sse::Client::new()
+        .stream(
+            &s.url("fcr:events"),
+            &[
+                ("accept", "text/event-stream"),
+                ("last-event-id", &after.to_string()),
+            ],
+        )
+        .await;
+    let repo = s.repo().unwrap();
+    let id = arca_model::FedoraId::from_path("checked").unwrap();
+    let seq = repo
+        .record_fixity(
+            &id,
+            arca_catalog::FixityOutcome::Failure,
+            "content_missing: gone",
+        )
+        .await
+        .unwrap();
+    let e = stream.next_event(Duration::from_secs(10)).await.unwrap();
+    assert_eq!((e.id, e.kind.as_str()), (seq, "Fixity"));
+    assert!(e.data.contains("eventOutcome/fai"), "{}", e.data);
+    assert!(e.data.contains("content_missing: gone"), "{}", e.data);
+}
+
 /// A tiny SSE reader over a raw TCP connection (the test client buffers whole bodies).
 mod sse {
     use std::time::Duration;

@@ -11,18 +11,25 @@ use http::Method;
 use sha1::Digest as _;
 
 /// A browser's `Accept`.
-const BROWSER: (&str, &str) = (
+pub(crate) const BROWSER: (&str, &str) = (
     "accept",
     "text/html,application/xhtml+xml,application/xml;q=0.9,image/avif,image/webp,*/*;q=0.8",
 );
 
-fn basic(user: &str) -> String {
+pub(crate) fn basic(user: &str) -> String {
     let token = base64::engine::general_purpose::STANDARD.encode(format!("{user}:{user}-pw"));
     format!("Basic {token}")
 }
 
 /// A server whose users are `reader` (may read `open` only, by its ACL) and the admin `root`.
-async fn server() -> (TestServer, tempfile::TempDir) {
+pub(crate) async fn server() -> (TestServer, tempfile::TempDir) {
+    server_with(|_| {}).await
+}
+
+/// [`server`] with settings changed by `edit`.
+pub(crate) async fn server_with(
+    edit: impl FnOnce(&mut arca_config::Config),
+) -> (TestServer, tempfile::TempDir) {
     let dir = tempfile::tempdir().unwrap();
     let file: PathBuf = dir.path().join("htpasswd");
     let mut text = String::new();
@@ -38,12 +45,13 @@ async fn server() -> (TestServer, tempfile::TempDir) {
         c.auth.htpasswd = Some(file);
         c.auth.admins = vec!["root".into()];
         c.auth.user_base_uri = Some("http://users.example/".into());
+        edit(c);
     })
     .await;
     (s, dir)
 }
 
-async fn as_user(
+pub(crate) async fn as_user(
     s: &TestServer,
     user: Option<&str>,
     method: Method,
@@ -71,11 +79,11 @@ async fn root(
 }
 
 /// The page of `path` as `user`.
-async fn page(s: &TestServer, user: Option<&str>, path: &str) -> Reply {
+pub(crate) async fn page(s: &TestServer, user: Option<&str>, path: &str) -> Reply {
     as_user(s, user, Method::GET, path, &[BROWSER], "").await
 }
 
-fn assert_page(r: &Reply) -> String {
+pub(crate) fn assert_page(r: &Reply) -> String {
     assert!(
         r.header("content-type")
             .unwrap_or("")

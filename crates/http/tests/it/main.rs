@@ -4,6 +4,7 @@
 mod common;
 
 mod archival_groups;
+mod audit;
 mod bad_input;
 mod binaries;
 mod conditional;
