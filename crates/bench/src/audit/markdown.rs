@@ -1,0 +1,185 @@
+//! The audit scenario's tables in the Markdown report.
+
+use std::fmt::Write as _;
+
+use super::AuditDetail;
+use crate::report::{bytes, num, opt, pct, ScenarioReport, Status};
+
+/// Appends the tables of the audit rows in `rows` (nothing when there are none).
+pub fn markdown(m: &mut String, rows: &[ScenarioReport]) {
+    let status = |r: &ScenarioReport| match r.status {
+        Status::Completed => r.name.clone(),
+        Status::Aborted => format!("{} (aborted)", r.name),
+        Status::Interrupted => format!("{} (interrupted)", r.name),
+        Status::NotAvailable => format!("{} (not available)", r.name),
+    };
+    let reads: Vec<_> = rows
+        .iter()
+        .filter_map(|r| match &r.audit {
+            Some(AuditDetail::Read(x)) => Some((r, x)),
+            _ => None,
+        })
+        .collect();
+    if !reads.is_empty() {
+        m.push_str(
+            "| Audit read | Tool | Cache | Objects | Content | Seconds | MB/s | Objects/s \
+             | Files/s | % of baseline | Checked (objects / files / bytes) | Findings | Valid \
+             | Peak RSS (MB) | Mean CPU (%) |\n",
+        );
+        m.push_str("|---|---|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|---|--:|--:|\n");
+        for (r, x) in reads {
+            let checked = match (x.checked_objects, x.checked_files, x.checked_bytes) {
+                (None, None, None) => "–".to_string(),
+                (o, f, b) => format!(
+                    "{} / {} / {}",
+                    o.map_or("–".into(), |v| v.to_string()),
+                    f.map_or("–".into(), |v| v.to_string()),
+                    b.map_or("–".into(), |v| bytes(v as f64))
+                ),
+            };
+            let _ = writeln!(
+                m,
+                "| {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} |",
+                status(r),
+                x.tool,
+                x.cache,
+                x.root_objects,
+                bytes(x.root_bytes as f64),
+                num(x.seconds),
+                num(x.mb_per_s),
+                num(x.objects_per_s),
+                num(x.files_per_s),
+                pct(x.pct_of_baseline),
+                checked,
+                x.findings.map_or("–".into(), |f| f.to_string()),
+                x.valid.map_or("–", |v| if v { "yes" } else { "NO" }),
+                opt(x.peak_rss_mb),
+                opt(x.mean_cpu_pct),
+            );
+        }
+        m.push('\n');
+    }
+    let serving: Vec<_> = rows
+        .iter()
+        .filter_map(|r| match &r.audit {
+            Some(AuditDetail::Serving(x)) => Some((r, x)),
+            _ => None,
+        })
+        .collect();
+    if !serving.is_empty() {
+        m.push_str(
+            "| Serving with the audit | Workload | On (per s) | Off (per s) | On ÷ off \
+             | Audit read during on (MB/s) | Rows |\n",
+        );
+        m.push_str("|---|---|--:|--:|--:|--:|---|\n");
+        let list = |v: &[f64]| v.iter().map(|x| num(*x)).collect::<Vec<_>>().join(", ");
+        for (r, x) in serving {
+            let _ = writeln!(
+                m,
+                "| {} | {} | {} | {} | {} | {} | {} |",
+                status(r),
+                x.workload,
+                list(&x.on_tps),
+                list(&x.off_tps),
+                pct(x.pct_of_off),
+                opt(x.audit_mb_per_s),
+                x.rows.join(", ")
+            );
+        }
+        m.push('\n');
+    }
+    let lags: Vec<_> = rows
+        .iter()
+        .filter_map(|r| match &r.audit {
+            Some(AuditDetail::Lag(x)) => Some((r, x)),
+            _ => None,
+        })
+        .collect();
+    if !lags.is_empty() {
+        m.push_str(
+            "| Replica lag | Replica | Ingest (objects/s) | Samples | Max lag | p50 lag \
+             | Drain (s) |\n",
+        );
+        m.push_str("|---|---|--:|--:|--:|--:|--:|\n");
+        for (r, x) in lags {
+            let _ = writeln!(
+                m,
+                "| {} | {} | {} | {} | {} | {} | {} |",
+                status(r),
+                x.replica,
+                num(x.ingest_tps),
+                x.samples,
+                x.max_lag.map_or("–".into(), |v| v.to_string()),
+                x.p50_lag.map_or("–".into(), |v| v.to_string()),
+                opt(x.drain_s),
+            );
+        }
+        m.push('\n');
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::audit::{audit_row, ReadRun, ReplicaLag, ServingRatio};
+
+    #[test]
+    fn each_kind_of_row_gets_its_table() {
+        let mut m = String::new();
+        markdown(&mut m, &[]);
+        assert!(m.is_empty());
+        let read = audit_row(
+            "audit-arca-fixity-cold",
+            AuditDetail::Read(ReadRun {
+                tool: "arca-fixity".into(),
+                cache: "cold".into(),
+                seconds: 2.0,
+                root_objects: 10,
+                root_bytes: 4 << 20,
+                mb_per_s: 2.0,
+                pct_of_baseline: Some(95.0),
+                findings: Some(0),
+                ..Default::default()
+            }),
+        );
+        let mut absent = audit_row("audit-rocfl-cold", AuditDetail::Read(ReadRun::default()));
+        absent.status = Status::NotAvailable;
+        let serving = audit_row(
+            "audit-serving-get",
+            AuditDetail::Serving(ServingRatio {
+                workload: "get".into(),
+                on_tps: vec![90.0, 92.0],
+                off_tps: vec![100.0, 100.0],
+                pct_of_off: Some(91.0),
+                ..Default::default()
+            }),
+        );
+        let lag = audit_row(
+            "audit-replica-lag",
+            AuditDetail::Lag(ReplicaLag {
+                replica: "r".into(),
+                max_lag: Some(12),
+                p50_lag: Some(3),
+                drain_s: Some(1.5),
+                ..Default::default()
+            }),
+        );
+        markdown(&mut m, &[read, absent, serving, lag]);
+        assert!(
+            m.contains(
+                "| audit-arca-fixity-cold | arca-fixity | cold | 10 | 4.0 MiB | 2.00 | 2.00 |"
+            ),
+            "{m}"
+        );
+        assert!(m.contains("95.0 %"), "{m}");
+        assert!(m.contains("audit-rocfl-cold (not available)"), "{m}");
+        assert!(
+            m.contains("| audit-serving-get | get | 90.0, 92.0 | 100, 100 | 91.0 % |"),
+            "{m}"
+        );
+        assert!(
+            m.contains("| audit-replica-lag | r | 0 | 0 | 12 | 3 | 1.50 |"),
+            "{m}"
+        );
+    }
+}
