@@ -277,17 +277,21 @@ pub enum AuditStep {
     Serving,
     /// Replica lag under ingest, time to drain, `arca replica verify`.
     Replica,
+    /// Faults injected into a root of up to 2,000 objects with a replica: found, repaired,
+    /// and both roots valid for ocfl-py afterwards.
+    Faults,
 }
 
 impl AuditStep {
     /// Every step, in the order they run.
-    pub const ALL: [AuditStep; 6] = [
+    pub const ALL: [AuditStep; 7] = [
         AuditStep::Baseline,
         AuditStep::Fixity,
         AuditStep::Rocfl,
         AuditStep::OcflPy,
         AuditStep::Serving,
         AuditStep::Replica,
+        AuditStep::Faults,
     ];
 }
 

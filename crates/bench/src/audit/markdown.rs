@@ -116,6 +116,47 @@ pub fn markdown(m: &mut String, rows: &[ScenarioReport]) {
         }
         m.push('\n');
     }
+    for r in rows {
+        let Some(AuditDetail::Faults(x)) = &r.audit else {
+            continue;
+        };
+        let _ = writeln!(
+            m,
+            "{}: {} objects; findings on the undamaged root: {}; after the damage `arca fixity` \
+             exited {} in {} s, `arca replica verify` exited {}; findings matching no fault: {}; \
+             ocfl-py valid objects afterwards: primary {}, replica {}.\n",
+            status(r),
+            x.objects,
+            x.clean_findings.map_or("–".into(), |n| n.to_string()),
+            x.fixity_exit.map_or("–".into(), |c| c.to_string()),
+            num(x.fixity_seconds),
+            x.verify_exit.map_or("–".into(), |c| c.to_string()),
+            x.unexpected_findings,
+            x.ocfl_py_primary
+                .map_or("–".into(), |(v, n)| format!("{v} of {n}")),
+            x.ocfl_py_replica
+                .map_or("–".into(), |(v, n)| format!("{v} of {n}")),
+        );
+        if !x.faults.is_empty() {
+            m.push_str("| Fault | Root | Object | Path | Found | Repaired | Restored |\n");
+            m.push_str("|---|---|---|---|---|---|---|\n");
+            let yes = |b: bool| if b { "yes" } else { "NO" };
+            for f in &x.faults {
+                let _ = writeln!(
+                    m,
+                    "| {} | {} | {} | {} | {} | {} | {} |",
+                    f.kind,
+                    f.root,
+                    f.object,
+                    f.path.as_deref().unwrap_or("(the object)"),
+                    yes(f.found),
+                    yes(f.repaired),
+                    yes(f.restored)
+                );
+            }
+            m.push('\n');
+        }
+    }
 }
 
 #[cfg(test)]

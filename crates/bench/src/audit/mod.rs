@@ -17,6 +17,7 @@
 //! (`arca fixity --data DIR --report FILE`, `arca replica verify`, `GET fcr:audit`), so the
 //! scenario measures any arca that has them and says clearly which part is missing.
 
+pub mod faults;
 mod markdown;
 pub mod read;
 pub mod root;
@@ -51,6 +52,8 @@ pub enum AuditDetail {
     Serving(ServingRatio),
     /// A replica's lag under ingest.
     Lag(ReplicaLag),
+    /// Faults injected, found and repaired.
+    Faults(faults::FaultRun),
 }
 
 /// One program over the whole root.
@@ -153,6 +156,9 @@ pub struct Plan {
     pub clients: usize,
     /// Seconds of each serving row and of the ingest under replication.
     pub duration: Duration,
+    /// At most this many objects per ingest row of the serving and replica steps (`--count`):
+    /// the serving rows add their objects to the audited root.
+    pub count: Option<u64>,
     /// What runs.
     pub steps: Vec<AuditStep>,
     /// Cold, warm or both.
@@ -198,6 +204,7 @@ impl Plan {
             large_size,
             clients: phase.clients,
             duration: phase.duration.unwrap_or(Duration::from_secs(60)),
+            count: args.count,
             steps: if args.audit_steps.is_empty() {
                 AuditStep::ALL.to_vec()
             } else {
@@ -237,7 +244,7 @@ impl Plan {
             work,
             clients: self.clients,
             duration: Some(self.duration),
-            count: None,
+            count: self.count,
             size: self.small_size,
             objects: 0,
             interval: Duration::from_secs(1),
@@ -428,6 +435,9 @@ async fn steps(
     if plan.runs(AuditStep::Replica) && !interrupt.is_set() {
         serving::replica(plan, bin, interrupt, &mut emit).await?;
     }
+    if plan.runs(AuditStep::Faults) && !interrupt.is_set() {
+        faults::faults(plan, bin, interrupt, &mut emit).await?;
+    }
     Ok(())
 }
 
@@ -459,6 +469,18 @@ fn line(row: &ScenarioReport) {
         Some(AuditDetail::Lag(l)) => eprintln!(
             "    {}{status}: max lag {:?}, p50 {:?}, drained in {:?} s",
             row.name, l.max_lag, l.p50_lag, l.drain_s
+        ),
+        Some(AuditDetail::Faults(f)) => eprintln!(
+            "    {}{status}: {} of {} faults found, repaired and restored; {} unexpected \
+             findings; {:?} findings on the undamaged root",
+            row.name,
+            f.faults
+                .iter()
+                .filter(|x| x.found && x.repaired && x.restored)
+                .count(),
+            f.faults.len(),
+            f.unexpected_findings,
+            f.clean_findings
         ),
         None => eprintln!(
             "    {}{status}: {} ok, {} errors, {:.1}/s, {:.1} ms mean, {:.1} ms p99",

@@ -296,7 +296,7 @@ pub async fn replica(
 }
 
 /// `s` as a TOML basic string.
-fn toml_string(s: &str) -> String {
+pub(crate) fn toml_string(s: &str) -> String {
     let mut out = String::from("\"");
     for c in s.chars() {
         match c {
