@@ -344,7 +344,8 @@ pub async fn read_steps(
                     validator_run(plan, tool, &root, interrupt, &mut run, &mut row).await?
                 }
             }
-            if row.status == Status::Completed || run.seconds > 0.0 {
+            // Rates only of a run that went through (a crashed program's seconds say nothing).
+            if row.status == Status::Completed {
                 run.mb_per_s = mb_per_s(run.root_bytes, run.seconds);
                 if run.seconds > 0.0 {
                     run.objects_per_s = run.root_objects as f64 / run.seconds;

@@ -77,8 +77,15 @@ pub fn replica_lags(status: &serde_json::Value) -> Option<Vec<(String, i64)>> {
     )
 }
 
-/// GETs of `paths` (below the base) in random order, for the row's time.
-async fn get_row(ctx: &Ctx, plan: &Plan, name: &str, paths: Arc<Vec<String>>) -> ScenarioReport {
+/// GETs of `paths` (below the base; binaries of `size` bytes) in random order, for the
+/// row's time.
+async fn get_row(
+    ctx: &Ctx,
+    plan: &Plan,
+    name: &str,
+    paths: Arc<Vec<String>>,
+    size: u64,
+) -> ScenarioReport {
     let phase = plan.phase(name, Work::Access { metadata: false });
     let mut row = ScenarioReport::new(
         name,
@@ -87,7 +94,7 @@ async fn get_row(ctx: &Ctx, plan: &Plan, name: &str, paths: Arc<Vec<String>>) ->
         crate::report::PhaseConfig {
             clients: phase.clients,
             duration_s: phase.duration.map(|d| d.as_secs_f64()),
-            size_bytes: plan.small_size,
+            size_bytes: size,
             objects: Some(paths.len() as u64),
             ..Default::default()
         },
@@ -95,7 +102,6 @@ async fn get_row(ctx: &Ctx, plan: &Plan, name: &str, paths: Arc<Vec<String>>) ->
     let target = ctx.target.clone().expect("a target");
     let probe = Probe::start(pid_probe(ctx), None).await;
     let seed = ctx.seed;
-    let size = plan.small_size;
     let driven = drive(
         ctx,
         name,
@@ -190,7 +196,7 @@ pub async fn serving(
             } else if !interrupt.is_set() {
                 let name = format!("audit-{label}-get");
                 eprintln!("==> {name}");
-                let row = get_row(&ctx, plan, &name, paths.clone()).await;
+                let row = get_row(&ctx, plan, &name, paths.clone(), manifest.small_size).await;
                 get_rows.push((on, row.name.clone(), row.summary.tps));
                 emit(row);
             }
