@@ -676,7 +676,7 @@ fn audit_scenario_builds_a_root_and_reads_all_of_it() {
     // the built binaries, all answered.
     let serving: Vec<&str> = names(&r)
         .into_iter()
-        .filter(|n| n.starts_with("audit-o"))
+        .filter(|n| n.starts_with("audit-on") || n.starts_with("audit-off"))
         .collect();
     assert_eq!(
         serving,
