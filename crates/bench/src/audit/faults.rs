@@ -227,19 +227,17 @@ async fn faults_in(
     let mut matched = vec![false; found.len()];
     for (fault, original) in injected {
         let mut f = fault;
+        // Each damaged object holds one fault: a finding on it is a finding of that fault
+        // (whichever file or kind it names: a deleted file may also show in the catalog).
+        let mut all_repaired = true;
         for (i, finding) in found.iter().enumerate() {
-            let same_object = finding["object"].as_str() == Some(&f.object);
-            let same_path = match (&f.path, finding["content_path"].as_str()) {
-                (Some(p), Some(c)) => p == c,
-                (None, _) => true,
-                (Some(_), None) => f.kind == "sidecar" || f.kind == "delete-object",
-            };
-            if same_object && same_path {
+            if finding["object"].as_str() == Some(&f.object) {
                 matched[i] = true;
                 f.found = true;
-                f.repaired |= finding["repaired"].as_bool() == Some(true);
+                all_repaired &= finding["repaired"].as_bool() == Some(true);
             }
         }
+        f.repaired = f.found && all_repaired;
         // A replica's damage is found by `arca replica verify`, whose report the scenario
         // does not read: its repair shows in the bytes.
         f.restored = original.restored();
