@@ -58,6 +58,30 @@ pub fn markdown(m: &mut String, rows: &[ScenarioReport]) {
             );
         }
         m.push('\n');
+        // arca fixity against the validators, same cache state.
+        for cache in ["cold", "warm"] {
+            let seconds = |tool: &str| {
+                rows.iter().find_map(|r| match &r.audit {
+                    Some(AuditDetail::Read(x))
+                        if x.tool == tool && x.cache == cache && r.status == Status::Completed =>
+                    {
+                        Some(x.seconds)
+                    }
+                    _ => None,
+                })
+            };
+            let Some(arca) = seconds("arca-fixity").filter(|s| *s > 0.0) else {
+                continue;
+            };
+            let others: Vec<String> = ["rocfl", "ocfl-py"]
+                .iter()
+                .filter_map(|t| seconds(t).map(|s| format!("{:.1}× faster than {t}", s / arca)))
+                .collect();
+            if !others.is_empty() {
+                let _ = writeln!(m, "- {cache}: arca fixity {}.", others.join(", "));
+            }
+        }
+        m.push('\n');
     }
     let serving: Vec<_> = rows
         .iter()
@@ -169,6 +193,15 @@ mod tests {
         let mut m = String::new();
         markdown(&mut m, &[]);
         assert!(m.is_empty());
+        let rocfl = audit_row(
+            "audit-rocfl-cold",
+            AuditDetail::Read(ReadRun {
+                tool: "rocfl".into(),
+                cache: "cold".into(),
+                seconds: 5.0,
+                ..Default::default()
+            }),
+        );
         let read = audit_row(
             "audit-arca-fixity-cold",
             AuditDetail::Read(ReadRun {
@@ -205,7 +238,11 @@ mod tests {
                 ..Default::default()
             }),
         );
-        markdown(&mut m, &[read, absent, serving, lag]);
+        markdown(&mut m, &[read, rocfl, absent, serving, lag]);
+        assert!(
+            m.contains("- cold: arca fixity 2.5× faster than rocfl."),
+            "{m}"
+        );
         assert!(
             m.contains(
                 "| audit-arca-fixity-cold | arca-fixity | cold | 10 | 4.0 MiB | 2.00 | 2.00 |"

@@ -515,12 +515,13 @@ fn notes(plan: &Plan, bin: &Path) -> Vec<String> {
             plan.threads
         ),
         format!(
-            "arca fixity ran with ARCA_FIXITY_MAX_MB_PER_S=0 (no limit) and \
-             ARCA_FIXITY_THREADS={}; rocfl as `rocfl -S -r ROOT validate -l error` (the whole \
-             root); ocfl-py 2 as `ocfl-validate.py -q OBJECT_DIR...`, {} object directories \
-             per invocation, one invocation after the other (it refuses a storage root in \
-             layout 0004, E071, which it does not implement). Both check every digest by \
-             default: their opt-outs (rocfl's --no-fixity-check, ocfl-py's \
+            "arca fixity ran as `arca fixity --data DIR --report FILE`: its defaults are a \
+             thread per CPU and no rate limit (ARCA_FIXITY_MAX_MB_PER_S=0 and \
+             ARCA_FIXITY_THREADS={} are set as well); rocfl as `rocfl -S -r ROOT validate -l \
+             error` (the whole root); ocfl-py 2 as `ocfl-validate.py -q OBJECT_DIR...`, {} \
+             object directories per invocation, one invocation after the other (it refuses a \
+             storage root in layout 0004, E071, which it does not implement). Both check every \
+             digest by default: their opt-outs (rocfl's --no-fixity-check, ocfl-py's \
              --no-check-digests) are not given. Both run on one core, as they are.",
             plan.threads,
             read::OCFL_PY_CHUNK

@@ -50,13 +50,36 @@ pub async fn audit_status(target: &Target) -> anyhow::Result<Option<serde_json::
 /// counter), wherever the answer puts its progress.
 pub fn audit_bytes(status: &serde_json::Value) -> Option<u64> {
     [
-        "/progress/bytes",
         "/audit/progress/bytes",
+        "/progress/bytes",
         "/status/progress/bytes",
         "/bytes",
     ]
     .iter()
     .find_map(|p| status.pointer(p).and_then(serde_json::Value::as_u64))
+}
+
+/// The last finished run's id and bytes in a `fcr:audit` answer.
+fn last_run(status: &serde_json::Value) -> Option<(String, u64)> {
+    let last = status
+        .pointer("/audit/last")
+        .or_else(|| status.get("last"))?;
+    Some((
+        last.get("id")?.as_str()?.to_string(),
+        last.get("bytes")?.as_u64()?,
+    ))
+}
+
+/// Bytes the background audit read between two `fcr:audit` answers: the running run's
+/// counter grew, or a run finished in between (its bytes after `before`, plus the new run's).
+pub fn audit_read_between(before: &serde_json::Value, after: &serde_json::Value) -> Option<u64> {
+    let (b, a) = (audit_bytes(before)?, audit_bytes(after)?);
+    match (last_run(before), last_run(after)) {
+        (l0, Some((id, bytes))) if l0.as_ref().map(|l| &l.0) != Some(&id) => {
+            Some(bytes.saturating_sub(b) + a)
+        }
+        _ => Some(a.saturating_sub(b)),
+    }
 }
 
 /// The replicas' names and lags in a `fcr:audit` answer (`{"replicas": [{"name", "lag"}]}`).
@@ -202,14 +225,13 @@ pub async fn serving(
             }
             let after = audit_status(&target).await.ok().flatten();
             if on {
-                match (
-                    before.as_ref().and_then(audit_bytes),
-                    after.as_ref().and_then(audit_bytes),
-                ) {
-                    (Some(b), Some(a)) => {
-                        audit_read.push((a.saturating_sub(b), t0.elapsed().as_secs_f64()))
-                    }
-                    _ => {
+                let read = match (&before, &after) {
+                    (Some(b), Some(a)) => audit_read_between(b, a),
+                    _ => None,
+                };
+                match read {
+                    Some(n) => audit_read.push((n, t0.elapsed().as_secs_f64())),
+                    None => {
                         audit_note.get_or_insert_with(|| {
                             format!(
                                 "GET fcr:audit did not tell the background audit's progress \
@@ -592,6 +614,26 @@ mod tests {
         assert_eq!(audit_bytes(&v), Some(5));
         assert_eq!(replica_lags(&v), None);
         assert_eq!(audit_bytes(&serde_json::json!({})), None);
+        // A run finished between the two answers: its rest plus the new run's bytes.
+        let at = |bytes: u64, last: Option<(&str, u64)>| {
+            serde_json::json!({"audit": {
+                "progress": {"bytes": bytes},
+                "last": last.map(|(id, b)| serde_json::json!({"id": id, "bytes": b})),
+            }})
+        };
+        assert_eq!(audit_read_between(&at(10, None), &at(25, None)), Some(15));
+        assert_eq!(
+            audit_read_between(&at(10, Some(("r1", 5))), &at(25, Some(("r1", 5)))),
+            Some(15)
+        );
+        assert_eq!(
+            audit_read_between(&at(80, Some(("r1", 5))), &at(7, Some(("r2", 100)))),
+            Some(27)
+        );
+        assert_eq!(
+            audit_read_between(&at(80, None), &serde_json::json!({})),
+            None
+        );
     }
 
     #[test]
