@@ -75,10 +75,14 @@ pub fn markdown(m: &mut String, rows: &[ScenarioReport]) {
             };
             let others: Vec<String> = ["rocfl", "ocfl-py"]
                 .iter()
-                .filter_map(|t| seconds(t).map(|s| format!("{:.1}× faster than {t}", s / arca)))
+                .filter_map(|t| seconds(t).map(|s| format!("{:.2} × {t}'s ({s:.2} s)", s / arca)))
                 .collect();
             if !others.is_empty() {
-                let _ = writeln!(m, "- {cache}: arca fixity {}.", others.join(", "));
+                let _ = writeln!(
+                    m,
+                    "- {cache}: arca fixity's speed ({arca:.2} s) is {} (above 1: faster).",
+                    others.join(", ")
+                );
             }
         }
         m.push('\n');
@@ -240,7 +244,7 @@ mod tests {
         );
         markdown(&mut m, &[read, rocfl, absent, serving, lag]);
         assert!(
-            m.contains("- cold: arca fixity 2.5× faster than rocfl."),
+            m.contains("- cold: arca fixity's speed (2.00 s) is 2.50 × rocfl's (5.00 s) (above 1: faster)."),
             "{m}"
         );
         assert!(

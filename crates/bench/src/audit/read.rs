@@ -201,7 +201,11 @@ pub async fn run_tool(
     Ok(ToolRun {
         seconds,
         exit: status.and_then(|s| s.code()),
-        peak_rss_mb: stats.as_ref().and_then(|s| s.hwm_mb.or(s.peak_rss_mb)),
+        // Under 1 MB is no sample at all (a program that ended before the first one).
+        peak_rss_mb: stats
+            .as_ref()
+            .and_then(|s| s.hwm_mb.or(s.peak_rss_mb))
+            .filter(|mb| *mb >= 1.0),
         mean_cpu_pct: stats.as_ref().map(|s| s.mean_cpu_pct),
         interrupted,
     })

@@ -455,6 +455,13 @@ async fn replica_in(
                 } else {
                     0.0
                 },
+                files_per_s: if t.seconds > 0.0 {
+                    listing.files.len() as f64 / t.seconds
+                } else {
+                    0.0
+                },
+                peak_rss_mb: t.peak_rss_mb,
+                mean_cpu_pct: t.mean_cpu_pct,
                 checked_objects: Some(valid),
                 valid: Some(t.exit == Some(0) && valid == listing.objects),
                 exit_code: t.exit,
