@@ -42,6 +42,11 @@ use crate::spawn::{find_arca_bin, Interrupt, SpawnedServer};
 
 const MIB: f64 = (1u64 << 20) as f64;
 
+/// Objects per ingest row of the serving and replica steps unless `--count` says otherwise:
+/// a release arca ingests ~1,000 small objects a second, and the serving rows add theirs to
+/// the audited root (about 130 KiB on disk each).
+pub const SERVING_CAP: u64 = 10_000;
+
 /// What a row of the audit scenario measured (the rows that are not ingest or GET rows).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "step", rename_all = "kebab-case")]
@@ -156,8 +161,8 @@ pub struct Plan {
     pub clients: usize,
     /// Seconds of each serving row and of the ingest under replication.
     pub duration: Duration,
-    /// At most this many objects per ingest row of the serving and replica steps (`--count`):
-    /// the serving rows add their objects to the audited root.
+    /// At most this many objects per ingest row of the serving and replica steps (`--count`,
+    /// default [`SERVING_CAP`]): the serving rows add their objects to the audited root.
     pub count: Option<u64>,
     /// What runs.
     pub steps: Vec<AuditStep>,
@@ -204,7 +209,7 @@ impl Plan {
             large_size,
             clients: phase.clients,
             duration: phase.duration.unwrap_or(Duration::from_secs(60)),
-            count: args.count,
+            count: Some(args.count.unwrap_or(SERVING_CAP)),
             steps: if args.audit_steps.is_empty() {
                 AuditStep::ALL.to_vec()
             } else {
