@@ -55,6 +55,11 @@ pub enum Scenario {
     /// Only the transaction of `versions`: --objects (default 10,000) new containers staged
     /// in one transaction, then committed.
     Transaction,
+    /// The fixity audit: a root of --objects (default 100,000) small objects and --large-gb
+    /// of large binaries, read and hashed by the simplest program (the baseline), audited by
+    /// `arca fixity`, validated by rocfl and ocfl-py; ingest and GETs with the background
+    /// audit on and off; replica lag under ingest. Runs alone; spawns its own servers.
+    Audit,
 }
 
 impl Scenario {
@@ -76,6 +81,7 @@ impl Scenario {
             Scenario::References => "references",
             Scenario::Versions => "versions",
             Scenario::Transaction => "transaction",
+            Scenario::Audit => "audit",
         }
     }
 
@@ -221,6 +227,84 @@ pub struct BenchArgs {
     /// No progress bar (it is also hidden when stderr is not a terminal).
     #[arg(long)]
     pub no_progress: bool,
+
+    /// audit: the data directory audited. Without an OCFL root in it, the root is built there
+    /// and kept; with one, it is used as it is (the serving rows add objects to it)
+    /// [default: a temporary directory, built and deleted].
+    #[arg(long, value_name = "DIR")]
+    pub root_data: Option<PathBuf>,
+
+    /// audit: GiB of large binaries in a built root [default: 2; --quick 0.05].
+    #[arg(long, value_name = "GIB")]
+    pub large_gb: Option<f64>,
+
+    /// audit: bytes per large binary [default: 256M; --quick 8M].
+    #[arg(long, value_parser = parse_size, value_name = "BYTES")]
+    pub large_size: Option<u64>,
+
+    /// audit: the steps to run, comma-separated [default: all].
+    #[arg(long, value_enum, value_delimiter = ',', value_name = "STEPS")]
+    pub audit_steps: Vec<AuditStep>,
+
+    /// audit: the page cache of each read run: dropped before it (cold; needs root), the
+    /// root read once before (warm), or one row of each.
+    #[arg(long, value_enum, default_value_t = CacheMode::Both, value_name = "MODE")]
+    pub cache: CacheMode,
+
+    /// audit: the rocfl binary [default: rocfl on PATH, else ~/.cache/arca-rocfl/bin/rocfl].
+    #[arg(long, env = "ARCA_BENCH_ROCFL", value_name = "PATH")]
+    pub rocfl: Option<PathBuf>,
+
+    /// audit: ocfl-py's validator [default: ~/.cache/arca-venv/bin/ocfl-validate.py, else
+    /// ocfl-validate.py on PATH].
+    #[arg(long, env = "OCFL_VALIDATE", value_name = "PATH")]
+    pub ocfl_validate: Option<PathBuf>,
+}
+
+/// A step of the audit scenario (`--audit-steps`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, ValueEnum, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum AuditStep {
+    /// The content files read and hashed by the simplest program, all cores.
+    Baseline,
+    /// `arca fixity` without a rate limit, a thread per core.
+    Fixity,
+    /// `rocfl validate` (digests checked).
+    Rocfl,
+    /// ocfl-py's `ocfl-validate.py` (digests checked).
+    OcflPy,
+    /// Ingest and GETs with the background audit on and off (on, off, off, on).
+    Serving,
+    /// Replica lag under ingest, time to drain, `arca replica verify`.
+    Replica,
+    /// Faults injected into a root of up to 2,000 objects with a replica: found, repaired,
+    /// and both roots valid for ocfl-py afterwards.
+    Faults,
+}
+
+impl AuditStep {
+    /// Every step, in the order they run.
+    pub const ALL: [AuditStep; 7] = [
+        AuditStep::Baseline,
+        AuditStep::Fixity,
+        AuditStep::Rocfl,
+        AuditStep::OcflPy,
+        AuditStep::Serving,
+        AuditStep::Replica,
+        AuditStep::Faults,
+    ];
+}
+
+/// The page cache of the audit scenario's read runs.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, ValueEnum, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum CacheMode {
+    /// Dropped before each run (`/proc/sys/vm/drop_caches`; needs root).
+    Cold,
+    /// The root read once before the first run.
+    Warm,
+    /// A cold row and a warm row per tool.
+    Both,
 }
 
 /// How the search scenario sends a record's PDF.
@@ -326,6 +410,8 @@ pub enum Work {
     FanIn(crate::fanout::FanIn),
     /// Versions and transactions.
     Versions,
+    /// The fixity audit scenario (see [`crate::audit`]).
+    Audit,
 }
 
 /// What a raw baseline does per object.
@@ -458,6 +544,28 @@ impl BenchArgs {
         if self.spawn && self.url.is_some() {
             bail!("give either --url or --spawn, not both");
         }
+        if self.scenarios.contains(&Scenario::Audit) {
+            ensure!(
+                self.scenarios.len() == 1,
+                "audit runs alone (it starts and stops its own servers): run the other \
+                 scenarios in another invocation"
+            );
+            ensure!(
+                self.url.is_none(),
+                "audit starts its own servers on the root's data directory: give --arca-bin \
+                 (or ARCA_BIN), not --url"
+            );
+            if let Some(g) = self.large_gb {
+                ensure!(
+                    g.is_finite() && (0.0..1e6).contains(&g),
+                    "--large-gb must be 0 or more GiB"
+                );
+            }
+            ensure!(
+                self.large_size != Some(0),
+                "--large-size must be at least 1 byte"
+            );
+        }
         Ok(())
     }
 
@@ -493,6 +601,7 @@ impl BenchArgs {
                 | Scenario::Versions
                 | Scenario::Transaction => 0,
                 Scenario::IngestSmall
+                | Scenario::Audit
                 | Scenario::AccessSmall
                 | Scenario::AccessMetadata
                 | Scenario::Raw => 20 * KIB,
@@ -517,6 +626,9 @@ impl BenchArgs {
                 // Search: each cell of the matrix.
                 (Scenario::Search, false) => Some(20.0),
                 (Scenario::Search, true) => Some(2.0),
+                // Audit: each serving row and the ingest under replication.
+                (Scenario::Audit, false) => Some(60.0),
+                (Scenario::Audit, true) => Some(3.0),
                 (_, false) => Some(300.0),
                 (_, true) => Some(5.0),
             };
@@ -545,6 +657,8 @@ impl BenchArgs {
                 (Scenario::Transaction, true) => 100,
                 (Scenario::Search, false) => crate::corpus::STUDY_RECORDS,
                 (Scenario::Search, true) => 120,
+                (Scenario::Audit, false) => 100_000,
+                (Scenario::Audit, true) => 200,
                 (_, false) => 1000,
                 (_, true) => 50,
             };
@@ -553,7 +667,10 @@ impl BenchArgs {
                 None if crate::fanout::kind_of(s).is_some()
                     || matches!(
                         s,
-                        Scenario::Versions | Scenario::Transaction | Scenario::Search
+                        Scenario::Versions
+                            | Scenario::Transaction
+                            | Scenario::Search
+                            | Scenario::Audit
                     ) =>
                 {
                     default_objects
@@ -580,6 +697,7 @@ impl BenchArgs {
                     Work::FanIn(crate::fanout::kind_of(s).expect("a fan-in scenario"))
                 }
                 Scenario::Versions | Scenario::Transaction => Work::Versions,
+                Scenario::Audit => Work::Audit,
             };
             let phase = |name: String, clients: usize| {
                 let plan = |baseline: Baseline, duration: Option<Duration>| RawPlan {
@@ -615,6 +733,7 @@ impl BenchArgs {
                     Work::BurnIn => writes(false, raw_duration),
                     Work::Access { metadata: false } => vec![plan(Baseline::Read, raw_duration)],
                     Work::Access { metadata: true }
+                    | Work::Audit
                     | Work::Search
                     | Work::FanIn(_)
                     | Work::Versions => Vec::new(),

@@ -27,6 +27,7 @@
 #![warn(missing_docs)]
 
 pub mod args;
+pub mod audit;
 pub mod cleanup;
 pub mod corpus;
 pub mod driver;
@@ -64,7 +65,7 @@ use crate::spawn::{find_arca_bin, Interrupt, SpawnedServer};
 /// The base URL used when neither `--url` nor `--spawn` is given (arca's and Fedora's default).
 pub const DEFAULT_URL: &str = "http://127.0.0.1:8080/rest/";
 /// User (and password) of the quick-start admin, used when no `--user` is given.
-const QUICK_START_USER: &str = "fedoraAdmin";
+pub(crate) const QUICK_START_USER: &str = "fedoraAdmin";
 
 /// Exit status when any transaction failed or a scenario was aborted.
 pub const EXIT_ERRORS: u8 = 1;
@@ -84,7 +85,11 @@ pub async fn run(args: BenchArgs) -> anyhow::Result<ExitCode> {
         std::fs::create_dir_all(out).with_context(|| format!("creating {}", out.display()))?;
     }
     let (interrupt, signals) = Interrupt::install();
-    let result = run_with(&args, &phases, interrupt).await;
+    let result = if args.scenarios == [Scenario::Audit] {
+        audit::run(&args, interrupt).await
+    } else {
+        run_with(&args, &phases, interrupt).await
+    };
     signals.abort();
     result
 }
@@ -443,14 +448,14 @@ pub fn write_outputs(dir: &Path, report: &Report) -> anyhow::Result<()> {
     Ok(())
 }
 
-fn now() -> String {
+pub(crate) fn now() -> String {
     time::OffsetDateTime::now_utc()
         .format(&time::format_description::well_known::Rfc3339)
         .unwrap_or_default()
 }
 
 /// The command line as typed (quoted where needed), for the report.
-fn command_line() -> String {
+pub(crate) fn command_line() -> String {
     redact(std::env::args())
 }
 

@@ -27,6 +27,8 @@ pub enum Kind {
     Raw,
     /// The search scenario: loading, queries with updates mixed in, visibility, reindex.
     Search,
+    /// The audit scenario's own rows: read runs over the root, serving ratios, replica lag.
+    Audit,
 }
 
 /// How a row ended.
@@ -194,6 +196,9 @@ pub struct ScenarioReport {
     /// Search rows: what the step measured besides the summary.
     #[serde(default)]
     pub search: Option<SearchDetail>,
+    /// Audit rows: what the step measured.
+    #[serde(default)]
+    pub audit: Option<crate::audit::AuditDetail>,
 }
 
 /// Latency figures of transactions counted apart from a row's own (search: the updates mixed
@@ -380,6 +385,7 @@ impl ScenarioReport {
             setup: None,
             intervals: Vec::new(),
             search: None,
+            audit: None,
         }
     }
 
@@ -571,7 +577,7 @@ impl Report {
         let table: Vec<&ScenarioReport> = self
             .scenarios
             .iter()
-            .filter(|s| s.search.is_none())
+            .filter(|s| s.search.is_none() && s.audit.is_none())
             .collect();
         if !table.is_empty() {
             m.push_str(
@@ -619,6 +625,7 @@ impl Report {
         }
         m.push('\n');
         crate::search::markdown(&mut m, &self.scenarios);
+        crate::audit::markdown(&mut m, &self.scenarios);
 
         let mut errors = String::new();
         for s in &self.scenarios {
@@ -717,11 +724,11 @@ pub fn bytes(x: f64) -> String {
     }
 }
 
-fn opt(x: Option<f64>) -> String {
+pub(crate) fn opt(x: Option<f64>) -> String {
     x.map_or("–".into(), num)
 }
 
-fn pct(x: Option<f64>) -> String {
+pub(crate) fn pct(x: Option<f64>) -> String {
     x.map_or("–".into(), |p| format!("{p:.1} %"))
 }
 

@@ -80,6 +80,7 @@ fn kind(work: Work) -> Kind {
         Work::Raw => Kind::Raw,
         Work::Search => Kind::Search,
         Work::FanIn(_) | Work::Versions => Kind::Access,
+        Work::Audit => Kind::Audit,
     }
 }
 
@@ -434,7 +435,8 @@ pub async fn run_phases(
             }
             (Work::BurnIn, Some(t)) => burn_in(ctx, phase, t.clone()).await,
             (Work::Access { metadata }, Some(t)) => access(ctx, phase, t.clone(), metadata).await,
-            (Work::Raw | Work::FanIn(_) | Work::Versions | Work::Search, _) | (_, None) => continue,
+            (Work::Raw | Work::FanIn(_) | Work::Versions | Work::Search | Work::Audit, _)
+            | (_, None) => continue,
         };
         row.raw = compare(&row, &Paired::of(phase, &baselines, report));
         report_line(&row);

@@ -19,7 +19,8 @@ use crate::http::Target;
 pub const READY_TIMEOUT: Duration = Duration::from_secs(30);
 
 /// Servers and directories to remove if the user insists on quitting at once (second Ctrl-C).
-static CLEANUP: Mutex<Vec<(u32, PathBuf)>> = Mutex::new(Vec::new());
+/// A server on a data directory the caller keeps has no directory here.
+static CLEANUP: Mutex<Vec<(u32, Option<PathBuf>)>> = Mutex::new(Vec::new());
 
 /// Kills every spawned server and removes its directory, without waiting politely.
 pub fn emergency_cleanup() {
@@ -28,7 +29,9 @@ pub fn emergency_cleanup() {
         if let Some(pid) = i32::try_from(pid).ok().and_then(Pid::from_raw) {
             let _ = kill_process(pid, Signal::KILL);
         }
-        let _ = std::fs::remove_dir_all(dir);
+        if let Some(dir) = dir {
+            let _ = std::fs::remove_dir_all(dir);
+        }
     }
 }
 
@@ -151,6 +154,20 @@ pub fn free_port() -> std::io::Result<u16> {
     Ok(l.local_addr()?.port())
 }
 
+/// What [`SpawnedServer::launch`] changes in how arca is started.
+#[derive(Clone, Debug, Default)]
+pub struct Launch {
+    /// Serve this data directory (created when missing, kept afterwards) instead of a fresh
+    /// temporary one.
+    pub data: Option<PathBuf>,
+    /// Write the server's output here [default: `server.log` in the log directory].
+    pub log: Option<PathBuf>,
+    /// Environment variables set (`Some`) or removed (`None`) for the server.
+    pub env: Vec<(String, Option<String>)>,
+    /// `--config FILE`.
+    pub config: Option<PathBuf>,
+}
+
 /// A running arca started by this run.
 #[derive(Debug)]
 pub struct SpawnedServer {
@@ -180,17 +197,55 @@ impl SpawnedServer {
         external: Option<&Path>,
         interrupt: &Interrupt,
     ) -> anyhow::Result<SpawnedServer> {
-        let parent = parent.map_or_else(std::env::temp_dir, Path::to_path_buf);
-        std::fs::create_dir_all(&parent)
-            .with_context(|| format!("creating {}", parent.display()))?;
-        let dir = tempfile::Builder::new()
-            .prefix("arca-bench-")
-            .tempdir_in(&parent)
-            .with_context(|| format!("creating a temporary directory in {}", parent.display()))?;
-        let root = dir.path().to_path_buf();
-        let data = root.join("data");
-        std::fs::create_dir(&data)?;
-        let log = log_dir.map_or_else(|| root.join("server.log"), |d| d.join("server.log"));
+        Self::launch(
+            bin,
+            parent,
+            log_dir,
+            external,
+            &Launch::default(),
+            interrupt,
+        )
+        .await
+    }
+
+    /// [`start`](Self::start) with what `launch` adds: an existing data directory (kept
+    /// afterwards), a log file of its own, environment variables, a config file.
+    pub async fn launch(
+        bin: &Path,
+        parent: Option<&Path>,
+        log_dir: Option<&Path>,
+        external: Option<&Path>,
+        launch: &Launch,
+        interrupt: &Interrupt,
+    ) -> anyhow::Result<SpawnedServer> {
+        let (dir, root, data) = match &launch.data {
+            Some(data) => {
+                std::fs::create_dir_all(data)
+                    .with_context(|| format!("creating {}", data.display()))?;
+                let root = data.parent().unwrap_or(data).to_path_buf();
+                (None, root, data.clone())
+            }
+            None => {
+                let parent = parent.map_or_else(std::env::temp_dir, Path::to_path_buf);
+                std::fs::create_dir_all(&parent)
+                    .with_context(|| format!("creating {}", parent.display()))?;
+                let dir = tempfile::Builder::new()
+                    .prefix("arca-bench-")
+                    .tempdir_in(&parent)
+                    .with_context(|| {
+                        format!("creating a temporary directory in {}", parent.display())
+                    })?;
+                let root = dir.path().to_path_buf();
+                let data = root.join("data");
+                std::fs::create_dir(&data)?;
+                (Some(dir), root, data)
+            }
+        };
+        let log = match (&launch.log, log_dir) {
+            (Some(log), _) => log.clone(),
+            (None, Some(d)) => d.join("server.log"),
+            (None, None) => root.join("server.log"),
+        };
         let log_file =
             std::fs::File::create(&log).with_context(|| format!("creating {}", log.display()))?;
         let port = free_port().context("finding a free port")?;
@@ -204,8 +259,17 @@ impl SpawnedServer {
             std::fs::write(&list, prefix).with_context(|| format!("writing {}", list.display()))?;
             cmd.env("ARCA_EXTERNAL_CONTENT_ALLOWED", &list);
         }
-        cmd.arg("serve")
-            .arg("--listen")
+        for (key, value) in &launch.env {
+            match value {
+                Some(v) => cmd.env(key, v),
+                None => cmd.env_remove(key),
+            };
+        }
+        cmd.arg("serve");
+        if let Some(config) = &launch.config {
+            cmd.arg("--config").arg(config);
+        }
+        cmd.arg("--listen")
             .arg(format!("127.0.0.1:{port}"))
             .arg("--data")
             .arg(&data)
@@ -228,7 +292,7 @@ impl SpawnedServer {
             .with_context(|| format!("starting {} serve", bin.display()))?;
         let pid = child.id().unwrap_or_default();
         if let Ok(mut l) = CLEANUP.lock() {
-            l.push((pid, root.clone()));
+            l.push((pid, dir.as_ref().map(|_| root.clone())));
         }
         let mut server = SpawnedServer {
             child,
@@ -237,7 +301,7 @@ impl SpawnedServer {
             root,
             data,
             log,
-            dir: Some(dir),
+            dir,
         };
         match server.wait_ready(interrupt).await {
             Ok(()) => Ok(server),
@@ -389,6 +453,6 @@ mod tests {
             .lock()
             .unwrap()
             .iter()
-            .any(|(_, p)| p.starts_with(&data_parent)));
+            .any(|(_, p)| p.as_ref().is_some_and(|p| p.starts_with(&data_parent))));
     }
 }
