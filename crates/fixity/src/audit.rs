@@ -156,7 +156,9 @@ pub struct Auditor {
     repository: Option<(Arc<Repository>, tokio::runtime::Handle)>,
     replicas: Vec<Arc<Replica>>,
     sources: Vec<(String, Arc<dyn ObjectStorage>)>,
-    staging: PathBuf,
+    /// Where repairs stage files; `None`: the system's temporary directory (shared with
+    /// others: never cleared).
+    staging: Option<PathBuf>,
     on_finding: Option<FindingHook>,
     progress: Arc<AuditProgress>,
 }
@@ -180,7 +182,7 @@ impl Auditor {
             repository: None,
             replicas: Vec::new(),
             sources: Vec::new(),
-            staging: std::env::temp_dir(),
+            staging: None,
             on_finding: None,
             progress: Arc::new(AuditProgress::default()),
         }
@@ -215,7 +217,7 @@ impl Auditor {
     /// Stages large files and whole objects being repaired in `dir` (default: the system's
     /// temporary directory); what a crash left there is removed when a run starts.
     pub fn with_staging(mut self, dir: &Path) -> Self {
-        self.staging = dir.to_path_buf();
+        self.staging = Some(dir.to_path_buf());
         self
     }
 
@@ -283,7 +285,7 @@ impl Auditor {
 
     /// Removes what repairs cut short left in the staging directory.
     fn clear_staging(&self) {
-        let Ok(entries) = std::fs::read_dir(&self.staging) else {
+        let Some(Ok(entries)) = self.staging.as_ref().map(std::fs::read_dir) else {
             return;
         };
         for entry in entries.flatten() {
@@ -488,19 +490,33 @@ impl Auditor {
                         | FindingKind::InventoryDiverges
                 )
             };
-            findings.sort_by_key(|f| !is_inventory(f));
+            // Inventories first (content is checked against them), a file's fixity
+            // digests after the file.
+            findings.sort_by_key(|f| match f.kind {
+                _ if is_inventory(f) => 0,
+                FindingKind::FixityDigest => 2,
+                _ => 1,
+            });
+            let staging = self.staging.clone().unwrap_or_else(std::env::temp_dir);
+            let mut replaced: Vec<(String, String)> = Vec::new();
             for finding in findings.iter_mut() {
-                let outcome = repair_in(
-                    self.store.as_ref(),
-                    prefix,
-                    finding,
-                    &sources,
-                    &self.staging,
-                );
+                if finding.kind == FindingKind::FixityDigest {
+                    if let Some(from) = self.fixity_repaired(prefix, finding, &replaced) {
+                        finding.repaired = true;
+                        finding
+                            .message
+                            .push_str(&format!("; repaired from {from} with the file"));
+                        continue;
+                    }
+                }
+                let outcome = repair_in(self.store.as_ref(), prefix, finding, &sources, &staging);
                 match outcome {
                     Ok(RepairOutcome::Repaired { from }) => {
                         finding.repaired = true;
                         finding.message.push_str(&format!("; repaired from {from}"));
+                        if let Some(path) = &finding.content_path {
+                            replaced.push((path.clone(), from));
+                        }
                     }
                     Ok(RepairOutcome::NoGoodCopy(why) | RepairOutcome::NotRepairable(why)) => {
                         finding.message.push_str(&format!("; not repaired: {why}"));
@@ -524,6 +540,25 @@ impl Auditor {
             }
         }
         Ok(())
+    }
+
+    /// Whether the file a fixity finding is about was replaced by this batch's repairs and
+    /// now has the digest the fixity block records: the copy it came from.
+    fn fixity_repaired(
+        &self,
+        prefix: &str,
+        finding: &Finding,
+        replaced: &[(String, String)],
+    ) -> Option<String> {
+        let path = finding.content_path.as_deref()?;
+        let (_, from) = replaced.iter().find(|(p, _)| p == path)?;
+        let (name, want) = finding.expected.as_deref()?.split_once(':')?;
+        let algorithm = arca_model::DigestAlgorithm::from_ocfl_name(name)?;
+        let key = format!("{prefix}/{path}");
+        let unlimited = RateLimiter::new(None);
+        let (digests, _) =
+            object::hash_key(self.store.as_ref(), &key, &[algorithm], &unlimited).ok()?;
+        digests[0].eq_ignore_ascii_case(want).then(|| from.clone())
     }
 
     /// The second pass (with a repository): every object the catalog knows, looked for in

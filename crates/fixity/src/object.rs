@@ -400,11 +400,25 @@ impl Check<'_> {
                     version.id, version.head, root.id
                 ))
             } else {
-                version
+                let state = version
                     .versions
                     .iter()
                     .find(|(n, v)| root.versions.get(n).map(|r| &r.state) != Some(&v.state))
-                    .map(|(n, _)| format!("its state of {n} differs from the root inventory's"))
+                    .map(|(n, _)| format!("its state of {n} differs from the root inventory's"));
+                let manifest = || {
+                    version
+                        .manifest
+                        .iter()
+                        .find(|(digest, paths)| {
+                            root.manifest
+                                .get(*digest)
+                                .is_none_or(|have| paths.iter().any(|p| !have.contains(p)))
+                        })
+                        .map(|(digest, _)| {
+                            format!("its manifest entry {digest} is not the root inventory's")
+                        })
+                };
+                state.or_else(manifest)
             };
             if let Some(message) = diverges {
                 self.find(
