@@ -590,3 +590,48 @@ async fn the_background_audit_reports_damage_found_while_it_runs() {
     );
     arca.stop();
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn mutable_heads_are_audited_too() {
+    let data = tempfile::tempdir().unwrap();
+    let arca = Arca::serve_with(data.path(), &[("ARCA_AUTO_VERSIONING", "false")]);
+    shapes(&arca).await;
+    arca.stop();
+    let root = data.path().join("ocfl-root");
+    let (dir, _) = object(&root, "/c/flip");
+    assert!(dir
+        .join("extensions/0005-mutable-head/head/inventory.json")
+        .is_file());
+    let report_file = data.path().join("report.json");
+    let report_arg = report_file.to_str().unwrap();
+    let out = fixity(data.path(), &["--report", report_arg], &[]);
+    assert_eq!(out.status.code(), Some(0), "{}", describe(&out));
+    assert_eq!(findings(&read_report(&report_file)), vec![]);
+    // The head's content is in the head inventory's manifest only.
+    let head: Value = serde_json::from_slice(
+        &fs::read(dir.join("extensions/0005-mutable-head/head/inventory.json")).unwrap(),
+    )
+    .unwrap();
+    let rel = head["manifest"]
+        .as_object()
+        .unwrap()
+        .values()
+        .flat_map(|v| v.as_array().unwrap().iter())
+        .map(|p| p.as_str().unwrap().to_string())
+        .find(|p| p.starts_with("extensions/") && p.ends_with("/flip"))
+        .expect("head content");
+    flip_bit(&dir.join(&rel));
+    let out = fixity(data.path(), &["--report", report_arg], &[]);
+    assert_eq!(out.status.code(), Some(1), "{}", describe(&out));
+    let report = read_report(&report_file);
+    assert_eq!(
+        findings(&report),
+        vec![(
+            "content_digest".to_string(),
+            "info:fedora/c/flip".to_string(),
+            Some(rel),
+            false
+        )]
+    );
+    assert_eq!(report["findings"][0]["logical_path"], "flip");
+}
