@@ -184,15 +184,28 @@ pub(crate) fn check(
         files,
         out: ObjectAudit::default(),
     };
-    let root_id = check.peek_id();
-    if !wanted(root_id.as_deref().unwrap_or(prefix)) {
+    let inventories = check.inventories()?;
+    // The id its root inventory gives (or, that one unusable, a version's): an object the
+    // settings leave out is dropped before its content is read.
+    let id = match &inventories {
+        Some(inventories) => Some(inventories.root.id.clone()),
+        None => check.peek_id(),
+    };
+    if !wanted(id.as_deref().unwrap_or(prefix)) {
         return Ok(None);
     }
-    check.out.object_id = root_id;
-    let Some(inventories) = check.inventories()? else {
-        return Ok(Some(check.out));
-    };
-    check.content(&inventories)?;
+    if let Some(id) = id {
+        check.out.object_id = Some(id.clone());
+        for finding in &mut check.out.findings {
+            if finding.object != id {
+                finding.message = finding.message.replacen(&finding.object, &id, 1);
+                finding.object = id.clone();
+            }
+        }
+    }
+    if let Some(inventories) = inventories {
+        check.content(&inventories)?;
+    }
     Ok(Some(check.out))
 }
 
@@ -383,9 +396,7 @@ impl Check<'_> {
         let Some((root, root_digest)) = self.inventory("", None)? else {
             return Ok(None);
         };
-        if self.out.object_id.as_deref() != Some(root.id.as_str()) {
-            self.out.object_id = Some(root.id.clone());
-        }
+        self.out.object_id = Some(root.id.clone());
         for &num in root.versions.keys() {
             let dir = num.to_string();
             let Some((version, digest)) = self.inventory(&dir, Some(num))? else {

@@ -429,3 +429,23 @@ fn a_version_inventory_that_diverges_is_found_and_replaced() {
     assert_eq!(std::fs::read_to_string(&v1).unwrap(), text);
     assert!(run(&auditor, &root.checkpoint()).findings.is_empty());
 }
+
+#[test]
+fn a_missing_root_inventory_is_named_by_the_object_id_and_restored() {
+    let root = Root::new();
+    let (_, replica) = root.replica("replica");
+    std::fs::remove_file(root.file("updates_three_versions_one_file", "inventory.json")).unwrap();
+    let auditor = Auditor::new(root.store(), "primary", settings(1, true))
+        .with_sources(vec![("replica".into(), replica)]);
+    let report = run(&auditor, &root.checkpoint());
+    assert_eq!(
+        summary(&report.findings),
+        vec![(
+            FindingKind::InventoryMissing,
+            id_of("updates_three_versions_one_file"),
+            Some("inventory.json".into())
+        )]
+    );
+    assert!(report.findings[0].repaired, "{:#?}", report.findings);
+    assert!(run(&auditor, &root.checkpoint()).findings.is_empty());
+}
