@@ -124,7 +124,7 @@ pub struct ObjectAudit {
 /// every version inventory against the root's, every manifest file's bytes against their
 /// digests (reading at most as fast as `limiter` lets), files no manifest names.
 pub fn audit_object(store: &dyn ObjectStorage, prefix: &str, limiter: &RateLimiter) -> ObjectAudit {
-    match crate::object::check(store, prefix, limiter, &|_| true) {
+    match crate::object::check(store, prefix, limiter, &|_| true, &object::NEVER) {
         Ok(found) => found.unwrap_or_default(),
         Err(e) => ObjectAudit {
             object_id: None,
@@ -345,7 +345,7 @@ impl Auditor {
                     }
                 }
             };
-            let outcome = self.check_object(&prefix, &limiter);
+            let outcome = self.check_object(&prefix, &limiter, stop);
             let mut shared = shared.lock();
             match outcome {
                 Ok(done) => {
@@ -387,9 +387,15 @@ impl Auditor {
 
     /// One object checked, its findings confirmed, repaired and announced; `None` when the
     /// settings leave it out.
-    fn check_object(&self, prefix: &str, limiter: &RateLimiter) -> Result<Option<ObjectAudit>> {
+    fn check_object(
+        &self,
+        prefix: &str,
+        limiter: &RateLimiter,
+        stop: &AtomicBool,
+    ) -> Result<Option<ObjectAudit>> {
         let wanted = |id: &str| self.wanted(id);
-        let Some(mut found) = object::check(self.store.as_ref(), prefix, limiter, &wanted)? else {
+        let Some(mut found) = object::check(self.store.as_ref(), prefix, limiter, &wanted, stop)?
+        else {
             return Ok(None);
         };
         if let (Some((repository, runtime)), Some(id)) = (&self.repository, &found.object_id) {
@@ -401,7 +407,7 @@ impl Auditor {
         if !found.findings.is_empty() {
             let id = found.object_id.clone();
             found.findings =
-                self.settle_findings(prefix, id.as_deref(), found.findings, limiter)?;
+                self.settle_findings(prefix, id.as_deref(), found.findings, limiter, stop)?;
         }
         Ok(Some(found))
     }
@@ -414,6 +420,7 @@ impl Auditor {
         object_id: Option<&str>,
         findings: Vec<Finding>,
         limiter: &RateLimiter,
+        stop: &AtomicBool,
     ) -> Result<Vec<Finding>> {
         let mut _lock = None;
         let mut findings = findings;
@@ -427,7 +434,7 @@ impl Auditor {
                 repository.settle(id).await?;
                 Ok::<_, arca_repository::Error>(lock)
             })?);
-            let again = object::check(self.store.as_ref(), prefix, limiter, &|_| true)?
+            let again = object::check(self.store.as_ref(), prefix, limiter, &|_| true, stop)?
                 .map(|found| found.findings)
                 .unwrap_or_default();
             let mut again = match findings
@@ -556,8 +563,14 @@ impl Auditor {
         let algorithm = arca_model::DigestAlgorithm::from_ocfl_name(name)?;
         let key = format!("{prefix}/{path}");
         let unlimited = RateLimiter::new(None);
-        let (digests, _) =
-            object::hash_key(self.store.as_ref(), &key, &[algorithm], &unlimited).ok()?;
+        let (digests, _) = object::hash_key(
+            self.store.as_ref(),
+            &key,
+            &[algorithm],
+            &unlimited,
+            &object::NEVER,
+        )
+        .ok()?;
         digests[0].eq_ignore_ascii_case(want).then(|| from.clone())
     }
 

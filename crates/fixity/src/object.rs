@@ -5,6 +5,7 @@
 use std::cell::RefCell;
 use std::collections::BTreeMap;
 use std::io::Read;
+use std::sync::atomic::{AtomicBool, Ordering};
 
 use arca_model::{DigestAlgorithm, MultiHasher};
 use arca_ocfl::{Inventory, ObjectStorage, VersionNum};
@@ -158,6 +159,8 @@ struct Check<'a> {
     store: &'a dyn ObjectStorage,
     prefix: &'a str,
     limiter: &'a RateLimiter,
+    /// Turns true when the run is to stop (a large file is not read to its end then).
+    stop: &'a AtomicBool,
     /// Relative path → size of every file of the object.
     files: BTreeMap<String, u64>,
     out: ObjectAudit,
@@ -171,6 +174,7 @@ pub(crate) fn check(
     prefix: &str,
     limiter: &RateLimiter,
     wanted: &dyn Fn(&str) -> bool,
+    stop: &AtomicBool,
 ) -> Result<Option<ObjectAudit>> {
     let files = store
         .list(prefix)?
@@ -181,6 +185,7 @@ pub(crate) fn check(
         store,
         prefix,
         limiter,
+        stop,
         files,
         out: ObjectAudit::default(),
     };
@@ -225,6 +230,7 @@ pub(crate) fn read_inventories(
         store,
         prefix,
         limiter: &limiter,
+        stop: &NEVER,
         files,
         out: ObjectAudit::default(),
     };
@@ -508,6 +514,7 @@ impl Check<'_> {
                     continue;
                 }
                 Err(HashError::Store(e)) => return Err(e.into()),
+                Err(HashError::Stopped) => return Err(crate::Error::Stopped),
             };
             let actual = &digests[0].1;
             if actual != digest {
@@ -580,7 +587,7 @@ impl Check<'_> {
         algorithms: &[DigestAlgorithm],
     ) -> std::result::Result<Vec<(DigestAlgorithm, String)>, HashError> {
         let key = join(self.prefix, rel);
-        let (hasher, read) = hash_key(self.store, &key, algorithms, self.limiter)?;
+        let (hasher, read) = hash_key(self.store, &key, algorithms, self.limiter, self.stop)?;
         self.out.files += 1;
         self.out.bytes += read;
         Ok(algorithms.iter().copied().zip(hasher).collect())
@@ -596,7 +603,12 @@ pub(crate) enum HashError {
     Unreadable(String),
     /// The store failed (an outage: not a finding).
     Store(StoreError),
+    /// The run is stopping.
+    Stopped,
 }
+
+/// A stop flag that never turns true.
+pub(crate) static NEVER: AtomicBool = AtomicBool::new(false);
 
 /// Reads the file at `key` once, hashing it in `algorithms` at the pace `limiter` allows;
 /// the digests (lowercase hex, in the order asked) and the bytes read.
@@ -605,6 +617,7 @@ pub(crate) fn hash_key(
     key: &str,
     algorithms: &[DigestAlgorithm],
     limiter: &RateLimiter,
+    stop: &AtomicBool,
 ) -> std::result::Result<(Vec<String>, u64), HashError> {
     let mut reader = match store.read_range(key, 0..u64::MAX) {
         Ok(reader) => reader,
@@ -621,6 +634,7 @@ pub(crate) fn hash_key(
         loop {
             match reader.read(&mut buffer[..]) {
                 Ok(0) => break Ok(()),
+                Ok(_) if stop.load(Ordering::Relaxed) => break Err(HashError::Stopped),
                 Ok(n) => {
                     limiter.take(n as u64);
                     hasher.update(&buffer[..n]);

@@ -13,6 +13,7 @@ use arca_storage::StoreError;
 
 use crate::object::{
     hash_key, read_inventories, sidecar_digest, sidecar_name, HashError, INVENTORY, MUTABLE_HEAD,
+    NEVER,
 };
 use crate::rate::RateLimiter;
 use crate::report::{Finding, FindingKind};
@@ -182,7 +183,7 @@ impl Repair<'_> {
         };
         let key = self.key(rel);
         let no_limit = RateLimiter::new(None);
-        match hash_key(self.target, &key, &[algorithm], &no_limit) {
+        match hash_key(self.target, &key, &[algorithm], &no_limit, &NEVER) {
             Ok((digests, _)) if digests[0] == want => {
                 return Ok(RepairOutcome::NotRepairable(format!(
                     "its {} digest is the manifest's: it is not replaced",
@@ -191,6 +192,7 @@ impl Repair<'_> {
             }
             Ok(_) | Err(HashError::Missing) | Err(HashError::Unreadable(_)) => {}
             Err(HashError::Store(e)) => return Err(e.into()),
+            Err(HashError::Stopped) => return Err(Error::Stopped),
         }
         let mut tried = Vec::new();
         for source in self.sources {
@@ -226,7 +228,7 @@ impl Repair<'_> {
                 }
             };
             if good {
-                let (digests, _) = hash_key(self.target, &key, &[algorithm], &no_limit)
+                let (digests, _) = hash_key(self.target, &key, &[algorithm], &no_limit, &NEVER)
                     .map_err(|e| repair_failed(&key, &format!("{e:?}")))?;
                 if digests[0] != want {
                     return Err(repair_failed(
@@ -420,8 +422,13 @@ impl Repair<'_> {
             if !moved {
                 self.upload(&dir.0)?;
             }
-            let check =
-                crate::object::check(self.target, self.prefix, &RateLimiter::new(None), &|_| true)?;
+            let check = crate::object::check(
+                self.target,
+                self.prefix,
+                &RateLimiter::new(None),
+                &|_| true,
+                &NEVER,
+            )?;
             if let Some(left) = check.and_then(|c| c.findings.into_iter().next()) {
                 return Err(repair_failed(self.prefix, &left.message));
             }
