@@ -116,11 +116,32 @@ async fn audit(args: FixityArgs) -> anyhow::Result<Report> {
             }
         });
     }
-    let bar = indicatif::ProgressBar::new_spinner();
-    bar.set_style(
-        indicatif::ProgressStyle::with_template("{elapsed_precise} {spinner} {msg}")
-            .expect("valid template"),
-    );
+    // The catalog's count of objects is the bar's length (a spinner for a part of them).
+    let total = match args.objects.is_empty() {
+        true => repo.catalog().totals().await.ok().map(|t| t.objects),
+        false => None,
+    };
+    let bar = match total {
+        Some(total) => {
+            let bar = indicatif::ProgressBar::new(total);
+            bar.set_style(
+                indicatif::ProgressStyle::with_template(
+                    "{elapsed_precise} [{bar:40}] {pos}/{len} objects (eta {eta}) {msg}",
+                )
+                .expect("valid template")
+                .progress_chars("=> "),
+            );
+            bar
+        }
+        None => {
+            let bar = indicatif::ProgressBar::new_spinner();
+            bar.set_style(
+                indicatif::ProgressStyle::with_template("{elapsed_precise} {spinner} {msg}")
+                    .expect("valid template"),
+            );
+            bar
+        }
+    };
     let started = Instant::now();
     let ticker = {
         let bar = bar.clone();
@@ -129,9 +150,9 @@ async fn audit(args: FixityArgs) -> anyhow::Result<Report> {
             loop {
                 let p = progress.snapshot();
                 let secs = started.elapsed().as_secs_f64().max(1e-9);
+                bar.set_position(p.objects);
                 bar.set_message(format!(
-                    "{} objects, {} files, {:.1} MB ({:.1} MB/s), {} findings, {} repaired",
-                    p.objects,
+                    "{} files, {:.1} MB ({:.1} MB/s), {} findings, {} repaired",
                     p.files,
                     p.bytes as f64 / 1e6,
                     p.bytes as f64 / 1e6 / secs,
