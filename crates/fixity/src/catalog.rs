@@ -84,7 +84,10 @@ pub(crate) fn compare(
             logical_path: Some(id.to_string()),
             content_path: None,
             kind: FindingKind::CatalogMismatch,
-            message: format!("{object_id}: the catalog's record of {id} {what}"),
+            message: format!(
+                "{object_id}: the catalog's record of {id} {what} (`arca rebuild` recreates \
+                 the catalog from storage)"
+            ),
             expected,
             actual,
             repaired: false,

@@ -94,7 +94,7 @@ pub fn repair_in(
             "a file no manifest names is left for a person to look at".into(),
         )),
         FindingKind::CatalogMismatch => Ok(RepairOutcome::NotRepairable(
-            "the catalog is rebuilt from storage (arca catalog rebuild)".into(),
+            "the catalog is rebuilt from storage: arca rebuild".into(),
         )),
     }
 }

@@ -635,3 +635,47 @@ async fn mutable_heads_are_audited_too() {
     );
     assert_eq!(report["findings"][0]["logical_path"], "flip");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_catalog_that_disagrees_with_storage_is_reported() {
+    let data = tempfile::tempdir().unwrap();
+    let arca = Arca::serve(data.path());
+    shapes(&arca).await;
+    arca.stop();
+    let catalog = rusqlite::Connection::open(data.path().join("catalog.sqlite")).unwrap();
+    let changed = catalog
+        .execute(
+            "UPDATE resources SET content_file = 'elsewhere' WHERE id = 'info:fedora/c/cut'",
+            [],
+        )
+        .unwrap();
+    assert_eq!(changed, 1);
+    drop(catalog);
+    let report_file = data.path().join("report.json");
+    let out = fixity(
+        data.path(),
+        &["--report", report_file.to_str().unwrap()],
+        &[],
+    );
+    assert_eq!(out.status.code(), Some(1), "{}", describe(&out));
+    let report = read_report(&report_file);
+    assert_eq!(
+        findings(&report),
+        vec![(
+            "catalog_mismatch".to_string(),
+            "info:fedora/c/cut".to_string(),
+            None,
+            false
+        )]
+    );
+    let finding = &report["findings"][0];
+    assert_eq!(finding["logical_path"], "info:fedora/c/cut");
+    assert!(
+        finding["actual"].as_str().unwrap().contains("elsewhere"),
+        "{finding:#}"
+    );
+    assert!(finding["message"]
+        .as_str()
+        .unwrap()
+        .contains("arca rebuild"));
+}
