@@ -37,6 +37,10 @@ pub struct FixityArgs {
     /// Only report what is wrong; repair nothing, even with replicas configured.
     #[arg(long)]
     pub no_repair: bool,
+    /// Check storage only: leave out the comparison with the catalog and the search for
+    /// objects the catalog knows that storage lacks.
+    #[arg(long)]
+    pub storage_only: bool,
 }
 
 /// Runs the audit; the exit status says what it found (0 intact or repaired, 1 damage
@@ -100,8 +104,11 @@ async fn audit(args: FixityArgs) -> anyhow::Result<Report> {
         repair: !args.no_repair,
     };
     let runtime = tokio::runtime::Handle::current();
-    let auditor = Auditor::new(store, "primary", settings)
-        .with_repository(repo.clone(), runtime.clone())
+    let mut auditor = Auditor::new(store, "primary", settings);
+    if !args.storage_only {
+        auditor = auditor.with_repository(repo.clone(), runtime.clone());
+    }
+    let auditor = auditor
         .with_replicas(replicas)
         .with_staging(&staging)
         .on_finding(arca_fixity::announce::announcer(repo.clone(), runtime));

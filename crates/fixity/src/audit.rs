@@ -5,7 +5,7 @@
 //! storage and every object the catalog knows found in storage. Findings are repaired from
 //! the replicas when asked. Memory is bounded by the objects in flight, not by the root.
 
-use std::collections::VecDeque;
+use std::collections::{HashSet, VecDeque};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
@@ -591,6 +591,7 @@ impl Auditor {
             .transpose()
             .map_err(arca_repository::Error::from)?;
         let mut recent: VecDeque<String> = VecDeque::new();
+        let mut recent_set: HashSet<String> = HashSet::new();
         let mut saved = Instant::now();
         loop {
             if stop.load(Ordering::Relaxed) {
@@ -605,13 +606,16 @@ impl Auditor {
             let last = last.id.clone();
             for record in page {
                 let id = record.ocfl_id;
-                if !self.wanted(&id) || recent.contains(&id) {
+                if !self.wanted(&id) || recent_set.contains(&id) {
                     continue;
                 }
                 if recent.len() == RECENT_OBJECTS {
-                    recent.pop_front();
+                    if let Some(old) = recent.pop_front() {
+                        recent_set.remove(&old);
+                    }
                 }
                 recent.push_back(id.clone());
+                recent_set.insert(id.clone());
                 let prefix = repository.ocfl().object_key(&id);
                 if self
                     .store
