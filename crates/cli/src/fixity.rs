@@ -27,7 +27,8 @@ pub struct FixityArgs {
     /// Also write the report (JSON) here (it is always kept in <data>/fixity/reports/).
     #[arg(long)]
     pub report: Option<PathBuf>,
-    /// Objects checked at once [default: the number of CPUs]
+    /// Objects checked at once [default: twice the number of CPUs, so that one object's
+    /// catalog queries and small reads overlap another's hashing]
     #[arg(long)]
     pub threads: Option<usize>,
     /// The most it reads, in MB (10^6 bytes) per second [default: no limit; the server's
@@ -95,7 +96,7 @@ async fn audit(args: FixityArgs) -> anyhow::Result<Report> {
     let settings = AuditSettings {
         threads: args
             .threads
-            .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get())),
+            .unwrap_or_else(|| 2 * std::thread::available_parallelism().map_or(1, |n| n.get())),
         max_bytes_per_second: args
             .max_mb_per_s
             .filter(|r| *r > 0.0)
