@@ -15,12 +15,16 @@
 
 pub mod announce;
 pub mod audit;
+mod catalog;
 pub mod checkpoint;
+mod files;
+mod object;
 pub mod rate;
 pub mod repair;
 pub mod replica;
 pub mod report;
 pub mod schedule;
+mod walk;
 
 pub use audit::{AuditProgress, AuditSettings, Auditor};
 pub use replica::{Replica, Replicator};
@@ -50,6 +54,9 @@ pub enum Error {
         /// Why.
         message: String,
     },
+    /// A repair wrote a file that did not read back right.
+    #[error("repair failed: {0}")]
+    Repair(String),
     /// The run was stopped (a shutdown); its checkpoint lets the next one resume.
     #[error("stopped")]
     Stopped,

@@ -5,7 +5,8 @@ use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
-use crate::Result;
+use crate::files::{set_aside, write_durably};
+use crate::{Error, Result};
 
 /// What is wrong.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
@@ -104,24 +105,77 @@ pub struct Reports {
 impl Reports {
     /// The reports kept in `dir` (created when missing).
     pub fn open(dir: &Path) -> Result<Self> {
-        let reports = Self {
+        std::fs::create_dir_all(dir).map_err(|e| Error::Io(dir.to_path_buf(), e))?;
+        Ok(Self {
             dir: dir.to_path_buf(),
-        };
-        todo!("H1: create {:?}", reports.dir)
+        })
+    }
+
+    /// The directory the reports are kept in.
+    pub fn dir(&self) -> &Path {
+        &self.dir
+    }
+
+    /// The file holding the report `id`.
+    pub fn path_of(&self, id: &str) -> PathBuf {
+        self.dir.join(format!("{id}.json"))
     }
 
     /// Writes `report` (durably: a synced temporary file renamed over the old one).
     pub fn save(&self, report: &Report) -> Result<()> {
-        todo!("H1: {report:?}")
+        let bytes = serde_json::to_vec_pretty(report).expect("a report always serializes");
+        write_durably(&self.path_of(&report.id), &bytes)
     }
 
     /// The newest `limit` reports, newest first.
     pub fn recent(&self, limit: usize) -> Result<Vec<Report>> {
-        todo!("H1: {limit}")
+        let io = |e| Error::Io(self.dir.clone(), e);
+        let mut names: Vec<String> = std::fs::read_dir(&self.dir)
+            .map_err(io)?
+            .filter_map(|entry| entry.ok())
+            .filter_map(|entry| entry.file_name().into_string().ok())
+            .filter(|name| name.ends_with(".json") && !name.starts_with('.'))
+            .collect();
+        names.sort_unstable_by(|a, b| b.cmp(a));
+        let mut out = Vec::new();
+        for name in names {
+            if out.len() == limit {
+                break;
+            }
+            let path = self.dir.join(&name);
+            let bytes = match std::fs::read(&path) {
+                Ok(bytes) => bytes,
+                // Removed meanwhile (history pruned by hand).
+                Err(e) if e.kind() == std::io::ErrorKind::NotFound => continue,
+                Err(e) => return Err(Error::Io(path, e)),
+            };
+            match serde_json::from_slice::<Report>(&bytes) {
+                Ok(report) => out.push(report),
+                Err(e) => {
+                    set_aside(&path, &e)?;
+                }
+            }
+        }
+        Ok(out)
     }
 
     /// The newest report, if any.
     pub fn latest(&self) -> Result<Option<Report>> {
         Ok(self.recent(1)?.into_iter().next())
     }
+}
+
+/// A new report id for a run starting at `at`: the instant, sortable
+/// (`20261129T091500.123Z`).
+pub fn report_id(at: arca_model::Timestamp) -> String {
+    format!(
+        "{:04}{:02}{:02}T{:02}{:02}{:02}.{:03}Z",
+        at.year(),
+        u8::from(at.month()),
+        at.day(),
+        at.hour(),
+        at.minute(),
+        at.second(),
+        at.millisecond()
+    )
 }

@@ -175,9 +175,39 @@ pub fn background_audit(
         tokio::task::JoinHandle<()>,
     )>,
 > {
-    let _ = (config, repo, replicas, stop);
-    // H3: start arca_fixity::schedule::BackgroundAudit from config.fixity.
-    Ok(None)
+    let Some(interval) = config.fixity.interval()? else {
+        return Ok(None);
+    };
+    // Repairs write through a store that syncs every write (the repository's local root
+    // is deferred: its writers sync what they publish themselves).
+    let store: Arc<dyn arca_ocfl::ObjectStorage> = match &config.storage.s3 {
+        None => Arc::new(
+            arca_storage::FsStorage::open(&config.ocfl_root())
+                .context("cannot open the OCFL root for the fixity audit")?,
+        ),
+        Some(_) => repo.ocfl().store().clone(),
+    };
+    let settings = arca_fixity::schedule::ScheduleSettings {
+        interval: Some(interval),
+        audit: arca_fixity::AuditSettings {
+            threads: config.fixity.threads,
+            max_bytes_per_second: config.fixity.max_bytes_per_second(),
+            objects: Vec::new(),
+            repair: true,
+        },
+        dir: config.data.join("fixity"),
+    };
+    let hook = arca_fixity::announce::announcer(repo.clone(), tokio::runtime::Handle::current());
+    let (audit, task) = arca_fixity::schedule::BackgroundAudit::start(
+        repo.clone(),
+        store,
+        replicas.to_vec(),
+        settings,
+        Some(hook),
+        stop,
+    )
+    .context("cannot start the fixity audit")?;
+    Ok(Some((audit, task)))
 }
 
 /// The directory of the fixity audits' reports (`<data>/fixity/reports`).

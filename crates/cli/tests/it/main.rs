@@ -14,6 +14,7 @@ mod external_content;
 mod fedora3_facade;
 mod fedora3_import;
 mod fedora_sample;
+mod fixity;
 mod health;
 mod hostile;
 mod ocfl_validation;
