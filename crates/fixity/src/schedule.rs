@@ -258,6 +258,8 @@ impl BackgroundAudit {
                     if let Err(e) = self.reports.save(&report) {
                         tracing::error!("fixity audit: cannot save its report: {e}");
                     }
+                    // Files fixed by other means since they were found are served again.
+                    crate::announce::settle_damage(&repository, &report);
                     self.state.lock().last = Some(report);
                 }
                 Ok(Err(Error::Stopped)) => break,

@@ -470,7 +470,6 @@ async fn replica_and_damage_figures_are_exposed() {
 /// The background audit's figures: running, progress, the last run's findings by kind and
 /// end time.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-#[ignore = "needs the background audit (BackgroundAudit); run after the merge"]
 async fn audit_figures_are_exposed_once_a_run_finished() {
     let Some(promtool) = tool("promtool") else {
         eprintln!("NOT RUN: promtool is not installed");

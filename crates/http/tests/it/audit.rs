@@ -337,7 +337,6 @@ async fn one_report_is_served_whole_and_bad_ids_are_refused() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-#[ignore = "needs the reports (arca_fixity::Reports); run after the merge"]
 async fn reports_are_listed_newest_first_as_summaries() {
     let (s, _d) = server().await;
     let dir = s.data().join("fixity").join("reports");
@@ -359,7 +358,6 @@ async fn reports_are_listed_newest_first_as_summaries() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-#[ignore = "needs the reports (arca_fixity::Reports); run after the merge"]
 async fn damage_the_latest_report_left_is_refused_after_a_restart() {
     let dir = tempfile::tempdir().unwrap();
     let off = |c: &mut arca_config::Config| c.fixity.schedule = "off".into();
@@ -387,7 +385,6 @@ async fn damage_the_latest_report_left_is_refused_after_a_restart() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-#[ignore = "needs the background audit (BackgroundAudit); run after the merge"]
 async fn an_admin_starts_a_run_and_sees_its_report() {
     // A background audit that runs when asked (and not again for ten years).
     let (s, _d) = server_with(|c| c.fixity.schedule = "3650d".into()).await;
