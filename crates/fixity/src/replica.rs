@@ -64,6 +64,9 @@ const SNAPSHOT_ATTEMPTS: u32 = 5;
 pub struct Replica {
     name: String,
     store: Arc<dyn ObjectStorage>,
+    /// Whether the root it holds was found to be like the primary's (or made so); not
+    /// yet when its store was out of reach when it was opened.
+    checked: AtomicBool,
 }
 
 /// What a copy did.
@@ -106,9 +109,30 @@ impl Replica {
         let replica = Self {
             name: name.to_string(),
             store,
+            checked: AtomicBool::new(false),
         };
-        replica.check_root(primary)?;
+        match replica.ensure_checked(primary) {
+            Ok(()) => {}
+            Err(Error::Store(e @ StoreError::Unavailable { .. })) => {
+                tracing::warn!(replica = %replica.name, error = %e, "the replica cannot be reached; it is checked and brought up to date once it answers, and writes go on meanwhile");
+            }
+            Err(e) => return Err(e),
+        }
         Ok(replica)
+    }
+
+    /// Checks the root the replica holds against the primary's (making an empty store
+    /// one), unless that was done.
+    ///
+    /// # Errors
+    /// [`Error::Replica`] for another root; store failures (an unreachable replica).
+    pub fn ensure_checked(&self, primary: &dyn ObjectStorage) -> Result<()> {
+        if self.checked.load(Ordering::Acquire) {
+            return Ok(());
+        }
+        self.check_root(primary)?;
+        self.checked.store(true, Ordering::Release);
+        Ok(())
     }
 
     /// A copy opened without any check, as a repair source or target: the primary itself
@@ -117,6 +141,7 @@ impl Replica {
         Self {
             name: name.to_string(),
             store,
+            checked: AtomicBool::new(true),
         }
     }
 
@@ -448,6 +473,7 @@ impl Replica {
         stop: &AtomicBool,
         progress: &(dyn Fn(u64) + Sync),
     ) -> Result<SyncStats> {
+        self.ensure_checked(primary)?;
         let mut stats = SyncStats::default();
         let mut done = 0;
         for prefix in ObjectWalk::new(primary) {
@@ -835,6 +861,27 @@ impl Copier {
         };
         self.state.copying.store(true, Ordering::Release);
         let mut retry = FIRST_RETRY;
+        loop {
+            let checking = self.blocking(&stop, {
+                let replica = self.replica.clone();
+                let primary = self.repo.ocfl().store().clone();
+                move |_: &AtomicBool| {
+                    replica.ensure_checked(primary.as_ref())?;
+                    Ok(SyncStats::default())
+                }
+            });
+            match checking.await {
+                Ok(_) => break,
+                Err(Failure::Stopped) => return,
+                Err(Failure::Failed(e)) => {
+                    self.failed(&e);
+                    if sleep_or_stop(&mut stop, retry).await {
+                        return;
+                    }
+                    retry = (retry * 2).min(LAST_RETRY);
+                }
+            }
+        }
         let mut position = loop {
             match self.start_position(&catalog, &consumer, &stop).await {
                 Ok(p) => break p,

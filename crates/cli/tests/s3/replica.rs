@@ -1,7 +1,7 @@
 //! A replica in a bucket (`[[replica]] endpoint, bucket, prefix, region`) of a private
 //! MinIO behind a local root: every acknowledged version lands there as the same root,
 //! byte for byte (ocfl-py validates a download of it); a stopped MinIO blocks no write, and
-//! the replica catches up once it is back. `NOT RUN` without MinIO unless
+//! the replica catches up once it is back, also when it was down as the server started. `NOT RUN` without MinIO unless
 //! `ARCA_REQUIRE_S3=1`.
 
 use std::collections::BTreeMap;
@@ -158,6 +158,20 @@ async fn a_replica_in_a_bucket_gets_every_version_and_catches_up_after_an_outage
     minio.start_again();
     wait_until_same(&root, &store, || arca.log());
     assert!(arca.log().contains("the replica is back"), "{}", arca.log());
+    arca.stop();
+
+    // A server started while MinIO is down serves, and copies once it is back.
+    minio.stop();
+    let arca = serve(&data, &minio);
+    assert!(
+        arca.log().contains("the replica cannot be reached"),
+        "{}",
+        arca.log()
+    );
+    let status = put(&http, &arca, "/while-down", b"written at start".to_vec()).await;
+    assert_eq!(status, StatusCode::CREATED);
+    minio.start_again();
+    wait_until_same(&root, &store, || arca.log());
     arca.stop();
 
     let copy: PathBuf = dir.path().join("download");
