@@ -358,3 +358,52 @@ async fn the_replicator_follows_every_change_through_a_failing_replica() {
     }
     repo.shutdown().await.unwrap();
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_mutable_head_and_an_object_created_again_are_copied_as_they_are() {
+    let dir = tempfile::tempdir().unwrap();
+    let repo = open_repository(&dir.path().join("primary")).await;
+    populate(&repo).await;
+    let primary = repo.ocfl().store().clone();
+    let root = dir.path().join("primary/ocfl-root");
+    let copy = dir.path().join("replica");
+    let replica = Replica::open("r", store(&copy), primary.as_ref()).unwrap();
+    let stop = AtomicBool::new(false);
+    let sync = || replica.sync_root(primary.as_ref(), &stop, &|_| {}).unwrap();
+    sync();
+
+    // Revisions of a mutable HEAD (auto-versioning off), then the HEAD committed.
+    repo.set_auto_versioning(false);
+    put_binary(&repo, "c/b1", b"revision 1").await;
+    put_binary(&repo, "c/b1", b"revision 2 is longer").await;
+    repo.published().await;
+    let head = root
+        .join(repo.ocfl().object_key("info:fedora/c/b1"))
+        .join("extensions/0005-mutable-head/head/inventory.json");
+    assert!(head.exists(), "the test needs a mutable HEAD");
+    sync();
+    assert_same(&root, &copy);
+    put_binary(&repo, "c/b1", b"revision 3").await;
+    repo.published().await;
+    sync();
+    assert_same(&root, &copy);
+    repo.create_version(&id("c/b1"), "test").await.unwrap();
+    repo.published().await;
+    assert!(!head.exists(), "the HEAD was not committed");
+    let stats = sync();
+    assert_same(&root, &copy);
+    assert!(stats.removed > 0, "{stats:?}");
+    repo.set_auto_versioning(true);
+
+    // Purged and created again at the same id, with content of the same size: every file
+    // of the new object is copied, none of the old one stays.
+    repo.delete(&id("c/b0"), "test", None).await.unwrap();
+    repo.purge(&id("c/b0"), "test").await.unwrap();
+    put_binary(&repo, "c/b0", b"binary 0, second version").await;
+    repo.published().await;
+    let prefix = repo.ocfl().object_key("info:fedora/c/b0");
+    let stats = replica.sync_object(primary.as_ref(), &prefix).unwrap();
+    assert_same(&root, &copy);
+    assert!(stats.files >= 3, "{stats:?}");
+    repo.shutdown().await.unwrap();
+}

@@ -9,7 +9,7 @@ samples the change-log lag (last change - the replica's recorded position, from 
 catalog). After the ingest: how long until the replica holds everything. Prints one JSON
 object.
 
-    scripts/replica-lag --duration 60 --clients 16 --scenario ingest-small
+    python3 scripts/bench/replica-lag.py --duration 60 --clients 16 --scenario ingest-small
 """
 
 import argparse
