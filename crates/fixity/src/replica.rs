@@ -290,13 +290,27 @@ impl Replica {
             .iter()
             .map(|(k, _)| k.clone())
             .collect();
-        // Content and version directories, then the version inventories.
-        let (version_inventories, content): (Vec<_>, Vec<_>) = ours
+        // The files the inventories name (content, checked on the way) first, then the
+        // others (declarations, markers), then the version inventories.
+        let mut order: Vec<(u8, &arca_storage::FileInfo)> = ours
             .iter()
             .filter(|f| !inventory_keys.contains(&f.key))
-            .partition(|f| is_inventory_file(&f.key));
-        let mut complete = true;
-        for file in content.iter().chain(version_inventories.iter()) {
+            .map(|f| {
+                let rel = &f.key[object_prefix.len() + 1..];
+                let rank = if is_inventory_file(&f.key) {
+                    2
+                } else if snapshot.digests.contains_key(rel) {
+                    0
+                } else {
+                    1
+                };
+                (rank, f)
+            })
+            .collect();
+        order.sort_by_key(|(rank, _)| *rank);
+        // New files of this copy, taken back if a damaged one stops it.
+        let mut added = Vec::new();
+        for (_, file) in order {
             let rel = &file.key[object_prefix.len() + 1..];
             let expected = snapshot.digests.get(rel);
             if !recreated && self.holds(&theirs, file, rel, expected, primary)? {
@@ -306,16 +320,20 @@ impl Replica {
                 Some(bytes) => {
                     stats.files += 1;
                     stats.bytes += bytes;
+                    if !theirs.contains_key(&file.key) {
+                        added.push(file.key.clone());
+                    }
                 }
                 None => {
                     stats.skipped += 1;
-                    complete = false;
                     tracing::warn!(replica = %self.name, key = %file.key, "the primary's file does not match the digest its inventory records; not copied, the object keeps its previous state in the replica (the audit reports it)");
+                    for key in added {
+                        self.store.delete(&key)?;
+                        self.remove_empty_dirs_of(&key);
+                    }
+                    return Ok(stats);
                 }
             }
-        }
-        if !complete {
-            return Ok(stats);
         }
         // The inventories of the snapshot at the very end: the mutable HEAD's, then the
         // root's, each before its sidecar.
@@ -449,10 +467,28 @@ impl Replica {
         }
         drop(out);
         if !matches(hasher) {
+            drop(temp);
+            self.remove_empty_dirs_of(key);
             return Ok(None);
         }
         self.store.move_file(&temp.0, key)?;
         Ok(Some(copied))
+    }
+
+    /// Removes the directories of a local replica that a refused copy of `key` made and
+    /// left empty (OCFL wants none).
+    fn remove_empty_dirs_of(&self, key: &str) {
+        let (Some(root), Some(target)) = (self.store.local_path(""), self.store.local_path(key))
+        else {
+            return;
+        };
+        let mut dir = target.parent();
+        while let Some(d) = dir.filter(|d| d.starts_with(&root) && *d != root) {
+            if std::fs::remove_dir(d).is_err() {
+                break;
+            }
+            dir = d.parent();
+        }
     }
 
     /// Removes the object at `prefix` from the replica: its inventories first, so that it

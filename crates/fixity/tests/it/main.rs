@@ -81,7 +81,7 @@ pub async fn put_binary(repo: &Repository, path: &str, bytes: &[u8]) {
     }
 }
 
-/// Every file below `dir` by relative path, with its bytes (temporary files left out).
+/// Every file below `dir` by relative path, with its bytes.
 pub fn tree(dir: &Path) -> BTreeMap<String, Vec<u8>> {
     fn walk(base: &Path, dir: &Path, out: &mut BTreeMap<String, Vec<u8>>) {
         let Ok(entries) = std::fs::read_dir(dir) else {

@@ -234,10 +234,35 @@ async fn damage_in_the_primary_never_reaches_the_replica() {
     assert_eq!(stats.skipped, 1, "{stats:?}");
     let rel = damaged.strip_prefix(&root).unwrap();
     assert!(!copy.join(rel).exists(), "the damaged file was copied");
+    assert!(
+        !copy.join(&prefix).join("v2").exists(),
+        "a part of the version with the damaged file was left in the replica"
+    );
     let b4_before = std::fs::read(copy.join(&prefix).join("inventory.json")).unwrap();
     assert!(
         String::from_utf8_lossy(&b4_before).contains("\"head\":\"v1\""),
         "the replica's inventory moved to a version it cannot hold"
+    );
+
+    // The same for a large file (streamed through a temporary file).
+    let large: Vec<u8> = (0..5_000_000u32).map(|i| (i * 13 % 251) as u8).collect();
+    put_binary(&repo, "large", &large).await;
+    repo.published().await;
+    let prefix = repo.ocfl().object_key("info:fedora/large");
+    let damaged = latest_content(&repo, &root, "large");
+    let mut bytes = std::fs::read(&damaged).unwrap();
+    bytes[4_000_000] ^= 0x01;
+    std::fs::remove_file(&damaged).unwrap();
+    std::fs::write(&damaged, &bytes).unwrap();
+    let stats = replica.sync_object(primary.as_ref(), &prefix).unwrap();
+    assert_eq!(stats.skipped, 1, "{stats:?}");
+    assert!(!copy.join(&prefix).join("v2").exists(), "{stats:?}");
+    assert_eq!(
+        crate::tree(&copy.join(&prefix))
+            .keys()
+            .filter(|k| k.contains("arca-tmp"))
+            .count(),
+        0
     );
 
     // An inventory that does not match its sidecar is not copied either.
