@@ -1028,6 +1028,10 @@ impl Copier {
                     tracing::warn!(replica = %self.replica.name(), error = %e, "cannot ask who copies to the replica; retrying")
                 }
             }
+            // On standby, the status shows how far the node that copies has got.
+            if let Ok(Some(p)) = catalog.consumer_position(consumer).await {
+                self.state.position.store(p, Ordering::Release);
+            }
             if sleep_or_stop(stop, STANDBY_CHECK).await {
                 return None;
             }

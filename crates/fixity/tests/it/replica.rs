@@ -432,3 +432,45 @@ async fn a_mutable_head_and_an_object_created_again_are_copied_as_they_are() {
     assert!(stats.files >= 3, "{stats:?}");
     repo.shutdown().await.unwrap();
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn one_copier_per_replica_and_a_standby_takes_over() {
+    let dir = tempfile::tempdir().unwrap();
+    let repo = open_repository(&dir.path().join("primary")).await;
+    container(&repo, "n", false).await;
+    let root = dir.path().join("primary/ocfl-root");
+    let copy = dir.path().join("replica");
+    let open = || Arc::new(Replica::open("r", store(&copy), repo.ocfl().store().as_ref()).unwrap());
+    // Two copiers of one replica over one catalog, as two nodes sharing it: one copies.
+    let (stop_a, stopping_a) = tokio::sync::watch::channel(false);
+    let (a, tasks_a) = Replicator::start(repo.clone(), vec![open()], stopping_a);
+    wait_for(&a, "copying", |s| s.copying && s.lag == 0 && s.position > 0).await;
+    let (stop_b, stopping_b) = tokio::sync::watch::channel(false);
+    let (b, tasks_b) = Replicator::start(repo.clone(), vec![open()], stopping_b);
+    put_binary(&repo, "n/one", b"one").await;
+    wait_for(&a, "lag 0", |s| s.lag == 0).await;
+    let standby = wait_for(&b, "the leader's position", |s| s.lag == 0).await;
+    assert!(!standby.copying, "two copiers of one replica: {standby:?}");
+    assert_eq!(standby.objects_copied, 0, "{standby:?}");
+
+    // The leader stops: the standby takes the role and copies what follows.
+    stop_a.send(true).unwrap();
+    for t in tasks_a {
+        t.await.unwrap();
+    }
+    put_binary(&repo, "n/two", b"two").await;
+    let took_over = wait_for(&b, "copying and lag 0", |s| s.copying && s.lag == 0).await;
+    assert!(took_over.objects_copied >= 1, "{took_over:?}");
+    repo.published().await;
+    assert_same_small(&root, &copy);
+    stop_b.send(true).unwrap();
+    for t in tasks_b {
+        t.await.unwrap();
+    }
+    repo.shutdown().await.unwrap();
+}
+
+fn assert_same_small(primary: &Path, replica: &Path) {
+    let diff = differences(&tree(primary), &tree(replica));
+    assert!(diff.is_empty(), "the replica differs:\n{}", diff.join("\n"));
+}
