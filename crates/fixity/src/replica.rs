@@ -510,16 +510,58 @@ impl Replica {
         progress: &(dyn Fn(u64) + Sync),
     ) -> Result<SyncStats> {
         self.ensure_checked(primary)?;
-        let mut stats = SyncStats::default();
-        let mut done = 0;
-        for prefix in ObjectWalk::new(primary) {
-            if stop.load(Ordering::Relaxed) {
-                return Err(Error::Stopped);
+        // The walk feeds `PARALLEL` copying threads through a short queue: memory stays
+        // bounded by the queue and the objects in hand.
+        let stats = Mutex::new(SyncStats::default());
+        let done = AtomicU64::new(0);
+        let failure: Mutex<Option<Error>> = Mutex::new(None);
+        let failed = || failure.lock().is_some() || stop.load(Ordering::Relaxed);
+        let (queue, objects) = std::sync::mpsc::sync_channel::<String>(PARALLEL * 4);
+        let objects = Mutex::new(objects);
+        std::thread::scope(|scope| {
+            for _ in 0..PARALLEL {
+                scope.spawn(|| loop {
+                    let next = objects.lock().recv();
+                    let Ok(prefix) = next else { break };
+                    if failed() {
+                        continue;
+                    }
+                    match self.sync_object(primary, &prefix) {
+                        Ok(s) => {
+                            stats.lock().add(s);
+                            progress(done.fetch_add(1, Ordering::Relaxed) + 1);
+                        }
+                        Err(e) => {
+                            failure.lock().get_or_insert(e);
+                        }
+                    }
+                });
             }
-            stats.add(self.sync_object(primary, &prefix?)?);
-            done += 1;
-            progress(done);
+            for prefix in ObjectWalk::new(primary) {
+                if failed() {
+                    break;
+                }
+                match prefix {
+                    Ok(p) => {
+                        if queue.send(p).is_err() {
+                            break;
+                        }
+                    }
+                    Err(e) => {
+                        failure.lock().get_or_insert(e);
+                        break;
+                    }
+                }
+            }
+            drop(queue);
+        });
+        if let Some(e) = failure.into_inner() {
+            return Err(e);
         }
+        if stop.load(Ordering::Relaxed) {
+            return Err(Error::Stopped);
+        }
+        let mut stats = stats.into_inner();
         for prefix in ObjectWalk::new(self.store.as_ref()) {
             if stop.load(Ordering::Relaxed) {
                 return Err(Error::Stopped);
@@ -803,7 +845,7 @@ pub struct Replicator {
 /// Change-log entries read per batch.
 const BATCH: usize = 500;
 /// Objects copied at once per replica.
-const PARALLEL: usize = 4;
+const PARALLEL: usize = 16;
 /// The pauses while a replica fails: doubling from the first to the last.
 const FIRST_RETRY: Duration = Duration::from_secs(1);
 const LAST_RETRY: Duration = Duration::from_secs(30);
