@@ -70,20 +70,25 @@ fn local_tree(dir: &Path) -> BTreeMap<String, Vec<u8>> {
 /// Every file of the replica root in the bucket with its bytes (empty while MinIO is
 /// down).
 fn bucket_tree(store: &S3Storage) -> BTreeMap<String, Vec<u8>> {
-    let Ok(files) = store.list("") else {
-        return BTreeMap::new();
-    };
-    files
+    try_bucket_tree(store).unwrap_or_default()
+}
+
+fn try_bucket_tree(store: &S3Storage) -> Result<BTreeMap<String, Vec<u8>>, String> {
+    let files = store
+        .list("")
+        .map_err(|e| format!("listing the bucket: {e}"))?;
+    Ok(files
         .into_iter()
         .filter_map(|f| store.read(&f.key).ok().map(|c| (f.key, c.bytes)))
-        .collect()
+        .collect())
 }
 
 /// Waits (two minutes at most) until the bucket holds exactly the local root's files.
 fn wait_until_same(root: &Path, store: &S3Storage, log: impl Fn() -> String) {
     let deadline = Instant::now() + Duration::from_secs(120);
     loop {
-        let (a, b) = (local_tree(root), bucket_tree(store));
+        let listed = try_bucket_tree(store);
+        let (a, b) = (local_tree(root), listed.clone().unwrap_or_default());
         if a == b {
             assert!(a.len() > 5, "the primary holds only {} files", a.len());
             return;
@@ -92,7 +97,8 @@ fn wait_until_same(root: &Path, store: &S3Storage, log: impl Fn() -> String) {
             let only_a: Vec<_> = a.keys().filter(|k| !b.contains_key(*k)).collect();
             let only_b: Vec<_> = b.keys().filter(|k| !a.contains_key(*k)).collect();
             panic!(
-                "the bucket never caught up: only in the primary {only_a:?}, only in the bucket {only_b:?}\n{}",
+                "the bucket never caught up ({}): only in the primary {only_a:?}, only in the bucket {only_b:?}\n{}",
+                listed.err().unwrap_or_default(),
                 log()
             );
         }
@@ -157,7 +163,12 @@ async fn a_replica_in_a_bucket_gets_every_version_and_catches_up_after_an_outage
     }
     minio.start_again();
     wait_until_same(&root, &store, || arca.log());
-    assert!(arca.log().contains("the replica is back"), "{}", arca.log());
+    // The copier says so right after its copy, which the comparison may see first.
+    let deadline = Instant::now() + Duration::from_secs(60);
+    while !arca.log().contains("the replica is back") {
+        assert!(Instant::now() < deadline, "not logged:\n{}", arca.log());
+        std::thread::sleep(Duration::from_millis(20));
+    }
     arca.stop();
 
     // A server started while MinIO is down serves, and copies once it is back.

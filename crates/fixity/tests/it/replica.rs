@@ -327,14 +327,24 @@ async fn the_replicator_follows_every_change_through_a_failing_replica() {
     assert!(status.objects_copied >= 8, "{status:?}");
     assert!(status.copying);
     assert_eq!(status.error, None);
-    assert_eq!(
-        repo.catalog()
+    // The position is recorded once the replica has caught up (right after the status
+    // says so).
+    let deadline = Instant::now() + Duration::from_secs(60);
+    loop {
+        let recorded = repo
+            .catalog()
             .consumer_position(&consumer_name("r"))
             .await
-            .unwrap(),
-        Some(status.position),
-        "the position is recorded once the replica has caught up"
-    );
+            .unwrap();
+        if recorded == Some(status.position) {
+            break;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "recorded {recorded:?}, {status:?}"
+        );
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
 
     // The replica fails (a file where the next object's directory must go): writes go
     // on, the status says why, and the replica catches up once it is fixed.
