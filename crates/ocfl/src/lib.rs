@@ -42,4 +42,4 @@ pub use root::{
     check_sidecar_in, list_objects_in, read_object_in, Change, Content, HeadMode, ObjectState,
     OcflRoot, Staged, VersionInfo,
 };
-pub use transfer::{copy_object, moved_id};
+pub use transfer::{copy_object, moved_id, ROOT_FILES};

@@ -17,8 +17,9 @@ use crate::root::{empty_inventory, sidecar, HEAD_INVENTORY, INVENTORY};
 use crate::{check_sidecar_in, Error, Inventory, OcflRoot, Result};
 
 /// The files that make a directory an OCFL storage root in Fedora 6's layout (declaration,
-/// layout description, layout extension configuration), copied as they are on export.
-const ROOT_FILES: [&str; 3] = [
+/// layout description, layout extension configuration), copied as they are on export and
+/// into a new replica.
+pub const ROOT_FILES: [&str; 3] = [
     "0=ocfl_1.1",
     "ocfl_layout.json",
     "extensions/0004-hashed-n-tuple-storage-layout/config.json",

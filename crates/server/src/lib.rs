@@ -149,10 +149,15 @@ pub fn open_replicas(
                         .as_deref()
                         .is_some_and(|e| e.starts_with("http://")),
                 };
-                Arc::new(
-                    arca_storage::S3Storage::open(s3)
-                        .with_context(|| format!("cannot open replica {name} in S3"))?,
-                )
+                // A replica out of reach keeps no one from writing: it is opened unchecked,
+                // and its copier checks it once it answers.
+                let store = match arca_storage::S3Storage::open(s3.clone()) {
+                    Err(arca_storage::StoreError::Unavailable { .. }) => {
+                        arca_storage::S3Storage::open_unchecked(s3)
+                    }
+                    opened => opened,
+                };
+                Arc::new(store.with_context(|| format!("cannot open replica {name} in S3"))?)
             }
             (None, None) => anyhow::bail!("replica {name} has neither path nor bucket"),
         };

@@ -20,6 +20,7 @@ mod hostile;
 mod ocfl_validation;
 mod publish_behind;
 mod rebuild;
+mod replica;
 mod round_trip;
 mod search;
 mod search_bench;

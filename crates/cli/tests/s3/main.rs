@@ -5,4 +5,5 @@
 mod common;
 
 mod health;
+mod replica;
 mod s3_root;

@@ -181,6 +181,23 @@ impl S3Storage {
         settings: S3Settings,
         credentials: S3Credentials,
     ) -> StoreResult<Self> {
+        let storage = Self::build(settings, credentials)?;
+        storage.check_bucket()?;
+        Ok(storage)
+    }
+
+    /// Opens the store with the credentials of the environment as [`open`](Self::open)
+    /// does, without asking the service anything: for a copy that must not keep arca from
+    /// starting while the service is down (a replica), whose first operation finds out.
+    ///
+    /// # Errors
+    /// [`StoreError::Credentials`] for missing credentials, [`StoreError::Config`] for
+    /// settings that cannot work.
+    pub fn open_unchecked(settings: S3Settings) -> StoreResult<Self> {
+        Self::build(settings, S3Credentials::from_env()?)
+    }
+
+    fn build(settings: S3Settings, credentials: S3Credentials) -> StoreResult<Self> {
         // The HTTP client takes the process's TLS provider: ring, the one arca compiles. An
         // error only means one is installed already.
         let _ = rustls::crypto::ring::default_provider().install_default();
@@ -227,14 +244,12 @@ impl S3Storage {
             setting: "S3 prefix",
             problem: format!("{:?} is not a valid key prefix", settings.prefix),
         })?;
-        let storage = Self {
+        Ok(Self {
             store: Arc::new(store),
             runtime: Arc::new(OwnedRuntime(Some(runtime))),
             settings,
             prefix,
-        };
-        storage.check_bucket()?;
-        Ok(storage)
+        })
     }
 
     /// The settings the store was opened with.
