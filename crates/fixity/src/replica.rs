@@ -1014,7 +1014,12 @@ impl Copier {
                 continue;
             }
             let last = batch.last().map_or(position, |e| e.seq);
-            let ids: BTreeSet<FedoraId> = batch.into_iter().map(|e| e.change.id).collect();
+            // A fixity event changes no file: nothing to copy for it.
+            let ids: BTreeSet<FedoraId> = batch
+                .into_iter()
+                .filter(|e| e.change.kind.changes_resource())
+                .map(|e| e.change.id)
+                .collect();
             match self.copy_changed(&catalog, ids, &stop).await {
                 Ok(()) => {
                     position = last;

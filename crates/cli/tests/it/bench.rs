@@ -719,7 +719,6 @@ fn audit_scenario_builds_a_root_and_reads_all_of_it() {
 /// The audit against the root the bench built, and the faults it injects: every one found
 /// and repaired, no finding on the undamaged root, both roots valid afterwards.
 #[test]
-#[ignore = "needs arca fixity and arca replica sync|verify (H1, H2); run after the merge"]
 fn audit_scenario_finds_and_repairs_every_injected_fault() {
     let out = tempfile::tempdir().unwrap();
     let parent = tempfile::tempdir().unwrap();
@@ -780,7 +779,6 @@ fn audit_scenario_finds_and_repairs_every_injected_fault() {
 /// Replica lag under ingest, read from `GET fcr:audit`, drains to 0; the replica verifies
 /// and is valid for ocfl-py.
 #[test]
-#[ignore = "needs replication and GET fcr:audit with replica lag (H2, H3); run after the merge"]
 fn audit_scenario_measures_replica_lag_until_drained() {
     let out = tempfile::tempdir().unwrap();
     let parent = tempfile::tempdir().unwrap();

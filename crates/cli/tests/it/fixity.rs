@@ -379,7 +379,6 @@ async fn bad_arguments_and_objects_asked_for() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-#[ignore = "needs the replica checks of Replica::open; run after the merge"]
 async fn a_replica_holding_another_root_is_refused() {
     let data = tempfile::tempdir().unwrap();
     let arca = Arca::serve(data.path());

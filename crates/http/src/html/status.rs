@@ -370,6 +370,7 @@ mod tests {
             objects_copied: 38,
             bytes_copied: 1 << 20,
             error: Some("connection refused".into()),
+            ..Default::default()
         }];
         let s = audit_section(Some(&status), &replicas, &[]);
         let text: Vec<String> = s
