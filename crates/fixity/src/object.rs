@@ -53,11 +53,20 @@ pub(crate) fn sidecar_digest(bytes: &[u8]) -> Option<String> {
 }
 
 /// `dir/name`, or `name` at the object's root (`dir` empty).
-fn join(dir: &str, name: &str) -> String {
+pub(crate) fn join(dir: &str, name: &str) -> String {
     if dir.is_empty() {
         name.to_string()
     } else {
         format!("{dir}/{name}")
+    }
+}
+
+/// The whole file `key` of `store`, `None` when there is none.
+pub(crate) fn read_opt(store: &dyn ObjectStorage, key: &str) -> Result<Option<Vec<u8>>> {
+    match store.read(key) {
+        Ok(contents) => Ok(Some(contents.bytes)),
+        Err(arca_storage::StoreError::NotFound { .. }) => Ok(None),
+        Err(e) => Err(e.into()),
     }
 }
 

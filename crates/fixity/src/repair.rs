@@ -9,12 +9,12 @@ use std::sync::atomic::{AtomicU64, Ordering};
 
 use arca_model::{DigestAlgorithm, MultiHasher};
 use arca_ocfl::{Inventory, ObjectStorage, VersionNum};
-use arca_storage::StoreError;
 
 use crate::object::{
     hash_key, read_inventories, sidecar_digest, sidecar_name, HashError, INVENTORY, MUTABLE_HEAD,
     NEVER,
 };
+use crate::object::{join, read_opt};
 use crate::rate::RateLimiter;
 use crate::report::{Finding, FindingKind};
 use crate::{Error, Result};
@@ -119,24 +119,6 @@ struct Repair<'a> {
     prefix: &'a str,
     sources: &'a [Source<'a>],
     staging: &'a Path,
-}
-
-/// `dir/name`, or `name` at the object's root.
-fn join(dir: &str, name: &str) -> String {
-    if dir.is_empty() {
-        name.to_string()
-    } else {
-        format!("{dir}/{name}")
-    }
-}
-
-/// A file's bytes, `None` when it is not there.
-fn read_opt(store: &dyn ObjectStorage, key: &str) -> Result<Option<Vec<u8>>> {
-    match store.read(key) {
-        Ok(contents) => Ok(Some(contents.bytes)),
-        Err(StoreError::NotFound { .. }) => Ok(None),
-        Err(e) => Err(e.into()),
-    }
 }
 
 /// A staged file, removed when dropped unless it was moved.

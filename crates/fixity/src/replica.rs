@@ -35,14 +35,14 @@ use serde::Serialize;
 use tokio::sync::watch;
 use tokio::task::JoinHandle;
 
+use crate::object::read_opt;
+use crate::walk::Walker;
 use crate::{Error, Result};
 
 /// The root's declaration: its name says the OCFL version.
 const DECLARATION: &str = "0=ocfl_1.1";
 /// The layout extension's configuration (which objects go where).
 const LAYOUT_CONFIG: &str = "extensions/0004-hashed-n-tuple-storage-layout/config.json";
-/// An object's declaration (OCFL 1.1 and 1.0).
-const OBJECT_DECLARATIONS: [&str; 2] = ["0=ocfl_object_1.1", "0=ocfl_object_1.0"];
 /// The root inventory of an object.
 const INVENTORY: &str = "inventory.json";
 /// The directory of the 0005 mutable HEAD within an object.
@@ -198,7 +198,7 @@ impl Replica {
             }
         }
         let layout = layout_of(primary).map_err(|m| self.refuse(m))?;
-        let objects: Vec<String> = ObjectWalk::new(self.store.as_ref())
+        let objects: Vec<String> = Walker::new(self.store.as_ref(), None)
             .take(SAMPLE)
             .collect::<Result<_>>()?;
         if !missing.is_empty() {
@@ -340,7 +340,7 @@ impl Replica {
         for (key, bytes) in &snapshot.inventories {
             let same = match theirs.get(key) {
                 Some(f) if f.size == bytes.len() as u64 && !recreated => {
-                    read_or_none(self.store.as_ref(), key)?.as_deref() == Some(&bytes[..])
+                    read_opt(self.store.as_ref(), key)?.as_deref() == Some(&bytes[..])
                 }
                 _ => false,
             };
@@ -373,8 +373,7 @@ impl Replica {
     /// (purged and created again): a version it has that the primary's inventory lacks,
     /// or has with another creation instant.
     fn recreated(&self, prefix: &str, snapshot: &Snapshot) -> Result<bool> {
-        let Some(bytes) = read_or_none(self.store.as_ref(), &format!("{prefix}/{INVENTORY}"))?
-        else {
+        let Some(bytes) = read_opt(self.store.as_ref(), &format!("{prefix}/{INVENTORY}"))? else {
             return Ok(false);
         };
         let Ok(theirs) = Inventory::from_slice(&bytes) else {
@@ -410,8 +409,8 @@ impl Replica {
             return Ok(false);
         }
         if rel.starts_with("extensions/") && file.size <= SMALL_MUTABLE && expected.is_none() {
-            let ours = read_or_none(primary, &file.key)?;
-            let theirs = read_or_none(self.store.as_ref(), &file.key)?;
+            let ours = read_opt(primary, &file.key)?;
+            let theirs = read_opt(self.store.as_ref(), &file.key)?;
             return Ok(ours.is_some() && ours == theirs);
         }
         Ok(true)
@@ -537,7 +536,7 @@ impl Replica {
                     }
                 });
             }
-            for prefix in ObjectWalk::new(primary) {
+            for prefix in Walker::new(primary, None) {
                 if failed() {
                     break;
                 }
@@ -562,7 +561,7 @@ impl Replica {
             return Err(Error::Stopped);
         }
         let mut stats = stats.into_inner();
-        for prefix in ObjectWalk::new(self.store.as_ref()) {
+        for prefix in Walker::new(self.store.as_ref(), None) {
             if stop.load(Ordering::Relaxed) {
                 return Err(Error::Stopped);
             }
@@ -587,15 +586,6 @@ fn layout_of(store: &dyn ObjectStorage) -> std::result::Result<HashedNTuple, Str
     HashedNTuple::from_config(&json)
 }
 
-/// The whole file `key`, `None` if there is none.
-fn read_or_none(store: &dyn ObjectStorage, key: &str) -> Result<Option<Vec<u8>>> {
-    match store.read(key) {
-        Ok(c) => Ok(Some(c.bytes)),
-        Err(StoreError::NotFound { .. }) => Ok(None),
-        Err(e) => Err(e.into()),
-    }
-}
-
 /// Whether an object is at `prefix` (its root inventory or a mutable HEAD's).
 fn object_exists(store: &dyn ObjectStorage, prefix: &str) -> Result<bool> {
     Ok(store.metadata(&format!("{prefix}/{INVENTORY}"))?.is_some()
@@ -607,7 +597,7 @@ fn object_exists(store: &dyn ObjectStorage, prefix: &str) -> Result<bool> {
 /// The id of the object at `prefix`, from its root (or mutable HEAD's) inventory.
 fn object_id(store: &dyn ObjectStorage, prefix: &str) -> Result<Option<String>> {
     for rel in [INVENTORY.to_string(), format!("{MUTABLE_HEAD}/{INVENTORY}")] {
-        if let Some(bytes) = read_or_none(store, &format!("{prefix}/{rel}"))? {
+        if let Some(bytes) = read_opt(store, &format!("{prefix}/{rel}"))? {
             return Ok(Inventory::from_slice(&bytes).ok().map(|i| i.id));
         }
     }
@@ -617,7 +607,7 @@ fn object_id(store: &dyn ObjectStorage, prefix: &str) -> Result<Option<String>> 
 /// When the object at `prefix` got its first version (from its root inventory), `None`
 /// when there is none.
 fn first_created(store: &dyn ObjectStorage, prefix: &str) -> Result<Option<String>> {
-    let Some(bytes) = read_or_none(store, &format!("{prefix}/{INVENTORY}"))? else {
+    let Some(bytes) = read_opt(store, &format!("{prefix}/{INVENTORY}"))? else {
         return Ok(None);
     };
     Ok(Inventory::from_slice(&bytes)
@@ -697,7 +687,7 @@ enum Pair {
 /// The inventory in `dir`, its bytes, its sidecar's key and bytes.
 fn read_pair(store: &dyn ObjectStorage, dir: &str) -> Result<Pair> {
     let key = format!("{dir}/{INVENTORY}");
-    let Some(bytes) = read_or_none(store, &key)? else {
+    let Some(bytes) = read_opt(store, &key)? else {
         return Ok(Pair::Absent);
     };
     let Ok(inventory) = Inventory::from_slice(&bytes) else {
@@ -707,7 +697,7 @@ fn read_pair(store: &dyn ObjectStorage, dir: &str) -> Result<Pair> {
         return Ok(Pair::Mismatch);
     };
     let sidecar_key = format!("{key}.{}", algorithm.ocfl_name());
-    let Some(sidecar) = read_or_none(store, &sidecar_key)? else {
+    let Some(sidecar) = read_opt(store, &sidecar_key)? else {
         return Ok(Pair::Mismatch);
     };
     let recorded = String::from_utf8_lossy(&sidecar);
@@ -749,54 +739,6 @@ impl TempFile {
 impl Drop for TempFile {
     fn drop(&mut self) {
         let _ = std::fs::remove_file(&self.0);
-    }
-}
-
-/// The object roots of a store's hashed n-tuple layout, one directory level listed at a
-/// time, in key order: memory bounded by the layout's fan-out, not by the root's size.
-struct ObjectWalk<'a> {
-    store: &'a dyn ObjectStorage,
-    /// Directories still to list, the next one last.
-    stack: Vec<String>,
-}
-
-impl<'a> ObjectWalk<'a> {
-    fn new(store: &'a dyn ObjectStorage) -> Self {
-        Self {
-            store,
-            stack: vec![String::new()],
-        }
-    }
-}
-
-impl Iterator for ObjectWalk<'_> {
-    type Item = Result<String>;
-
-    fn next(&mut self) -> Option<Result<String>> {
-        while let Some(prefix) = self.stack.pop() {
-            let listing = match self.store.list_dir(&prefix) {
-                Ok(l) => l,
-                Err(e) => {
-                    self.stack.clear();
-                    return Some(Err(e.into()));
-                }
-            };
-            let is_object = listing.files.iter().any(|f| {
-                let name = f.key.rsplit('/').next().unwrap_or(&f.key);
-                OBJECT_DECLARATIONS.contains(&name)
-            });
-            if is_object && !prefix.is_empty() {
-                return Some(Ok(prefix));
-            }
-            let mut dirs: Vec<String> = listing
-                .dirs
-                .into_iter()
-                .filter(|d| !(prefix.is_empty() && d == "extensions"))
-                .collect();
-            dirs.sort();
-            self.stack.extend(dirs.into_iter().rev());
-        }
-        None
     }
 }
 

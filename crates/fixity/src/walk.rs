@@ -78,3 +78,19 @@ impl<'a> Walker<'a> {
         self.stack.push(dirs.into_iter());
     }
 }
+
+/// The walk as an iterator of object roots; it ends after the first error.
+impl Iterator for Walker<'_> {
+    type Item = Result<String>;
+
+    fn next(&mut self) -> Option<Result<String>> {
+        match self.next_object() {
+            Ok(next) => next.map(Ok),
+            Err(e) => {
+                self.stack.clear();
+                self.started = true;
+                Some(Err(e))
+            }
+        }
+    }
+}
