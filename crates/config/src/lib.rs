@@ -107,7 +107,8 @@ pub struct FixitySettings {
     /// `30d` (the default), or `off` (`ARCA_FIXITY_SCHEDULE`). A run starts that long after
     /// the last one started; a run cut short by a stop resumes at the next start.
     pub schedule: String,
-    /// The most the audit reads, in MB (10^6 bytes) per second, so that serving stays fast
+    /// The most the audit reads, in MB (10^6 bytes) per second, each file counting 64 KiB
+    /// more than its size (small files cost their opening), so that serving stays fast
     /// (`ARCA_FIXITY_MAX_MB_PER_S`; default 50; 0: no limit).
     pub max_mb_per_s: f64,
     /// Objects checked at once (`ARCA_FIXITY_THREADS`; default 1).

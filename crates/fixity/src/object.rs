@@ -12,7 +12,7 @@ use arca_ocfl::{Inventory, ObjectStorage, VersionNum};
 use arca_storage::StoreError;
 
 use crate::audit::ObjectAudit;
-use crate::rate::RateLimiter;
+use crate::rate::{RateLimiter, FILE_COST};
 use crate::report::{Finding, FindingKind};
 use crate::Result;
 
@@ -399,7 +399,7 @@ impl Check<'_> {
             Err(StoreError::NotFound { .. } | StoreError::Io { .. }) => return Ok(false),
             Err(e) => return Err(e.into()),
         };
-        self.limiter.take(bytes.len() as u64);
+        self.limiter.take(FILE_COST + bytes.len() as u64);
         if MultiHasher::digest(algorithm, &bytes) != root_digest {
             return Ok(false);
         }
@@ -421,7 +421,7 @@ impl Check<'_> {
     fn read_small(&mut self, rel: &str, version: Option<VersionNum>) -> Result<Option<Vec<u8>>> {
         match self.store.read(&join(self.prefix, rel)) {
             Ok(contents) => {
-                self.limiter.take(contents.bytes.len() as u64);
+                self.limiter.take(FILE_COST + contents.bytes.len() as u64);
                 Ok(Some(contents.bytes))
             }
             Err(StoreError::NotFound { .. }) => {
@@ -664,6 +664,7 @@ pub(crate) fn hash_key(
     limiter: &RateLimiter,
     stop: &AtomicBool,
 ) -> std::result::Result<(Vec<String>, u64), HashError> {
+    limiter.take_file();
     let mut reader = match store.read_range(key, 0..u64::MAX) {
         Ok(reader) => reader,
         Err(StoreError::NotFound { .. }) => return Err(HashError::Missing),
