@@ -60,6 +60,11 @@ pub enum Scenario {
     /// `arca fixity`, validated by rocfl and ocfl-py; ingest and GETs with the background
     /// audit on and off; replica lag under ingest. Runs alone; spawns its own servers.
     Audit,
+    /// One node grown to --count objects (default 1,000,000) of a mixed population, measured
+    /// every --step objects (ingest rate, GET latency, memory, bytes and inodes), then
+    /// start-up, `arca rebuild`, `arca reindex`, `arca fixity`, a 1,000-version TimeMap and a
+    /// 100,000-child container's page on the grown root. Runs alone; spawns its own servers.
+    Sizing,
 }
 
 impl Scenario {
@@ -82,6 +87,7 @@ impl Scenario {
             Scenario::Versions => "versions",
             Scenario::Transaction => "transaction",
             Scenario::Audit => "audit",
+            Scenario::Sizing => "sizing",
         }
     }
 
@@ -228,11 +234,15 @@ pub struct BenchArgs {
     #[arg(long)]
     pub no_progress: bool,
 
-    /// audit: the data directory audited. Without an OCFL root in it, the root is built there
+    /// audit: the data directory audited (sizing: the data directory grown, kept afterwards). Without an OCFL root in it, the root is built there
     /// and kept; with one, it is used as it is (the serving rows add objects to it)
     /// [default: a temporary directory, built and deleted].
     #[arg(long, value_name = "DIR")]
     pub root_data: Option<PathBuf>,
+
+    /// sizing: objects per measured step [default: 50,000; --quick 1,000].
+    #[arg(long, value_name = "N")]
+    pub step: Option<u64>,
 
     /// audit: GiB of large binaries in a built root [default: 2; --quick 0.05].
     #[arg(long, value_name = "GIB")]
@@ -544,6 +554,20 @@ impl BenchArgs {
         if self.spawn && self.url.is_some() {
             bail!("give either --url or --spawn, not both");
         }
+        if self.scenarios.contains(&Scenario::Sizing) {
+            ensure!(
+                self.scenarios.len() == 1,
+                "sizing runs alone (it starts and stops its own servers): run the other \
+                 scenarios in another invocation"
+            );
+            ensure!(
+                self.url.is_none(),
+                "sizing grows a root with servers it starts itself: give --arca-bin (or \
+                 ARCA_BIN), not --url"
+            );
+            ensure!(self.step != Some(0), "--step must be at least 1");
+            ensure!(self.count != Some(0), "--count must be at least 1");
+        }
         if self.scenarios.contains(&Scenario::Audit) {
             ensure!(
                 self.scenarios.len() == 1,
@@ -602,6 +626,7 @@ impl BenchArgs {
                 | Scenario::Transaction => 0,
                 Scenario::IngestSmall
                 | Scenario::Audit
+                | Scenario::Sizing
                 | Scenario::AccessSmall
                 | Scenario::AccessMetadata
                 | Scenario::Raw => 20 * KIB,
@@ -697,7 +722,8 @@ impl BenchArgs {
                     Work::FanIn(crate::fanout::kind_of(s).expect("a fan-in scenario"))
                 }
                 Scenario::Versions | Scenario::Transaction => Work::Versions,
-                Scenario::Audit => Work::Audit,
+                // Both run alone, outside the phases (see `crate::run`).
+                Scenario::Audit | Scenario::Sizing => Work::Audit,
             };
             let phase = |name: String, clients: usize| {
                 let plan = |baseline: Baseline, duration: Option<Duration>| RawPlan {

@@ -445,10 +445,13 @@ impl Probe {
         transactions: u64,
         objects: u64,
     ) -> (Option<ProcStats>, LoadgenStats, Option<DiskStats>) {
-        let server = match self.sampler {
+        let mut server = match self.sampler {
             Some(s) => s.stop().await,
             None => None,
         };
+        if let Some(s) = server.as_mut().filter(|_| transactions > 0) {
+            s.cpu_ms_per_tx = Some(s.cpu_s * 1000.0 / transactions as f64);
+        }
         let loadgen = match (self.self_before, procfs::snapshot(None).ok()) {
             (Some(a), Some(b)) => {
                 let cpu_pct = procfs::cpu_percent(&a, &b);

@@ -43,6 +43,7 @@ pub mod recorder;
 pub mod report;
 pub mod scenarios;
 pub mod search;
+pub mod sizing;
 pub mod spawn;
 pub mod svg;
 pub mod versions;
@@ -87,6 +88,8 @@ pub async fn run(args: BenchArgs) -> anyhow::Result<ExitCode> {
     let (interrupt, signals) = Interrupt::install();
     let result = if args.scenarios == [Scenario::Audit] {
         audit::run(&args, interrupt).await
+    } else if args.scenarios == [Scenario::Sizing] {
+        sizing::run(&args, interrupt).await
     } else {
         run_with(&args, &phases, interrupt).await
     };

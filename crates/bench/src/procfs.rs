@@ -111,6 +111,12 @@ pub struct ProcStats {
     pub read_bytes: Option<u64>,
     /// Bytes the process caused to be written to storage during the phase.
     pub write_bytes: Option<u64>,
+    /// CPU seconds the process used over the phase.
+    #[serde(default)]
+    pub cpu_s: f64,
+    /// Its CPU time per transaction of the phase, ms (what one request costs the server).
+    #[serde(default)]
+    pub cpu_ms_per_tx: Option<f64>,
     /// The per-second samples.
     pub samples: Vec<Sample>,
 }
@@ -167,6 +173,8 @@ pub fn summarize(
         max_io_mb_s,
         read_bytes: io.map(|x| x.0),
         write_bytes: io.map(|x| x.1),
+        cpu_s: last.cpu_ticks.saturating_sub(first.cpu_ticks) as f64 / clock_ticks() as f64,
+        cpu_ms_per_tx: None,
         samples,
     }
 }

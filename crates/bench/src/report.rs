@@ -582,12 +582,12 @@ impl Report {
         if !table.is_empty() {
             m.push_str(
                 "| Scenario | Clients | Size | OK | Avg TPS | Avg resp (ms) | p50 (ms) | p99 (ms) \
-                 | Max server CPU (%) | Max I/O burst (MB/s) | Avg MB/s | Peak RSS (MB) \
+                 | Max server CPU (%) | Server CPU ms/tx | Max I/O burst (MB/s) | Avg MB/s | Peak RSS (MB) \
                  | Disk/object | Errors | % of raw | % of raw-layout | % of raw-hash \
                  | Loadgen CPU (%) |\n",
             );
             m.push_str(
-                "|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|\n",
+                "|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|\n",
             );
         }
         for s in table {
@@ -600,7 +600,7 @@ impl Report {
             let sv = s.server.as_ref();
             let _ = writeln!(
                 m,
-                "| {name} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} |",
+                "| {name} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} |",
                 s.config.clients,
                 format_size(s.config.size_bytes),
                 s.summary.ok,
@@ -609,6 +609,8 @@ impl Report {
                 num(s.summary.p50_ms),
                 num(s.summary.p99_ms),
                 opt(sv.map(|x| x.max_cpu_pct)),
+                sv.and_then(|x| x.cpu_ms_per_tx)
+                    .map_or_else(|| "–".into(), |ms| format!("{ms:.3}")),
                 opt(sv.and_then(|x| x.max_io_mb_s)),
                 num(s.summary.mb_per_s),
                 opt(sv.and_then(|x| x.peak_rss_mb)),

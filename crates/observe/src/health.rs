@@ -286,7 +286,9 @@ fn writable(dir: &Path) -> std::io::Result<()> {
     std::fs::remove_file(&path)
 }
 
-/// The data directory's file system has more room than both thresholds (local roots only).
+/// The data directory's file system has more room than both thresholds, and more than
+/// `min_free_percent` of its inodes free, where it has a fixed number (local roots only): a
+/// disk of small objects runs out of inodes long before bytes.
 async fn check_disk(sources: &Sources, settings: &HealthSettings) -> Option<Check> {
     let dir = sources.data_dir.clone()?;
     let (min_bytes, min_percent) = (settings.min_free_bytes, settings.min_free_percent);
@@ -298,12 +300,17 @@ async fn check_disk(sources: &Sources, settings: &HealthSettings) -> Option<Chec
         Err(e) => Check::failed("disk", format!("cannot measure free space: {e}")),
         Ok(u) => {
             let line = format!(
-                "{} free of {} (ready above {} and {min_percent} %)",
+                "{} free of {}, {} of {} inodes free (ready above {} and {min_percent} % of each)",
                 bytes(u.free_bytes),
                 bytes(u.total_bytes),
+                u.free_inodes,
+                u.total_inodes,
                 bytes(min_bytes)
             );
-            if disk_ok(u.free_bytes, u.total_bytes, min_bytes, min_percent) {
+            let inodes_ok = u.total_inodes == 0
+                || u128::from(u.free_inodes) * 100
+                    >= u128::from(u.total_inodes) * u128::from(min_percent);
+            if inodes_ok && disk_ok(u.free_bytes, u.total_bytes, min_bytes, min_percent) {
                 Check::passed("disk", line)
             } else {
                 Check::failed("disk", line)

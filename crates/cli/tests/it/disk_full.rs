@@ -1,4 +1,4 @@
-//! A disk that fills during ingest. The real `arca serve` runs on a small ext4 file system
+//! A disk that fills during ingest, and one that runs out of inodes. The real `arca serve` runs on a small ext4 file system
 //! of its own (a loop-mounted image, which needs root); binaries are written until the disk
 //! is full. Then: clear 507 answers that store nothing, every acknowledged write intact,
 //! the root valid for ocfl-py, nothing half-written, and writes succeed again once space
@@ -29,6 +29,11 @@ struct SmallFs {
 impl SmallFs {
     /// `None` where this process may not mount file systems.
     fn create() -> Option<Self> {
+        Self::create_with(FS_MIB, &[])
+    }
+
+    /// A file system of `mib` MiB made with `mkfs.ext4` and `options` (e.g. `-N 4096`).
+    fn create_with(mib: u64, options: &[&str]) -> Option<Self> {
         if !rustix::process::geteuid().is_root() {
             return None;
         }
@@ -39,9 +44,13 @@ impl SmallFs {
         let ok = |cmd: &mut Command| cmd.status().is_ok_and(|s| s.success());
         if !ok(Command::new("truncate")
             .arg("-s")
-            .arg(format!("{FS_MIB}M"))
+            .arg(format!("{mib}M"))
             .arg(&image))
-            || !ok(Command::new("mkfs.ext4").arg("-q").arg("-F").arg(&image))
+            || !ok(Command::new("mkfs.ext4")
+                .arg("-q")
+                .arg("-F")
+                .args(options)
+                .arg(&image))
             || !ok(Command::new("mount")
                 .arg("-o")
                 .arg("loop")
@@ -185,4 +194,160 @@ async fn a_full_disk_refuses_writes_cleanly_and_recovers() {
     assert!(objects.len() > acked.len(), "{} objects", objects.len());
     common::validate_with_ocfl_py(&root);
     common::assert_staging_clean(&data);
+}
+
+/// Inodes of the file system of the inode test: a few hundred objects' worth (arca writes
+/// about a dozen files and directories per object).
+const FEW_INODES: u32 = 6_000;
+/// Empty files the inode test holds and frees again later.
+const BALLAST_FILES: usize = 600;
+/// Concurrent writers of the inode test.
+const WRITERS: usize = 8;
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn running_out_of_inodes_refuses_writes_cleanly_and_recovers() {
+    // Plenty of bytes, few inodes: small objects exhaust the inodes long before the space.
+    let inodes = FEW_INODES.to_string();
+    let Some(fs) = SmallFs::create_with(256, &["-N", &inodes]) else {
+        eprintln!("inode test NOT RUN: this process cannot mount a small file system");
+        return;
+    };
+    let data = fs.mount.join("data");
+    let ballast = fs.mount.join("ballast");
+    std::fs::create_dir(&ballast).unwrap();
+    for n in 0..BALLAST_FILES {
+        std::fs::write(ballast.join(n.to_string()), b"").unwrap();
+    }
+    // Readiness judged by the inodes alone (the bytes threshold would fail on so small a disk).
+    let health_env = [("ARCA_HEALTH_MIN_FREE_BYTES", "1")];
+    let arca = Arca::serve_with(&data, &health_env);
+    let http = Http::new();
+    assert!(
+        disk_ready(&http, &arca).await,
+        "ready before the inodes run out"
+    );
+
+    // Several writers create small containers until every one of them is refused.
+    let base = arca.url("/inodes");
+    let mut writers = Vec::new();
+    for w in 0..WRITERS {
+        let http = http.clone();
+        let base = base.clone();
+        writers.push(tokio::spawn(async move {
+            let mut acked = Vec::new();
+            for n in 0.. {
+                assert!(n < 2_000, "writer {w}: the inodes never ran out");
+                let url = format!("{base}/w{w}-{n}");
+                let body = format!("<> <http://purl.org/dc/terms/title> \"w{w} n{n}\" .");
+                let r = http
+                    .request(Method::PUT, &url, &[("content-type", "text/turtle")], body)
+                    .await;
+                match r.status {
+                    StatusCode::CREATED => acked.push(url),
+                    _ => return (acked, r),
+                }
+            }
+            unreachable!()
+        }));
+    }
+    let mut acked = Vec::new();
+    let mut refusals = Vec::new();
+    for w in writers {
+        let (mine, refusal) = w.await.unwrap();
+        acked.extend(mine);
+        refusals.push(refusal);
+    }
+    // Each writer is refused with 507 (the reserve of inodes is reached) or, when the
+    // writes acknowledged before used up the reserve while they were published, 503 (the
+    // root cannot take them yet; they stay in the journal and are retried): either way the
+    // refused write stored nothing, and the answer says why.
+    for r in &refusals {
+        assert!(
+            r.status == StatusCode::INSUFFICIENT_STORAGE
+                || r.status == StatusCode::SERVICE_UNAVAILABLE,
+            "{}: {}",
+            r.status,
+            r.text()
+        );
+        let text = r.text();
+        assert!(
+            text.contains("nothing was stored")
+                && (text.contains("inodes") || text.contains("No space left")),
+            "{text}"
+        );
+    }
+    assert!(acked.len() >= 50, "only {} objects fit", acked.len());
+
+    // Reads go on: every acknowledged object, the container listing them, the root.
+    for url in &acked {
+        let r = http.request(Method::GET, url, &[], "").await;
+        assert_eq!(r.status, StatusCode::OK, "{url}: {}", r.text());
+    }
+    let r = http.request(Method::GET, &arca.url("/"), &[], "").await;
+    assert_eq!(r.status, StatusCode::OK, "{}", r.text());
+    assert!(
+        !disk_ready(&http, &arca).await,
+        "readiness must fail once the inodes are used up"
+    );
+
+    // Inodes return: writes succeed again, without a restart.
+    std::fs::remove_dir_all(&ballast).unwrap();
+    tokio::time::sleep(std::time::Duration::from_millis(200)).await;
+    let url = format!("{base}/after");
+    let r = http
+        .request(Method::PUT, &url, &[("content-type", "text/turtle")], "")
+        .await;
+    assert_eq!(
+        r.status,
+        StatusCode::CREATED,
+        "after freeing inodes: {}",
+        r.text()
+    );
+    acked.push(url);
+
+    // A crash afterwards loses nothing that was acknowledged.
+    arca.kill();
+    let arca = Arca::serve_with(&data, &health_env);
+    for url in &acked {
+        let url = url.replace(&base, &arca.url("/inodes"));
+        let r = http.request(Method::GET, &url, &[], "").await;
+        assert_eq!(
+            r.status,
+            StatusCode::OK,
+            "after the restart, {url}: {}",
+            r.text()
+        );
+    }
+    eprintln!(
+        "inode test: {} objects acknowledged on {FEW_INODES} inodes, then {}: {}",
+        acked.len() - 1,
+        refusals[0].status,
+        refusals[0].text()
+    );
+    arca.stop();
+    let root = data.join("ocfl-root");
+    common::check_storage(&root);
+    common::validate_with_ocfl_py(&root);
+    common::assert_staging_clean(&data);
+}
+
+/// Whether `/health/ready`'s `disk` check passes (it names the free inodes either way).
+async fn disk_ready(http: &Http, arca: &Arca) -> bool {
+    let origin = arca.url("").trim_end_matches("/rest").to_string();
+    let r = http
+        .request(Method::GET, &format!("{origin}/health/ready"), &[], "")
+        .await;
+    let answer: serde_json::Value = serde_json::from_slice(&r.body).expect("JSON");
+    let disk = answer["checks"]
+        .as_array()
+        .and_then(|c| c.iter().find(|c| c["name"] == "disk"))
+        .unwrap_or_else(|| panic!("no disk check: {}", r.text()))
+        .clone();
+    assert!(
+        disk["message"]
+            .as_str()
+            .is_some_and(|m| m.contains("inodes free")),
+        "{disk}"
+    );
+    disk["ok"] == true
 }
