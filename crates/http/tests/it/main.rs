@@ -23,6 +23,7 @@ mod mutable_head;
 mod paging;
 mod patch;
 mod prefer;
+mod premis3;
 mod rdf_formats;
 mod references;
 mod search;
