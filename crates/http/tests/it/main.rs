@@ -28,6 +28,7 @@ mod premis3;
 mod rdf_formats;
 mod references;
 mod search;
+mod search_fedora7;
 mod server_managed;
 mod smoke;
 mod transactions;
