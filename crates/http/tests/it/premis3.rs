@@ -329,3 +329,33 @@ fn walk_files(dir: &std::path::Path) -> Vec<PathBuf> {
     }
     out
 }
+
+/// An object kept with SHA-256: Fedora 7 would give its PREMIS 3 fixity node no digest (it
+/// fills it for SHA-512 only); arca gives the recorded algorithm's, named `hashFunc:sha256`.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_sha256_object_names_its_hash_function() {
+    let s = TestServer::start_with(None, |c| {
+        c.digest_algorithm = arca_config::DigestAlgorithm::Sha256
+    })
+    .await;
+    let r = put_bytes(&s, "b", &[("content-type", "text/plain")], b"abc").await;
+    assert_eq!(r.status, 201, "{}", r.text());
+    let bin = s.url("b");
+    let lines = named_nodes(&graph(&s, "b/fcr:fixity", &[]).await, &bin);
+    let sha256 = {
+        use sha2::Digest;
+        hex::encode(sha2::Sha256::digest(b"abc"))
+    };
+    for want in [
+        "<urn:node:premis3> <http://www.w3.org/1999/02/22-rdf-syntax-ns#type> \
+         <http://id.loc.gov/vocabulary/preservation/cryptographicHashFunctions/sha256>"
+            .to_string(),
+        format!(
+            "<urn:node:premis3> <http://www.w3.org/1999/02/22-rdf-syntax-ns#value> \"{sha256}\""
+        ),
+        format!("<{bin}> <http://www.loc.gov/premis/rdf/v3/fixity> <urn:node:premis3>"),
+    ] {
+        assert!(lines.contains(&want), "{want} in {lines:#?}");
+    }
+    s.stop().await;
+}
