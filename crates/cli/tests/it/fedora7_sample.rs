@@ -107,7 +107,7 @@ async fn arca_rebuilds_serves_and_extends_a_fedora_7_root() {
     assert_eq!(r.status, StatusCode::CREATED, "{}", r.text());
     let r = send(
         Method::PUT,
-        "sample/ag/part/arca.bin",
+        "sample/ag/part/arca%20file.bin",
         "application/octet-stream",
         b"AG",
     )
@@ -121,7 +121,7 @@ async fn arca_rebuilds_serves_and_extends_a_fedora_7_root() {
     )
     .await;
     assert_eq!(r.status, StatusCode::CREATED, "{}", r.text());
-    let r = s.get("sample/ag/part/arca.bin", &[]).await;
+    let r = s.get("sample/ag/part/arca%20file.bin", &[]).await;
     assert_eq!(&r.body[..], b"AG");
     let r = s.get("sample/ag/part/data%20file.bin", &[]).await;
     assert_eq!(
@@ -142,7 +142,19 @@ async fn arca_rebuilds_serves_and_extends_a_fedora_7_root() {
     // The AG's new version keeps Fedora's files.
     let inv = json(&ag.join("inventory.json"));
     assert_eq!(inv["head"], "v4");
-    assert_eq!(head_file(&ag, "part/arca.bin"), b"AG");
+    assert_eq!(head_file(&ag, "part/arca file.bin"), b"AG");
+    // Content paths percent-encoded as Fedora 7's (ocfl-java's Linux mapper): a space is %20.
+    let manifest: Vec<&str> = inv["manifest"]
+        .as_object()
+        .unwrap()
+        .values()
+        .flat_map(|p| p.as_array().unwrap().iter().map(|p| p.as_str().unwrap()))
+        .collect();
+    assert!(
+        manifest.contains(&"v4/content/part/arca%20file.bin"),
+        "{manifest:?}"
+    );
+    assert!(manifest.contains(&"v3/content/part/data%20file.bin"));
     assert!(!head_file(&ag, "part/data file.bin").is_empty());
 
     // The headers arca wrote have Fedora 7's keys in Fedora 7's order, for each kind.
@@ -186,7 +198,7 @@ async fn arca_rebuilds_serves_and_extends_a_fedora_7_root() {
         ),
         (
             "a binary in an AG",
-            header(&ag, ".fcrepo/part/arca.bin.json"),
+            header(&ag, ".fcrepo/part/arca file.bin.json"),
             &theirs_ag_binary,
         ),
     ] {
