@@ -132,7 +132,7 @@ fn parse_sort(spec: &str, order: Option<&str>) -> Result<Sort, ApiError> {
         "desc" => true,
         d => {
             return Err(ApiError::bad_request(format!(
-                "sort order must be asc or desc, not {d:?}"
+                "The order field is invalid:  valid values are \"asc\" and \"desc\" (not {d:?})"
             )))
         }
     };
@@ -226,7 +226,8 @@ pub(crate) async fn search(ctx: &Ctx, head: bool, req: Request) -> Result<Respon
         }),
         None => None,
     };
-    let fields = match get("fields") {
+    // `fields=*` (or empty) is every field, as in Fedora.
+    let fields = match get("fields").filter(|l| !l.trim().is_empty() && l.trim() != "*") {
         Some(l) => l
             .split(',')
             .map(str::trim)
@@ -251,6 +252,13 @@ pub(crate) async fn search(ctx: &Ctx, head: bool, req: Request) -> Result<Respon
         limit,
     };
     let (hits, names) = run(ctx, indexer, &search).await?;
+    // Fedora counts only when asked (`include_total_result_count=true`) and says -1
+    // otherwise; arca's index counts for free, so it gives the count unless a client says
+    // `false` explicitly.
+    let total: i64 = match get("include_total_result_count").map(str::trim) {
+        Some(v) if v.eq_ignore_ascii_case("false") => -1,
+        _ => hits.total.try_into().unwrap_or(i64::MAX),
+    };
     let items: Vec<Value> = hits
         .items
         .into_iter()
@@ -295,7 +303,7 @@ pub(crate) async fn search(ctx: &Ctx, head: bool, req: Request) -> Result<Respon
     let mut body = Map::new();
     body.insert(
         "pagination".into(),
-        json!({"totalResults": hits.total, "offset": offset, "maxResults": limit}),
+        json!({"totalResults": total, "offset": offset, "maxResults": limit}),
     );
     body.insert("items".into(), Value::Array(items));
     let bytes = serde_json::to_vec_pretty(&body).expect("JSON serializes");

@@ -2,13 +2,15 @@
 //!
 //! Fedora 6 applies `ebucore:filename` and `ebucore:hasMimeType` stated about the binary in
 //! its description to the binary (its filename and `Content-Type` change; each has one
-//! value), which is how Fedora's import-export tool restores them. `premis:hasSize` and
-//! `premis:hasMessageDigest` are computed from the bytes: server managed (refused, or
-//! dropped under lenient handling), never stored as user triples.
+//! value), which is how Fedora's import-export tool restores them. `premis:hasSize`,
+//! `premis:hasMessageDigest` and Fedora 7's `premis3:size` are computed from the bytes:
+//! server managed (refused, or dropped under lenient handling), never stored as user
+//! triples.
 
 use arca_model::{FedoraId, ResourceHeaders};
 use arca_rdf::vocab::{
-    EBUCORE_FILENAME, EBUCORE_HAS_MIME_TYPE, PREMIS_HAS_MESSAGE_DIGEST, PREMIS_HAS_SIZE,
+    EBUCORE_FILENAME, EBUCORE_HAS_MIME_TYPE, PREMIS3_SIZE, PREMIS_HAS_MESSAGE_DIGEST,
+    PREMIS_HAS_SIZE,
 };
 use oxrdf::{NamedOrBlankNode, Term, Triple};
 
@@ -49,7 +51,8 @@ fn about_binary(description: &FedoraId, t: &Triple) -> bool {
 /// Whether `t` states a value the server computes from the binary's bytes.
 pub(crate) fn is_computed(description: &FedoraId, t: &Triple) -> bool {
     about_binary(description, t)
-        && [PREMIS_HAS_SIZE, PREMIS_HAS_MESSAGE_DIGEST].contains(&t.predicate.as_str())
+        && [PREMIS_HAS_SIZE, PREMIS_HAS_MESSAGE_DIGEST, PREMIS3_SIZE]
+            .contains(&t.predicate.as_str())
 }
 
 /// Takes the statements of the binary's filename and media type out of its description's

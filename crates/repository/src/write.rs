@@ -529,8 +529,10 @@ pub(crate) fn checked_triples(
     triples: Vec<Triple>,
     lenient: bool,
 ) -> Result<Vec<Triple>> {
-    // A description's types are those of the binary it describes.
-    let types = if model == InteractionModel::NonRdfSourceDescription {
+    // A description's types are those of the binary it describes, and Fedora 7's
+    // `premis3:File`, which the server states about every binary.
+    let description = model == InteractionModel::NonRdfSourceDescription;
+    let types = if description {
         InteractionModel::NonRdfSource.rdf_types()
     } else {
         model.rdf_types()
@@ -539,17 +541,17 @@ pub(crate) fn checked_triples(
     let agrees = |t: &Triple| {
         t.predicate.as_str() == arca_rdf::vocab::RDF_TYPE
             && matches!(&t.subject, oxrdf::NamedOrBlankNode::NamedNode(s) if own.iter().any(|o| o == s.as_str()))
-            && matches!(&t.object, oxrdf::Term::NamedNode(o) if types.contains(&o.as_str()))
+            && matches!(&t.object, oxrdf::Term::NamedNode(o) if types.contains(&o.as_str())
+                || description && o.as_str() == arca_rdf::vocab::PREMIS3_FILE)
     };
     let triples = triples.into_iter().filter(|t| !agrees(t)).collect();
     let (kept, mut rejected) = arca_rdf::split_server_managed(triples);
-    let (kept, computed): (Vec<Triple>, Vec<Triple>) =
-        if model == InteractionModel::NonRdfSourceDescription {
-            kept.into_iter()
-                .partition(|t| !described::is_computed(id, t))
-        } else {
-            (kept, Vec::new())
-        };
+    let (kept, computed): (Vec<Triple>, Vec<Triple>) = if description {
+        kept.into_iter()
+            .partition(|t| !described::is_computed(id, t))
+    } else {
+        (kept, Vec::new())
+    };
     rejected.extend(computed);
     if !rejected.is_empty() && !lenient {
         return Err(Error::ServerManaged(rejected));

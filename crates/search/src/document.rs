@@ -61,11 +61,9 @@ pub fn build(schema: &IndexSchema, view: &ResourceView<'_>) -> TantivyDocument {
     if let Some(u) = &h.last_modified_by {
         doc.add_text(s.last_modified_by, u);
     }
-    if let Some(size) = h
-        .content_size
-        .filter(|_| binary)
-        .and_then(|n| u64::try_from(n).ok())
-    {
+    // A binary's size, or the size of an RDF resource's triples as stored (Fedora's
+    // `content_size` for both: its header's `contentSize`).
+    if let Some(size) = h.content_size.and_then(|n| u64::try_from(n).ok()) {
         doc.add_u64(s.content_size, size);
     }
     if let Some(name) = &h.filename {

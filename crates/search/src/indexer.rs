@@ -825,6 +825,8 @@ impl Indexer {
         let record = self.catalog.get(id).await?;
         let Some(record) = record.filter(|r| !r.is_deleted()) else {
             self.index.remove(id.path())?;
+            // A binary's description is an item of its own (as in Fedora 7).
+            self.index.remove(id.description().path())?;
             // A deleted binary's text leaves its parent.
             return Ok(id.path_parent());
         };
@@ -846,14 +848,22 @@ impl Indexer {
     ) -> Result<bool> {
         let model = record.headers.model();
         let binary = model == Some(InteractionModel::NonRdfSource);
-        let triples = if binary {
-            match self.catalog.get(&record.id.description()).await? {
-                Some(desc) => self.repo.triples(&desc)?,
-                None => Vec::new(),
-            }
+        let description = if binary {
+            self.catalog
+                .get(&record.id.description())
+                .await?
+                .filter(|d| !d.is_deleted())
         } else {
-            self.repo.triples(record)?
+            None
         };
+        let triples = match &description {
+            Some(desc) => self.repo.triples(desc)?,
+            None if binary => Vec::new(),
+            None => self.repo.triples(record)?,
+        };
+        if let Some(desc) = &description {
+            self.index_description(record, desc, &triples)?;
+        }
         let mut asked = false;
         let text = if binary {
             match self.text_of(record, live).await {
@@ -909,6 +919,43 @@ impl Indexer {
         let doc = document::build(self.index.schema(), &view);
         self.index.upsert(record.id.path(), doc)?;
         Ok(asked)
+    }
+
+    /// Stores the document of a binary's description, an item of its own as Fedora 7 indexes
+    /// it: the description's header (dates, size of its RDF) and types (its own, and the
+    /// `rdf:type`s its `triples` state about the binary), no mapped fields and no text (those
+    /// are the binary's document's, so a query in the Lucene syntax finds the binary once).
+    fn index_description(
+        &self,
+        binary: &ResourceRecord,
+        desc: &ResourceRecord,
+        triples: &[oxrdf::Triple],
+    ) -> Result<()> {
+        let mut types = arca_repository::types_of(desc);
+        let about = binary.id.iri();
+        const RDF_TYPE: &str = "http://www.w3.org/1999/02/22-rdf-syntax-ns#type";
+        for t in triples.iter().filter(|t| t.predicate.as_str() == RDF_TYPE) {
+            let own =
+                matches!(&t.subject, oxrdf::NamedOrBlankNode::NamedNode(n) if n.as_str() == about);
+            if let (true, oxrdf::Term::NamedNode(o)) = (own, &t.object) {
+                if !types.iter().any(|have| have == o.as_str()) {
+                    types.push(o.as_str().to_string());
+                }
+            }
+        }
+        let iri = desc.id.iri();
+        let view = ResourceView {
+            path: desc.id.path(),
+            parent: Some(binary.id.path()),
+            headers: &desc.headers,
+            types: &types,
+            subject: &iri,
+            triples: &[],
+            text: None,
+            child_texts: &[],
+        };
+        let doc = document::build(self.index.schema(), &view);
+        self.index.upsert(desc.id.path(), doc)
     }
 
     /// The text of a binary: from the cache, or extracted (waited for in a rebuild, asked

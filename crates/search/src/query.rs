@@ -269,6 +269,36 @@ impl QueryParser {
         self.builder().leaf(field, 0, &leaf)
     }
 
+    /// A query for the values of `field` that match a pattern of Fedora 7's `condition=`:
+    /// `*` matches any characters, `\*` is a literal `*`, and everything else (`?`
+    /// included) is literal. Otherwise as [`wildcard`](Self::wildcard), with its bounds.
+    ///
+    /// # Errors
+    /// As [`wildcard`](Self::wildcard).
+    pub fn fedora_pattern(&self, field: &str, pattern: &str) -> Result<Box<dyn Query>> {
+        let field = self.field_for_condition(field)?;
+        let mut pieces = Vec::with_capacity(pattern.len());
+        let mut chars = pattern.chars().peekable();
+        while let Some(ch) = chars.next() {
+            let escaped = match ch {
+                '\\' if chars.peek() == Some(&'*') => {
+                    chars.next();
+                    pieces.push(Piece {
+                        ch: '*',
+                        escaped: true,
+                    });
+                    continue;
+                }
+                '*' => false,
+                _ => true,
+            };
+            pieces.push(Piece { ch, escaped });
+        }
+        let leaf = term_leaf(&pieces, None, 0)?;
+        check_wildcards(wildcards_in(&leaf), 0)?;
+        self.builder().leaf(field, 0, &leaf)
+    }
+
     /// A query for the values of `field` between `lower` and `upper`, with the semantics of
     /// `[a TO b]` for each field kind (see the [module documentation](self)); two unbounded
     /// ends match every document with a value in the field.

@@ -15,7 +15,7 @@ use crate::{Error, Result, SearchIndex, Sort, StoredHit};
 /// How a [`Condition`] compares a field with its value.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Comparison {
-    /// `=`: the value, or the pattern when it holds `*` or `?`.
+    /// `=`: the value, or the pattern when it holds `*` (Fedora 7's: `\*` is a literal `*`).
     Equal,
     /// `<`.
     Less,
@@ -28,7 +28,7 @@ pub enum Comparison {
 }
 
 /// One of Fedora's `condition=` parameters: `field<op>value`, ops `=`, `<`, `>`, `<=`,
-/// `>=`; `*` and `?` in an `=` value are wildcards.
+/// `>=`; `*` in an `=` value is a wildcard and `\*` a literal `*`, as in Fedora 7.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Condition {
     /// The field compared (as the client wrote it).
@@ -161,7 +161,7 @@ impl SearchIndex {
         let p = self.parser();
         let value = c.value.as_str();
         let q = match c.op {
-            Comparison::Equal if value.contains(['*', '?']) => p.wildcard(&c.field, value),
+            Comparison::Equal if value.contains('*') => p.fedora_pattern(&c.field, value),
             Comparison::Equal => p.term(&c.field, value),
             Comparison::Less => p.range(&c.field, Bound::Unbounded, Bound::Excluded(value)),
             Comparison::LessOrEqual => p.range(&c.field, Bound::Unbounded, Bound::Included(value)),
@@ -183,7 +183,7 @@ impl SearchIndex {
             .map(|(n, f)| (n.to_string(), f))
             .ok_or_else(|| {
                 Error::BadRequest(format!(
-                    "unknown or unstored field {name:?} in fields; known: fedora_id, {}",
+                    "The field \"{name}\" is not a valid output field (unknown or unstored); known: fedora_id, {}",
                     schema
                         .stored
                         .iter()

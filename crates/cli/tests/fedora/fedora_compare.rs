@@ -163,6 +163,8 @@ const KNOWN: &[(&str, &str, &str, &str, &str)] = &[
     ("*", "/v/fcr:versions", "*", "duplicate mementos", "two POST fcr:versions in one second: Fedora lists the same memento twice in link-format; arca one memento per second"),
     ("*", "/vb", "GET Accept-Datetime", "*", "Fedora 6.1 answers GET with Accept-Datetime on a binary 500 (the 302 keeps the binary's Content-Length; HEAD gives the 302); arca 302"),
     ("*", "/v", "GET Accept-Datetime RFC 850", "*", "RFC 9110 §5.6.7: a recipient MUST accept the obsolete RFC 850 and asctime dates; Fedora 6.1 (Java's RFC_1123_DATE_TIME) answers 400, arca the 302"),
+    ("*", "*/fcr:metadata", "*", "triple http://www.loc.gov/premis/rdf/v3/File", "a binary's description says `a premis3:File` as Fedora 7 does (PREMIS 3 beside PREMIS 1); Fedora 6.1 has no PREMIS 3"),
+    ("*", "*/fcr:metadata", "*", "triple http://www.loc.gov/premis/rdf/v3/size", "a binary's description states `premis3:size` as Fedora 7 does (PREMIS 3 beside PREMIS 1); Fedora 6.1 has no PREMIS 3"),
     ("*", "/v", "GET Accept-Datetime asctime", "*", "RFC 9110 §5.6.7: a recipient MUST accept the obsolete RFC 850 and asctime dates; Fedora 6.1 (Java's RFC_1123_DATE_TIME) answers 400, arca the 302"),
 ];
 

@@ -73,10 +73,25 @@ async fn fcr_search_answers_as_fedora_does() {
         "condition=fedora_id%3Dcmp*&max_results=1&offset=1&order_by=fedora_id&include_total_result_count=true",
         "condition=mime_type%3Dtext/plain&condition=content_size%3E5&include_total_result_count=true",
     ];
+    // Fedora 6.1 indexes a binary's description only once it is updated; Fedora 7 (and
+    // arca) index it when it is created, as an item of its own (FCREPO-4047). Those items
+    // are left out of arca's answers here, and out of its totals: the first three queries
+    // match the two descriptions below cmp, the last (a media type) none.
+    let descriptions = [2, 2, 2, 0];
     let mut differences = Vec::new();
-    for q in queries {
+    for (q, described) in queries.into_iter().zip(descriptions) {
         let f = search(&http, &fedora.base, q).await;
-        let a = search(&http, &arca.base, q).await;
+        let mut a = search(&http, &arca.base, q).await;
+        if let Some(items) = a.1.get_mut("items").and_then(Value::as_array_mut) {
+            items.retain(|i| {
+                !i["fedora_id"]
+                    .as_str()
+                    .is_some_and(|id| id.ends_with("/fcr:metadata"))
+            });
+        }
+        if let Some(total) = a.1["pagination"]["totalResults"].as_i64() {
+            a.1["pagination"]["totalResults"] = (total - described).into();
+        }
         if f != a {
             differences.push(format!(
                 "{q}\n  Fedora: {} {}\n  arca:   {} {}",

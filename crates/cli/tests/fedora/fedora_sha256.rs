@@ -209,6 +209,8 @@ impl Server<'_> {
                 .lines()
                 .map(|l| l.trim().replace(self.base, "B"))
                 .filter(|l| !l.is_empty() && !l.contains("_:"))
+                // Fedora 7's PREMIS 3 statements on a description: arca's, not Fedora 6.1's.
+                .filter(|l| !l.contains("<http://www.loc.gov/premis/rdf/v3/"))
                 .collect();
             out.extend(triples);
         }

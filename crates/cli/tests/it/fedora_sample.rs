@@ -433,7 +433,7 @@ async fn writes_into_a_fedora_written_object_keep_it_valid() {
 /// `.fcrepo/*.json` header was written (new or changed digest) and is not a tombstone; the
 /// name is the version's `created` in whole seconds, and a later version in the same second
 /// is the memento of that second (the mutable HEAD, outside the root inventory, is none).
-fn expected_mementos(root: &Path) -> BTreeMap<String, Vec<(String, String)>> {
+pub(crate) fn expected_mementos(root: &Path) -> BTreeMap<String, Vec<(String, String)>> {
     let mut out: BTreeMap<String, BTreeMap<String, String>> = BTreeMap::new();
     for dir in common::object_dirs(root) {
         let inv = json(&dir.join("inventory.json"));
@@ -474,7 +474,7 @@ fn expected_mementos(root: &Path) -> BTreeMap<String, Vec<(String, String)>> {
 }
 
 /// The memento URLs a link-format TimeMap lists, in its order.
-fn timemap(text: &str) -> Vec<String> {
+pub(crate) fn timemap(text: &str) -> Vec<String> {
     text.lines()
         .filter(|l| l.contains("rel=\"memento\""))
         .map(|l| l[1..l.find('>').unwrap()].to_string())

@@ -13,6 +13,7 @@ mod export_import;
 mod external_content;
 mod fedora3_facade;
 mod fedora3_import;
+mod fedora7_sample;
 mod fedora_sample;
 mod fixity;
 mod health;

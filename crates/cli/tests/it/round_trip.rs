@@ -367,6 +367,9 @@ async fn snapshot(srv: &Server, root: &str, paths: &[String]) -> Snapshot {
         let set: BTreeSet<String> = sanitized(&triples)
             .into_iter()
             .filter(|l| !l.contains("<http://www.loc.gov/premis/rdf/v1#hasSize>"))
+            // Fedora 7's PREMIS 3 statements (`a premis3:File`, `premis3:size`) are the server's
+            // bookkeeping too; arca states them, Fedora 6.1 does not.
+            .filter(|l| !l.contains("<http://www.loc.gov/premis/rdf/v3/"))
             .filter(|l| l.starts_with("<{B}") || l.starts_with("_:"))
             .collect();
         set.into_iter().collect::<Vec<_>>().join("\n")

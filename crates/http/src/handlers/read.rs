@@ -580,6 +580,19 @@ pub(crate) async fn server_managed_triples(
                 .into(),
             );
         }
+        // PREMIS 3 beside PREMIS 1, as Fedora 7 states them (no premis3:fixity here: Fedora 7
+        // gives that in fcr:fixity's answer only).
+        add(vocab::RDF_TYPE, iri(vocab::PREMIS3_FILE));
+        if let Some(size) = h.content_size.filter(|n| *n >= 0) {
+            add(
+                vocab::PREMIS3_SIZE,
+                Literal::new_typed_literal(
+                    size.to_string(),
+                    NamedNode::new_unchecked(vocab::XSD_NON_NEGATIVE_INTEGER),
+                )
+                .into(),
+            );
+        }
         if let Some(m) = plain(&h.mime_type) {
             add(vocab::EBUCORE_HAS_MIME_TYPE, m);
         }

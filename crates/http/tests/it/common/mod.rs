@@ -27,6 +27,7 @@ pub const DC_RELATION: &str = "http://purl.org/dc/terms/relation";
 pub const XSD_DATETIME: &str = "http://www.w3.org/2001/XMLSchema#dateTime";
 pub const EBUCORE: &str = "http://www.ebu.ch/metadata/ontologies/ebucore/ebucore#";
 pub const PREMIS: &str = "http://www.loc.gov/premis/rdf/v1#";
+pub const PREMIS3: &str = "http://www.loc.gov/premis/rdf/v3/";
 
 pub const TURTLE: (&str, &str) = ("content-type", "text/turtle");
 pub const SPARQL: (&str, &str) = ("content-type", "application/sparql-update");
@@ -302,9 +303,11 @@ impl Graph {
                     || p == LDP_CONTAINS
                     || p.starts_with(EBUCORE)
                     || p.starts_with(PREMIS)
+                    || p.starts_with(PREMIS3)
                     || (p == RDF_TYPE
                         && matches!(&t.object, Term::NamedNode(o)
-                            if o.as_str().starts_with(LDP) || o.as_str().starts_with(FEDORA))))
+                            if o.as_str().starts_with(LDP) || o.as_str().starts_with(FEDORA)
+                                || o.as_str().starts_with(PREMIS3))))
             })
             .cloned()
             .collect()
