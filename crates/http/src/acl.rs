@@ -175,6 +175,8 @@ fn default_root_acl(ctx: &Ctx, head: bool, req: &Request) -> Result<Response, Ap
         &crate::response::rdf_output_content_type(output),
     );
     crate::response::set(h, header::ALLOW, ALLOW);
+    // The syntax and JSON-LD form follow `Accept`.
+    crate::response::set(h, header::VARY, "Accept");
     crate::response::set(h, header::CONTENT_LENGTH, &body.len().to_string());
     if !head {
         *out.body_mut() = Body::from(body);

@@ -564,7 +564,11 @@ pub(crate) async fn server_managed_triples(
     let mut add = |p: &str, o: Term| {
         out.push(Triple::new(s.clone(), NamedNode::new_unchecked(p), o));
     };
-    // No fedora:hasParent: Fedora 6.1 states none (containment says it).
+    // As Fedora 7: the containing resource (the nearest one, past ghost nodes); none for
+    // the root and ACLs, which have no parent. A description speaks of its binary's.
+    if let Some(parent) = &subject_record.parent {
+        add(vocab::FEDORA_HAS_PARENT, iri(&parent.iri()));
+    }
     if model == InteractionModel::NonRdfSourceDescription {
         let fixity = format!("{}/fcr:fixity", subject_record.id.iri());
         add(vocab::FEDORA_HAS_FIXITY_SERVICE, iri(&fixity));

@@ -18,6 +18,7 @@ mod fixity;
 mod fuzz_regressions;
 mod hostile;
 mod html;
+mod jsonld;
 mod membership;
 mod mutable_head;
 mod paging;
