@@ -147,7 +147,6 @@ const RDF_READS: &[(&str, &str)] = &[
 /// named here with `triple <IRI>`; each `Link: rel="type"` value is a field of its own
 /// (`link rel=type <IRI>`).
 const KNOWN: &[(&str, &str, &str, &str, &str)] = &[
-    ("*", "", "*", "link rel=http://fedora.info/definitions/v4/transaction#endpoint", "no transactions (fcr:tx) in arca yet"),
     ("side by side", "", "*", "triple http://fedora.info/definitions/v4/repository#createdBy", "Fedora 6.1 writes no user into a new root's header; Fedora 6.5 and its storage library's sample (shared/ocfl-fedora-sample) name fedoraAdmin, as arca does (issue 38.8)"),
     ("side by side", "", "*", "triple http://fedora.info/definitions/v4/repository#lastModifiedBy", "Fedora 6.1 writes no user into a new root's header; Fedora 6.5 and its storage library's sample (shared/ocfl-fedora-sample) name fedoraAdmin, as arca does (issue 38.8)"),
     ("header names", "", "*", "name etag", "hyper writes header names title-cased at best: Etag, where Fedora (Jetty) writes ETag"),
@@ -365,21 +364,14 @@ fn answer(r: &common::Reply, srv: &Server, mode: Mode, rdf_body: bool) -> Answer
         a.insert("preference-applied".into(), v.replace(' ', ""));
     }
     if let Some(v) = r.header("content-disposition") {
-        let v = if mode == Mode::SideBySide {
-            v.split(';')
-                .map(str::trim)
-                .map(|p| {
-                    if p.ends_with("-date") || p.contains("-date=") {
-                        "<date>"
-                    } else {
-                        p
-                    }
-                })
-                .collect::<Vec<_>>()
-                .join("; ")
-        } else {
-            v.to_string()
-        };
+        // Fedora 7 (fcrepo #2291), and arca, dropped the `size`, `creation-date` and
+        // `modification-date` parameters RFC 6266 deprecated; Fedora 6.1 sends them.
+        let v = v
+            .split(';')
+            .map(str::trim)
+            .filter(|p| !p.starts_with("size=") && !p.contains("-date="))
+            .collect::<Vec<_>>()
+            .join("; ");
         a.insert("content-disposition".into(), v);
     }
     if let Some(v) = r.header("location") {

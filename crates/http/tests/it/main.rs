@@ -14,6 +14,7 @@ mod digest_algorithm;
 mod events;
 mod external_content;
 mod fedora3_contract;
+mod fedora7;
 mod fixity;
 mod fuzz_regressions;
 mod hostile;
