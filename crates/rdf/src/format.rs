@@ -77,17 +77,33 @@ impl RdfFormat {
             return false;
         };
         let ranges = MediaRange::parse_all(accept);
-        let Some(html) = score(&ranges, &["text/html", "application/xhtml+xml"], None) else {
+        let html = ["text/html", "application/xhtml+xml"];
+        let Some(html) = score(&ranges, &html, Want::Any) else {
             return false;
         };
         // Only an exact `text/html` (not `text/*` or `*/*`) asks for a page.
         if html.1 < 2 || html.0 <= 0.0 {
             return false;
         }
-        candidates(&ranges)
+        Self::ALL
             .into_iter()
-            .filter(|(_, s)| s.0 > 0.0)
-            .all(|(_, rdf)| (html.0, html.1.min(2)) > (rdf.0, rdf.1.min(2)))
+            .filter_map(|f| score(&ranges, f.media_types(), Want::Any))
+            .filter(|s| s.0 > 0.0)
+            .all(|rdf| (html.0, html.1) > (rdf.0, rdf.1))
+    }
+
+    /// The format `ranges` prefer, profiles aside: see [`RdfFormat::negotiate`].
+    fn best(ranges: &[MediaRange]) -> Option<Self> {
+        let mut best: Option<(Self, Score)> = None;
+        for format in Self::ALL {
+            let Some(score) = score(ranges, format.media_types(), Want::Any) else {
+                continue;
+            };
+            if score.0 > 0.0 && best.as_ref().is_none_or(|(_, b)| score > *b) {
+                best = Some((format, score));
+            }
+        }
+        best.map(|(format, _)| format)
     }
 }
 
@@ -114,26 +130,31 @@ impl From<RdfFormat> for RdfOutput {
 }
 
 impl RdfOutput {
-    /// Chooses the syntax, and the JSON-LD form, from an `Accept` header value, as
-    /// [`RdfFormat::negotiate`] does. Each `application/ld+json;profile="…"` range is a
-    /// representation of its own (JSON-LD 1.1 §9: space-separated profile IRIs, `#expanded`,
-    /// `#compacted`, `#flattened`, or the last two together), more specific than a range
-    /// without a profile, so several profiles in one header are chosen among by q-value,
-    /// then order. A profile naming no known form gets the expanded form (as Fedora 7); a
-    /// range whose q-value is malformed is ignored (`None`, 406, when nothing else is
-    /// acceptable).
+    /// Chooses the syntax, and the JSON-LD form, from an `Accept` header value. The syntax
+    /// is [`RdfFormat::negotiate`]'s (a range with a profile counts as its media type).
+    /// For JSON-LD, each `application/ld+json;profile="…"` range is a representation of its
+    /// own (JSON-LD 1.1 §9: space-separated profile IRIs, `#expanded`, `#compacted`,
+    /// `#flattened`, or the last two together) beside the default form, and the best of
+    /// them wins: by q-value, then specificity (a range naming the profile is more specific
+    /// than one without), then order. A profile naming no known form gets the expanded form
+    /// (as Fedora 7); a range whose q-value is malformed is ignored (`None`, 406, when
+    /// nothing else is acceptable).
     pub fn negotiate(accept: Option<&str>) -> Option<Self> {
         let Some(accept) = accept.filter(|a| !a.trim().is_empty()) else {
             return Some(RdfFormat::Turtle.into());
         };
         let ranges = MediaRange::parse_all(accept);
+        let format = RdfFormat::best(&ranges)?;
+        if format != RdfFormat::JsonLd {
+            return Some(format.into());
+        }
         let mut best: Option<(Self, Score)> = None;
-        for (candidate, score) in candidates(&ranges) {
+        for (candidate, score) in jsonld_candidates(&ranges) {
             if score.0 > 0.0 && best.as_ref().is_none_or(|(_, b)| score > *b) {
                 best = Some((candidate, score));
             }
         }
-        best.map(|(output, _)| output)
+        Some(best.map_or_else(|| format.into(), |(output, _)| output))
     }
 
     /// The media type of the answer, with the JSON-LD `profile` parameter when the client
@@ -151,18 +172,19 @@ impl RdfOutput {
     }
 }
 
-/// Every representation `ranges` accept, with how well: the four syntaxes (JSON-LD in its
-/// default form), then JSON-LD in the form of each range naming a profile.
-fn candidates(ranges: &[MediaRange]) -> Vec<(RdfOutput, Score)> {
-    let mut out: Vec<(RdfOutput, Score)> = RdfFormat::ALL
+/// The JSON-LD representations `ranges` accept, with how well: the default form, then the
+/// form of each range naming a profile.
+fn jsonld_candidates(ranges: &[MediaRange]) -> Vec<(RdfOutput, Score)> {
+    let media_types = RdfFormat::JsonLd.media_types();
+    let mut out: Vec<(RdfOutput, Score)> = score(ranges, media_types, Want::Plain)
+        .map(|s| (RdfFormat::JsonLd.into(), s))
         .into_iter()
-        .filter_map(|f| Some((f.into(), score(ranges, f.media_types(), None)?)))
         .collect();
     for range in ranges {
         let Some(profile) = &range.profile else {
             continue;
         };
-        if let Some(s) = score(ranges, RdfFormat::JsonLd.media_types(), Some(profile)) {
+        if let Some(s) = score(ranges, media_types, Want::Profile(profile)) {
             let output = RdfOutput {
                 format: RdfFormat::JsonLd,
                 profile: JsonLdProfile::from_parameter(profile),
@@ -174,22 +196,32 @@ fn candidates(ranges: &[MediaRange]) -> Vec<(RdfOutput, Score)> {
     out
 }
 
+/// Which ranges count for a representation: all of its media type (`Any`, profiles
+/// aside), those without a profile (`Plain`, JSON-LD's default form), or those without one
+/// and those naming this profile (`Profile`).
+#[derive(Clone, Copy)]
+enum Want<'a> {
+    Any,
+    Plain,
+    Profile(&'a str),
+}
+
 /// How well a format matches an `Accept` header: q-value, specificity (3 a JSON-LD range
 /// with its profile, 2 exact, 1 `type/*`, 0 `*/*`), position of the range (earlier is
 /// better). Greater is better.
 type Score = (f32, u8, Reverse<usize>);
 
-/// How well `ranges` accept any of `media_types` (in the JSON-LD form named by `profile`,
-/// when given): the most specific range matching one of them decides (then its q-value, then
-/// its position); `None` when no range matches.
-fn score(ranges: &[MediaRange], media_types: &[&str], profile: Option<&str>) -> Option<Score> {
+/// How well `ranges` accept any of `media_types` (the ranges `want` counts): the most
+/// specific range matching one of them decides (then its q-value, then its position);
+/// `None` when no range matches.
+fn score(ranges: &[MediaRange], media_types: &[&str], want: Want) -> Option<Score> {
     media_types
         .iter()
         .flat_map(|mt| {
             ranges
                 .iter()
                 .enumerate()
-                .filter_map(move |(i, r)| Some((r.specificity(mt, profile)?, r.q, Reverse(i))))
+                .filter_map(move |(i, r)| Some((r.specificity(mt, want)?, r.q, Reverse(i))))
         })
         .max_by(|a, b| a.partial_cmp(b).unwrap_or(Ordering::Equal))
         .map(|(specificity, q, position)| (q, specificity, position))
@@ -247,10 +279,9 @@ impl MediaRange {
         })
     }
 
-    /// How specifically this range matches `media_type` in the JSON-LD form named by
-    /// `profile` (3 its own profile, 2 exact, 1 `type/*`, 0 `*/*`). A range naming a profile
-    /// matches that profile's form only.
-    fn specificity(&self, media_type: &str, profile: Option<&str>) -> Option<u8> {
+    /// How specifically this range matches `media_type` as `want` counts ranges (3 naming
+    /// the profile wanted, 2 exact, 1 `type/*`, 0 `*/*`).
+    fn specificity(&self, media_type: &str, want: Want) -> Option<u8> {
         let (kind, subtype) = media_type.split_once('/')?;
         let base = match (self.kind.as_str(), self.subtype.as_str()) {
             ("*", "*") => 0,
@@ -258,9 +289,9 @@ impl MediaRange {
             (k, s) if k == kind && s == subtype => 2,
             _ => return None,
         };
-        match (&self.profile, profile) {
-            (None, _) => Some(base),
-            (Some(mine), Some(wanted)) if mine == wanted => Some(3),
+        match (&self.profile, want) {
+            (None, _) | (Some(_), Want::Any) => Some(base),
+            (Some(mine), Want::Profile(wanted)) if mine == wanted => Some(3),
             (Some(_), _) => None,
         }
     }

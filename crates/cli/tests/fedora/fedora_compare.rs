@@ -163,6 +163,7 @@ const KNOWN: &[(&str, &str, &str, &str, &str)] = &[
     ("*", "/vb", "GET Accept-Datetime", "*", "Fedora 6.1 answers GET with Accept-Datetime on a binary 500 (the 302 keeps the binary's Content-Length; HEAD gives the 302); arca 302"),
     ("*", "/v", "GET Accept-Datetime RFC 850", "*", "RFC 9110 §5.6.7: a recipient MUST accept the obsolete RFC 850 and asctime dates; Fedora 6.1 (Java's RFC_1123_DATE_TIME) answers 400, arca the 302"),
     ("*", "/v", "GET Accept-Datetime asctime", "*", "RFC 9110 §5.6.7: a recipient MUST accept the obsolete RFC 850 and asctime dates; Fedora 6.1 (Java's RFC_1123_DATE_TIME) answers 400, arca the 302"),
+    ("*", "*", "GET inbound", "triple http://www.w3.org/ns/ldp#contains", "Fedora 7 lists the container's ldp:contains among the inbound references (fcrepo #2106), as arca does; Fedora 6.1 does not"),
     ("*", "*", "*", "triple http://fedora.info/definitions/v4/repository#hasParent", "Fedora 7 states each resource's fedora:hasParent (fcrepo #2102), as arca does; Fedora 6.1 states none"),
 ];
 

@@ -383,6 +383,15 @@ fn negotiation_of_profiles() {
         .map(|o| o.0),
         Some(RdfFormat::Turtle)
     );
+    // Between syntaxes a profile changes nothing: equal q-values go to the range listed first.
+    assert_eq!(
+        n(&format!("text/turtle, application/ld+json;profile=\"{C}\"")).map(|o| o.0),
+        Some(RdfFormat::Turtle)
+    );
+    assert_eq!(
+        n(&format!("application/ld+json;profile=\"{C}\", text/turtle")),
+        named(Compacted)
+    );
     assert_eq!(
         n(&format!(
             "application/ld+json;profile=\"{C}\";q=0, */*;q=0.1"
