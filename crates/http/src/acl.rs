@@ -155,15 +155,15 @@ fn default_root_acl(ctx: &Ctx, head: bool, req: &Request) -> Result<Response, Ap
         .headers()
         .get(header::ACCEPT)
         .and_then(|v| v.to_str().ok());
-    let format = RdfFormat::negotiate(accept).ok_or_else(|| {
+    let output = arca_rdf::RdfOutput::negotiate(accept).ok_or_else(|| {
         ApiError::new(
             StatusCode::NOT_ACCEPTABLE,
             "an ACL is available as text/turtle, application/ld+json, application/n-triples or application/rdf+xml",
         )
     })?;
     let triples = ctx.access.default_root_acl();
-    let body =
-        arca_rdf::serialize(&triples, format, &ctx.mapper()).map_err(|e| ctx.err(Error::Rdf(e)))?;
+    let body = arca_rdf::serialize_as(&triples, output, &ctx.mapper())
+        .map_err(|e| ctx.err(Error::Rdf(e)))?;
     let mut out = crate::response::response(StatusCode::OK, Body::empty());
     let h = out.headers_mut();
     for t in InteractionModel::Acl.rdf_types() {
@@ -172,9 +172,11 @@ fn default_root_acl(ctx: &Ctx, head: bool, req: &Request) -> Result<Response, Ap
     crate::response::set(
         h,
         header::CONTENT_TYPE,
-        &crate::response::rdf_content_type(format),
+        &crate::response::rdf_output_content_type(output),
     );
     crate::response::set(h, header::ALLOW, ALLOW);
+    // The syntax and JSON-LD form follow `Accept`.
+    crate::response::set(h, header::VARY, "Accept");
     crate::response::set(h, header::CONTENT_LENGTH, &body.len().to_string());
     if !head {
         *out.body_mut() = Body::from(body);

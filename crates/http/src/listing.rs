@@ -335,16 +335,36 @@ async fn fetch(
         }
         Category::References => {
             let after = pair(cursor);
-            let rows = ctx
-                .repo
-                .references_to(
-                    subject,
-                    after.as_ref().map(|(a, b)| (a.as_str(), b.as_str())),
-                    limit,
-                )
-                .await?;
-            let n = rows.len();
-            out.last = Some(Cursor::References(rows.last().cloned()));
+            // As Fedora 7 (fcrepo #2106): the containing resource's `ldp:contains` comes
+            // first, a position of its own (the empty pair, before every statement).
+            let mut n = 0;
+            let mut last = None;
+            if after.is_none() {
+                if let Some(parent) = ctx.repo.get(subject).await?.parent {
+                    n = 1;
+                    last = Some((String::new(), String::new()));
+                    if readable_iri(ctx, &parent.iri()).await {
+                        out.triples.push(Triple::new(
+                            NamedNode::new_unchecked(parent.iri()),
+                            NamedNode::new_unchecked(vocab::LDP_CONTAINS),
+                            subject_node.clone(),
+                        ));
+                    }
+                }
+            }
+            let rows = if n < limit {
+                ctx.repo
+                    .references_to(
+                        subject,
+                        after.as_ref().map(|(a, b)| (a.as_str(), b.as_str())),
+                        limit - n,
+                    )
+                    .await?
+            } else {
+                Vec::new()
+            };
+            n += rows.len();
+            out.last = Some(Cursor::References(rows.last().cloned().or(last)));
             for (s, p) in rows {
                 if !readable_iri(ctx, &s).await {
                     continue;

@@ -2,7 +2,7 @@
 //! values, `Link` headers, bare responses, 416, resource URLs and RDF media types.
 
 use arca_model::FedoraId;
-use arca_rdf::RdfFormat;
+use arca_rdf::{RdfFormat, RdfOutput};
 use axum::body::Body;
 use axum::response::Response;
 use http::{header, HeaderMap, HeaderValue, StatusCode};
@@ -69,9 +69,16 @@ pub(crate) fn url_of(base_url: &str, id: &FedoraId) -> String {
 /// The Content-Type of an RDF answer, as Fedora 6 sends it: Turtle with `charset=utf-8`, the
 /// other syntaxes (UTF-8 by definition) without.
 pub(crate) fn rdf_content_type(format: RdfFormat) -> String {
-    match format {
-        RdfFormat::Turtle => format!("{};charset=utf-8", format.media_type()),
-        _ => format.media_type().to_string(),
+    rdf_output_content_type(format.into())
+}
+
+/// The Content-Type of an RDF answer written as `output`: [`rdf_content_type`], and for
+/// JSON-LD the form served when the client named a profile, as Fedora 7 does
+/// (`application/ld+json;profile="http://www.w3.org/ns/json-ld#compacted"`).
+pub(crate) fn rdf_output_content_type(output: RdfOutput) -> String {
+    match output.format {
+        RdfFormat::Turtle => format!("{};charset=utf-8", output.format.media_type()),
+        _ => output.media_type(),
     }
 }
 

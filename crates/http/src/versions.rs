@@ -4,7 +4,7 @@
 //! state), and its mementos are `<resource>/fcr:versions/<YYYYMMDDHHMMSS>`, read-only.
 
 use arca_model::FedoraId;
-use arca_rdf::{vocab, RdfFormat};
+use arca_rdf::vocab;
 use arca_repository::Constraint;
 use axum::body::Body;
 use axum::extract::Request;
@@ -215,7 +215,7 @@ pub(crate) async fn timemap(
         set(h, header::CONTENT_TYPE, LINK_FORMAT);
         link_format_body(ctx, &id, &mementos).into_bytes()
     } else {
-        let format = RdfFormat::negotiate(accept).ok_or_else(|| {
+        let output = arca_rdf::RdfOutput::negotiate(accept).ok_or_else(|| {
             ApiError::new(
                 StatusCode::NOT_ACCEPTABLE,
                 "a TimeMap is available as application/link-format, text/turtle, application/ld+json, application/n-triples or application/rdf+xml",
@@ -224,7 +224,7 @@ pub(crate) async fn timemap(
         set(
             h,
             header::CONTENT_TYPE,
-            &crate::response::rdf_content_type(format),
+            &crate::response::rdf_output_content_type(output),
         );
         set(
             h,
@@ -232,7 +232,7 @@ pub(crate) async fn timemap(
             "return=representation",
         );
         let triples = timemap_triples(ctx, &record, &mementos);
-        arca_rdf::serialize(&triples, format, &ctx.mapper())
+        arca_rdf::serialize_as(&triples, output, &ctx.mapper())
             .map_err(|e| ctx.err(arca_repository::Error::Rdf(e)))?
     };
     let h = out.headers_mut();

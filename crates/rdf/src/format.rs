@@ -1,5 +1,7 @@
 use std::cmp::{Ordering, Reverse};
 
+use crate::JsonLdProfile;
+
 /// The RDF serializations the server reads and writes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum RdfFormat {
@@ -61,22 +63,9 @@ impl RdfFormat {
     /// one of its media types counts. Equal q-values go to the more specific range, then to the
     /// range listed first, then to the server's preference (Turtle, JSON-LD, N-Triples,
     /// RDF/XML). A missing or empty header and `*/*` give Turtle. `None` means nothing
-    /// acceptable: answer 406.
+    /// acceptable: answer 406. [`RdfOutput::negotiate`] also says which JSON-LD form.
     pub fn negotiate(accept: Option<&str>) -> Option<Self> {
-        let Some(accept) = accept.filter(|a| !a.trim().is_empty()) else {
-            return Some(Self::Turtle);
-        };
-        let ranges: Vec<MediaRange> = accept.split(',').filter_map(MediaRange::parse).collect();
-        let mut best: Option<(Self, Score)> = None;
-        for format in Self::ALL {
-            let Some(score) = score(&ranges, format.media_types()) else {
-                continue;
-            };
-            if score.0 > 0.0 && best.as_ref().is_none_or(|(_, b)| score > *b) {
-                best = Some((format, score));
-            }
-        }
-        best.map(|(format, _)| format)
+        RdfOutput::negotiate(accept).map(|o| o.format)
     }
 
     /// Whether an `Accept` header asks for an HTML page rather than RDF: `text/html` or
@@ -87,8 +76,9 @@ impl RdfFormat {
         let Some(accept) = accept else {
             return false;
         };
-        let ranges: Vec<MediaRange> = accept.split(',').filter_map(MediaRange::parse).collect();
-        let Some(html) = score(&ranges, &["text/html", "application/xhtml+xml"]) else {
+        let ranges = MediaRange::parse_all(accept);
+        let html = ["text/html", "application/xhtml+xml"];
+        let Some(html) = score(&ranges, &html, Want::Any) else {
             return false;
         };
         // Only an exact `text/html` (not `text/*` or `*/*`) asks for a page.
@@ -97,26 +87,141 @@ impl RdfFormat {
         }
         Self::ALL
             .into_iter()
-            .filter_map(|f| score(&ranges, f.media_types()))
+            .filter_map(|f| score(&ranges, f.media_types(), Want::Any))
             .filter(|s| s.0 > 0.0)
             .all(|rdf| (html.0, html.1) > (rdf.0, rdf.1))
     }
+
+    /// The format `ranges` prefer, profiles aside: see [`RdfFormat::negotiate`].
+    fn best(ranges: &[MediaRange]) -> Option<Self> {
+        let mut best: Option<(Self, Score)> = None;
+        for format in Self::ALL {
+            let Some(score) = score(ranges, format.media_types(), Want::Any) else {
+                continue;
+            };
+            if score.0 > 0.0 && best.as_ref().is_none_or(|(_, b)| score > *b) {
+                best = Some((format, score));
+            }
+        }
+        best.map(|(format, _)| format)
+    }
 }
 
-/// How well a format matches an `Accept` header: q-value, specificity (2 exact, 1 `type/*`,
-/// 0 `*/*`), position of the range (earlier is better). Greater is better.
+/// What an RDF answer is written as: the syntax and, for JSON-LD, the document form.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct RdfOutput {
+    /// The syntax.
+    pub format: RdfFormat,
+    /// The JSON-LD form (for JSON-LD only): expanded unless the client asked for another.
+    pub profile: JsonLdProfile,
+    /// Whether the client's `Accept` named a JSON-LD profile: the `Content-Type` then names
+    /// the form served, as Fedora 7's does (without one, plain `application/ld+json`).
+    pub profile_named: bool,
+}
+
+impl From<RdfFormat> for RdfOutput {
+    fn from(format: RdfFormat) -> Self {
+        Self {
+            format,
+            profile: JsonLdProfile::Expanded,
+            profile_named: false,
+        }
+    }
+}
+
+impl RdfOutput {
+    /// Chooses the syntax, and the JSON-LD form, from an `Accept` header value. The syntax
+    /// is [`RdfFormat::negotiate`]'s (a range with a profile counts as its media type).
+    /// For JSON-LD, each `application/ld+json;profile="…"` range is a representation of its
+    /// own (JSON-LD 1.1 §9: space-separated profile IRIs, `#expanded`, `#compacted`,
+    /// `#flattened`, or the last two together) beside the default form, and the best of
+    /// them wins: by q-value, then specificity (a range naming the profile is more specific
+    /// than one without), then order. A profile naming no known form gets the expanded form
+    /// (as Fedora 7); a range whose q-value is malformed is ignored (`None`, 406, when
+    /// nothing else is acceptable).
+    pub fn negotiate(accept: Option<&str>) -> Option<Self> {
+        let Some(accept) = accept.filter(|a| !a.trim().is_empty()) else {
+            return Some(RdfFormat::Turtle.into());
+        };
+        let ranges = MediaRange::parse_all(accept);
+        let format = RdfFormat::best(&ranges)?;
+        if format != RdfFormat::JsonLd {
+            return Some(format.into());
+        }
+        let mut best: Option<(Self, Score)> = None;
+        for (candidate, score) in jsonld_candidates(&ranges) {
+            if score.0 > 0.0 && best.as_ref().is_none_or(|(_, b)| score > *b) {
+                best = Some((candidate, score));
+            }
+        }
+        Some(best.map_or_else(|| format.into(), |(output, _)| output))
+    }
+
+    /// The media type of the answer, with the JSON-LD `profile` parameter when the client
+    /// named one (`application/ld+json;profile="http://www.w3.org/ns/json-ld#compacted"`).
+    pub fn media_type(&self) -> String {
+        if self.format == RdfFormat::JsonLd && self.profile_named {
+            format!(
+                "{};profile=\"{}\"",
+                self.format.media_type(),
+                self.profile.parameter()
+            )
+        } else {
+            self.format.media_type().to_string()
+        }
+    }
+}
+
+/// The JSON-LD representations `ranges` accept, with how well: the default form, then the
+/// form of each range naming a profile.
+fn jsonld_candidates(ranges: &[MediaRange]) -> Vec<(RdfOutput, Score)> {
+    let media_types = RdfFormat::JsonLd.media_types();
+    let mut out: Vec<(RdfOutput, Score)> = score(ranges, media_types, Want::Plain)
+        .map(|s| (RdfFormat::JsonLd.into(), s))
+        .into_iter()
+        .collect();
+    for range in ranges {
+        let Some(profile) = &range.profile else {
+            continue;
+        };
+        if let Some(s) = score(ranges, media_types, Want::Profile(profile)) {
+            let output = RdfOutput {
+                format: RdfFormat::JsonLd,
+                profile: JsonLdProfile::from_parameter(profile),
+                profile_named: true,
+            };
+            out.push((output, s));
+        }
+    }
+    out
+}
+
+/// Which ranges count for a representation: all of its media type (`Any`, profiles
+/// aside), those without a profile (`Plain`, JSON-LD's default form), or those without one
+/// and those naming this profile (`Profile`).
+#[derive(Clone, Copy)]
+enum Want<'a> {
+    Any,
+    Plain,
+    Profile(&'a str),
+}
+
+/// How well a format matches an `Accept` header: q-value, specificity (3 a JSON-LD range
+/// with its profile, 2 exact, 1 `type/*`, 0 `*/*`), position of the range (earlier is
+/// better). Greater is better.
 type Score = (f32, u8, Reverse<usize>);
 
-/// How well `ranges` accept any of `media_types`: the most specific range matching one of
-/// them decides (then its q-value, then its position); `None` when no range matches.
-fn score(ranges: &[MediaRange], media_types: &[&str]) -> Option<Score> {
+/// How well `ranges` accept any of `media_types` (the ranges `want` counts): the most
+/// specific range matching one of them decides (then its q-value, then its position);
+/// `None` when no range matches.
+fn score(ranges: &[MediaRange], media_types: &[&str], want: Want) -> Option<Score> {
     media_types
         .iter()
         .flat_map(|mt| {
             ranges
                 .iter()
                 .enumerate()
-                .filter_map(move |(i, r)| Some((r.specificity(mt)?, r.q, Reverse(i))))
+                .filter_map(move |(i, r)| Some((r.specificity(mt, want)?, r.q, Reverse(i))))
         })
         .max_by(|a, b| a.partial_cmp(b).unwrap_or(Ordering::Equal))
         .map(|(specificity, q, position)| (q, specificity, position))
@@ -127,41 +232,110 @@ struct MediaRange {
     kind: String,
     subtype: String,
     q: f32,
+    /// The `profile` parameter of an `application/ld+json` range, unquoted, its IRIs
+    /// separated by single spaces.
+    profile: Option<String>,
 }
 
 impl MediaRange {
+    /// The ranges of an `Accept` header; malformed ones are left out.
+    fn parse_all(accept: &str) -> Vec<Self> {
+        split_unquoted(accept, ',')
+            .into_iter()
+            .filter_map(Self::parse)
+            .collect()
+    }
+
     fn parse(s: &str) -> Option<Self> {
-        let mut parts = s.split(';');
-        let (kind, subtype) = parts.next()?.trim().split_once('/')?;
+        let parts = split_unquoted(s, ';');
+        let (kind, subtype) = parts.first()?.trim().split_once('/')?;
+        let kind = kind.trim().to_ascii_lowercase();
+        let subtype = subtype.trim().to_ascii_lowercase();
         let mut q = 1.0;
-        for param in parts {
-            if let Some((name, value)) = param.split_once('=') {
-                if name.trim().eq_ignore_ascii_case("q") {
-                    q = value
-                        .trim()
-                        .parse()
-                        .ok()
-                        .filter(|q| (0.0..=1.0).contains(q))?;
-                }
+        let mut profile = None;
+        for param in &parts[1..] {
+            let Some((name, value)) = param.split_once('=') else {
+                continue;
+            };
+            let name = name.trim();
+            if name.eq_ignore_ascii_case("q") {
+                q = value
+                    .trim()
+                    .parse()
+                    .ok()
+                    .filter(|q| (0.0..=1.0).contains(q))?;
+            } else if name.eq_ignore_ascii_case("profile")
+                && kind == "application"
+                && subtype == "ld+json"
+            {
+                profile = Some(unquote(value.trim()));
             }
         }
         Some(Self {
-            kind: kind.trim().to_ascii_lowercase(),
-            subtype: subtype.trim().to_ascii_lowercase(),
+            kind,
+            subtype,
             q,
+            profile,
         })
     }
 
-    /// How specifically this range matches `media_type` (2 exact, 1 `type/*`, 0 `*/*`).
-    fn specificity(&self, media_type: &str) -> Option<u8> {
+    /// How specifically this range matches `media_type` as `want` counts ranges (3 naming
+    /// the profile wanted, 2 exact, 1 `type/*`, 0 `*/*`).
+    fn specificity(&self, media_type: &str, want: Want) -> Option<u8> {
         let (kind, subtype) = media_type.split_once('/')?;
-        match (self.kind.as_str(), self.subtype.as_str()) {
-            ("*", "*") => Some(0),
-            (k, "*") if k == kind => Some(1),
-            (k, s) if k == kind && s == subtype => Some(2),
-            _ => None,
+        let base = match (self.kind.as_str(), self.subtype.as_str()) {
+            ("*", "*") => 0,
+            (k, "*") if k == kind => 1,
+            (k, s) if k == kind && s == subtype => 2,
+            _ => return None,
+        };
+        match (&self.profile, want) {
+            (None, _) | (Some(_), Want::Any) => Some(base),
+            (Some(mine), Want::Profile(wanted)) if mine == wanted => Some(3),
+            (Some(_), _) => None,
         }
     }
+}
+
+/// Splits `s` at each `separator` outside a quoted string (`"…"`, with `\` escapes). An
+/// unterminated quote runs to the end.
+fn split_unquoted(s: &str, separator: char) -> Vec<&str> {
+    let mut parts = Vec::new();
+    let (mut start, mut quoted, mut escaped) = (0, false, false);
+    for (i, c) in s.char_indices() {
+        match c {
+            _ if escaped => escaped = false,
+            '\\' if quoted => escaped = true,
+            '"' => quoted = !quoted,
+            c if c == separator && !quoted => {
+                parts.push(&s[start..i]);
+                start = i + c.len_utf8();
+            }
+            _ => {}
+        }
+    }
+    parts.push(&s[start..]);
+    parts
+}
+
+/// A parameter value without its quotes and escapes, its whitespace-separated words joined
+/// by single spaces.
+fn unquote(value: &str) -> String {
+    let inner = value
+        .strip_prefix('"')
+        .map(|v| v.strip_suffix('"').unwrap_or(v))
+        .unwrap_or(value);
+    let mut out = String::with_capacity(inner.len());
+    let mut escaped = false;
+    for c in inner.chars() {
+        if c == '\\' && !escaped {
+            escaped = true;
+            continue;
+        }
+        escaped = false;
+        out.push(c);
+    }
+    out.split_whitespace().collect::<Vec<_>>().join(" ")
 }
 
 #[cfg(test)]

@@ -4,7 +4,9 @@ use oxttl::NTriplesParser;
 
 use crate::limits::Budget;
 use crate::vocab::{PREFIXES, RDF_TYPE};
-use crate::{scan, xml_guard, IdMapper, ParseLimits, RdfError, RdfFormat, Result};
+use crate::{
+    jsonld, scan, xml_guard, IdMapper, ParseLimits, RdfError, RdfFormat, RdfOutput, Result,
+};
 
 /// Parses a client body into internal-id triples.
 ///
@@ -100,12 +102,24 @@ pub fn parse_ntriples(bytes: &[u8]) -> Result<Vec<Triple>> {
 /// Writes internal-id triples as a response body: internal ids become external URLs, then the
 /// graph is serialized in `format`, grouped by subject (with `rdf:type` first), deduplicated.
 /// Turtle and RDF/XML use the prefixes of [`vocab::PREFIXES`](crate::vocab::PREFIXES). JSON-LD
-/// is a top-level array of node objects (`@id` plus full-IRI keys), without `@context`.
+/// is the expanded form (a top-level array of node objects, `@id`, `@type` and full-IRI keys,
+/// no `@context`); [`serialize_as`] writes the other JSON-LD forms.
 ///
 /// # Errors
 /// [`RdfError::Serialize`] when the graph cannot be expressed in `format` (RDF/XML needs
 /// predicates that end with an XML name).
 pub fn serialize(triples: &[Triple], format: RdfFormat, mapper: &IdMapper) -> Result<Vec<u8>> {
+    serialize_as(triples, RdfOutput::from(format), mapper)
+}
+
+/// [`serialize`] into a negotiated output: for JSON-LD, in the form of `output.profile`
+/// (expanded, compacted with a `@context` of the prefixes the graph uses, flattened, or
+/// flattened and compacted).
+///
+/// # Errors
+/// As [`serialize`].
+pub fn serialize_as(triples: &[Triple], output: RdfOutput, mapper: &IdMapper) -> Result<Vec<u8>> {
+    let format = output.format;
     let mut external: Vec<Triple> = triples
         .iter()
         .map(|t| mapper.triple_to_external(t.clone()))
@@ -121,16 +135,17 @@ pub fn serialize(triples: &[Triple], format: RdfFormat, mapper: &IdMapper) -> Re
     });
     external.dedup();
 
+    if format == RdfFormat::JsonLd {
+        return Ok(jsonld::write(&external, output.profile));
+    }
     if format == RdfFormat::RdfXml {
         check_rdf_xml_names(&external)?;
     }
     let mut serializer = RdfSerializer::from_format(format.oxrdfio());
-    if format != RdfFormat::JsonLd {
-        for (prefix, iri) in PREFIXES {
-            serializer = serializer
-                .with_prefix(*prefix, *iri)
-                .expect("the vocabulary prefixes are valid IRIs");
-        }
+    for (prefix, iri) in PREFIXES {
+        serializer = serializer
+            .with_prefix(*prefix, *iri)
+            .expect("the vocabulary prefixes are valid IRIs");
     }
     let mut writer = serializer.for_writer(Vec::new());
     for triple in &external {

@@ -26,6 +26,7 @@
 mod format;
 mod ids;
 mod io;
+mod jsonld;
 mod limits;
 mod managed;
 mod prefer;
@@ -34,9 +35,10 @@ mod sparql;
 pub mod vocab;
 mod xml_guard;
 
-pub use format::RdfFormat;
+pub use format::{RdfFormat, RdfOutput};
 pub use ids::IdMapper;
-pub use io::{parse, parse_ntriples, serialize, to_ntriples};
+pub use io::{parse, parse_ntriples, serialize, serialize_as, to_ntriples};
+pub use jsonld::JsonLdProfile;
 pub use limits::ParseLimits;
 pub use managed::{describe_statements, split_server_managed};
 pub use prefer::{Prefer, ReturnPref};

@@ -147,7 +147,6 @@ const RDF_READS: &[(&str, &str)] = &[
 /// named here with `triple <IRI>`; each `Link: rel="type"` value is a field of its own
 /// (`link rel=type <IRI>`).
 const KNOWN: &[(&str, &str, &str, &str, &str)] = &[
-    ("*", "", "*", "link rel=http://fedora.info/definitions/v4/transaction#endpoint", "no transactions (fcr:tx) in arca yet"),
     ("side by side", "", "*", "triple http://fedora.info/definitions/v4/repository#createdBy", "Fedora 6.1 writes no user into a new root's header; Fedora 6.5 and its storage library's sample (shared/ocfl-fedora-sample) name fedoraAdmin, as arca does (issue 38.8)"),
     ("side by side", "", "*", "triple http://fedora.info/definitions/v4/repository#lastModifiedBy", "Fedora 6.1 writes no user into a new root's header; Fedora 6.5 and its storage library's sample (shared/ocfl-fedora-sample) name fedoraAdmin, as arca does (issue 38.8)"),
     ("header names", "", "*", "name etag", "hyper writes header names title-cased at best: Etag, where Fedora (Jetty) writes ETag"),
@@ -166,6 +165,8 @@ const KNOWN: &[(&str, &str, &str, &str, &str)] = &[
     ("*", "*/fcr:metadata", "*", "triple http://www.loc.gov/premis/rdf/v3/File", "a binary's description says `a premis3:File` as Fedora 7 does (PREMIS 3 beside PREMIS 1); Fedora 6.1 has no PREMIS 3"),
     ("*", "*/fcr:metadata", "*", "triple http://www.loc.gov/premis/rdf/v3/size", "a binary's description states `premis3:size` as Fedora 7 does (PREMIS 3 beside PREMIS 1); Fedora 6.1 has no PREMIS 3"),
     ("*", "/v", "GET Accept-Datetime asctime", "*", "RFC 9110 §5.6.7: a recipient MUST accept the obsolete RFC 850 and asctime dates; Fedora 6.1 (Java's RFC_1123_DATE_TIME) answers 400, arca the 302"),
+    ("*", "*", "GET inbound", "triple http://www.w3.org/ns/ldp#contains", "Fedora 7 lists the container's ldp:contains among the inbound references (fcrepo #2106), as arca does; Fedora 6.1 does not"),
+    ("*", "*", "*", "triple http://fedora.info/definitions/v4/repository#hasParent", "Fedora 7 states each resource's fedora:hasParent (fcrepo #2102), as arca does; Fedora 6.1 states none"),
 ];
 
 /// A server under comparison.
@@ -366,21 +367,14 @@ fn answer(r: &common::Reply, srv: &Server, mode: Mode, rdf_body: bool) -> Answer
         a.insert("preference-applied".into(), v.replace(' ', ""));
     }
     if let Some(v) = r.header("content-disposition") {
-        let v = if mode == Mode::SideBySide {
-            v.split(';')
-                .map(str::trim)
-                .map(|p| {
-                    if p.ends_with("-date") || p.contains("-date=") {
-                        "<date>"
-                    } else {
-                        p
-                    }
-                })
-                .collect::<Vec<_>>()
-                .join("; ")
-        } else {
-            v.to_string()
-        };
+        // Fedora 7 (fcrepo #2291), and arca, dropped the `size`, `creation-date` and
+        // `modification-date` parameters RFC 6266 deprecated; Fedora 6.1 sends them.
+        let v = v
+            .split(';')
+            .map(str::trim)
+            .filter(|p| !p.starts_with("size=") && !p.contains("-date="))
+            .collect::<Vec<_>>()
+            .join("; ");
         a.insert("content-disposition".into(), v);
     }
     if let Some(v) = r.header("location") {

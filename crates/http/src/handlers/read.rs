@@ -3,7 +3,7 @@
 
 use arca_catalog::ResourceRecord;
 use arca_model::{DigestAlgorithm, FedoraId, InteractionModel};
-use arca_rdf::{vocab, Prefer, RdfFormat, ReturnPref};
+use arca_rdf::{vocab, Prefer, RdfOutput, ReturnPref};
 use arca_repository::{Error, StoredContent};
 use axum::body::Body;
 use axum::extract::Request;
@@ -21,7 +21,7 @@ use crate::error::ApiError;
 use crate::headers::{self, RangeRequest};
 use crate::listing;
 use crate::response::header_value;
-use crate::response::{add_link, range_not_satisfiable, rdf_content_type, response, set};
+use crate::response::{add_link, range_not_satisfiable, rdf_output_content_type, response, set};
 use http::HeaderValue;
 
 pub(crate) async fn read(ctx: &Ctx, id: FedoraId, head: bool, req: Request) -> HandlerResult {
@@ -333,7 +333,7 @@ pub(super) async fn read_rdf(
     let accept = linked
         .as_deref()
         .or_else(|| h.get(header::ACCEPT).and_then(|v| v.to_str().ok()));
-    let format = RdfFormat::negotiate(accept).ok_or_else(|| {
+    let output = RdfOutput::negotiate(accept).ok_or_else(|| {
         ApiError::new(
             StatusCode::NOT_ACCEPTABLE,
             "this resource is available as text/turtle, application/ld+json, application/n-triples or application/rdf+xml",
@@ -345,7 +345,7 @@ pub(super) async fn read_rdf(
     let mut out = response(StatusCode::OK, Body::empty());
     let oh = out.headers_mut();
     resource_headers(ctx, record, oh);
-    set(oh, header::CONTENT_TYPE, &rdf_content_type(format));
+    set(oh, header::CONTENT_TYPE, &rdf_output_content_type(output));
     set(oh, header::VARY, RDF_VARY);
     let container = model_of(record).is_container();
     let embed = container && prefer.wants(vocab::OA_PREFER_CONTAINED_DESCRIPTIONS);
@@ -405,8 +405,8 @@ pub(super) async fn read_rdf(
             .map_err(|e| ctx.err(e))?;
     }
     // HEAD serializes too: its headers, Content-Length included, are GET's.
-    let body =
-        arca_rdf::serialize(&triples, format, &ctx.mapper()).map_err(|e| ctx.err(Error::Rdf(e)))?;
+    let body = arca_rdf::serialize_as(&triples, output, &ctx.mapper())
+        .map_err(|e| ctx.err(Error::Rdf(e)))?;
     set(
         out.headers_mut(),
         header::CONTENT_LENGTH,
@@ -564,7 +564,11 @@ pub(crate) async fn server_managed_triples(
     let mut add = |p: &str, o: Term| {
         out.push(Triple::new(s.clone(), NamedNode::new_unchecked(p), o));
     };
-    // No fedora:hasParent: Fedora 6.1 states none (containment says it).
+    // As Fedora 7: the containing resource (the nearest one, past ghost nodes); none for
+    // the root and ACLs, which have no parent. A description speaks of its binary's.
+    if let Some(parent) = &subject_record.parent {
+        add(vocab::FEDORA_HAS_PARENT, iri(&parent.iri()));
+    }
     if model == InteractionModel::NonRdfSourceDescription {
         let fixity = format!("{}/fcr:fixity", subject_record.id.iri());
         add(vocab::FEDORA_HAS_FIXITY_SERVICE, iri(&fixity));

@@ -31,29 +31,15 @@ pub(super) fn allow_for(record: &ResourceRecord) -> &'static str {
     }
 }
 
-/// A binary's `Content-Disposition`, as Fedora 6 sends it: `attachment; filename="…";
-/// size=N; creation-date="…"; modification-date="…"`, the filename only when one was given
-/// (with an RFC 6266 `filename*` for names that are not ASCII), the dates in HTTP form.
+/// A binary's `Content-Disposition`, as Fedora 7 sends it: `attachment; filename="…"`, the
+/// filename only when one was given (with an RFC 6266 `filename*` for names that are not
+/// ASCII). Fedora 6's `size`, `creation-date` and `modification-date` parameters, which RFC
+/// 6266 (Appendix B) deprecated, are gone (fcrepo #2291).
 pub(super) fn content_disposition(record: &ResourceRecord) -> String {
-    let h = &record.headers;
-    let mut out = match h.filename.as_deref().filter(|f| !f.is_empty()) {
+    match record.headers.filename.as_deref().filter(|f| !f.is_empty()) {
         Some(f) => format!("attachment; {}", filename_params(f)),
         None => "attachment".to_string(),
-    };
-    if let Some(size) = h.content_size.filter(|s| *s >= 0) {
-        out.push_str(&format!("; size={size}"));
     }
-    for (param, date) in [
-        ("creation-date", &h.created_date),
-        ("modification-date", &h.last_modified_date),
-    ] {
-        if let Some(t) = date.as_deref().and_then(arca_model::parse_instant) {
-            let t = std::time::UNIX_EPOCH
-                + std::time::Duration::from_secs(t.unix_timestamp().max(0) as u64);
-            out.push_str(&format!("; {param}=\"{}\"", httpdate::fmt_http_date(t)));
-        }
-    }
-    out
 }
 
 /// `filename="…"`, with an RFC 6266 `filename*` for names that are not ASCII (the plain
@@ -135,6 +121,16 @@ pub(crate) fn resource_headers(ctx: &Ctx, record: &ResourceRecord, h: &mut Heade
         add_link(
             h,
             format!("<{}>;rel=\"acl\"", ctx.url(&record.id.base().acl())),
+        );
+    }
+    // As Fedora: the root names the transaction endpoint.
+    if record.id.is_root() && ctx.memento.is_none() {
+        add_link(
+            h,
+            format!(
+                "<{}/fcr:tx/>;rel=\"http://fedora.info/definitions/v4/transaction#endpoint\"",
+                ctx.base_url
+            ),
         );
     }
     if let Some(ag) = record.headers.archival_group_id.as_deref() {

@@ -697,10 +697,10 @@ async fn non_ascii_names_travel_as_uris_in_headers() {
         g.headers
     );
     let disposition = g.header("content-disposition").unwrap();
-    assert!(
-        disposition
-            .starts_with("attachment; filename=\"r_sum_.txt\"; filename*=UTF-8''r%C3%A9sum%C3%A9.txt; size=1; creation-date=\""),
-        "{disposition}"
+    // As Fedora 7: no size or dates (RFC 6266 deprecated them; Fedora 6 sent them).
+    assert_eq!(
+        disposition,
+        "attachment; filename=\"r_sum_.txt\"; filename*=UTF-8''r%C3%A9sum%C3%A9.txt"
     );
     s.stop().await;
 }

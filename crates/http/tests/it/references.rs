@@ -102,3 +102,69 @@ async fn inbound_references_page_with_the_listing() {
     assert_eq!(referrers.len(), 23);
     s.stop().await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn inbound_references_name_the_container_as_fedora_7() {
+    // Fedora 7 (fcrepo #2106): the containing resource's `ldp:contains` is an inbound
+    // reference too; the root has none; a description shows its binary's.
+    let s = TestServer::start().await;
+    container(&s, "p").await;
+    container(&s, "p/c").await;
+    binary(&s, "p/b", "text/plain", b"x").await;
+    let p = s.url("p");
+    for (path, subject) in [("p/c", "p/c"), ("p/b/fcr:metadata", "p/b"), ("p", "p")] {
+        let g = inbound(&s, path).await;
+        let parent = if path == "p" { s.url("") } else { p.clone() };
+        assert!(
+            g.has(&parent, LDP_CONTAINS, &s.url(subject)),
+            "{path}: {g:?}"
+        );
+        // Not without the preference.
+        let plain = graph(&s, path, &[]).await;
+        assert!(!plain.has(&parent, LDP_CONTAINS, &s.url(subject)), "{path}");
+    }
+    let g = inbound(&s, "").await;
+    assert!(
+        g.with_predicate(LDP_CONTAINS)
+            .iter()
+            .all(|t| t.object.to_string() != format!("<{}>", s.url(""))),
+        "{g:?}"
+    );
+
+    // Paged one statement at a time: the containment, then the references, each once.
+    container_with(&s, "r", &format!("<> <{DC_RELATION}> <{}> .", s.url("p/c"))).await;
+    let prefer = include_inbound();
+    let mut url = format!("{}?limit=1", s.url("p/c"));
+    let mut seen: Vec<String> = Vec::new();
+    for _ in 0..5 {
+        let r = s
+            .request(
+                Method::GET,
+                &url,
+                &[("prefer", prefer.as_str())],
+                bytes::Bytes::new(),
+            )
+            .await;
+        assert_eq!(r.status, 200, "{url}: {}", r.text());
+        let g = Graph::of(&r, &s.url("p/c"));
+        for t in &g.0 {
+            let object = t.object.to_string();
+            if object == format!("<{}>", s.url("p/c")) {
+                seen.push(format!("{} {}", t.subject, t.predicate));
+            }
+        }
+        match links(&r, "next").pop() {
+            Some(next) => url = next,
+            None => break,
+        }
+    }
+    seen.sort();
+    assert_eq!(
+        seen,
+        vec![
+            format!("<{p}> <{LDP_CONTAINS}>"),
+            format!("<{}> <{DC_RELATION}>", s.url("r")),
+        ]
+    );
+    s.stop().await;
+}
