@@ -2,7 +2,7 @@
 //! answered with the PREMIS 1 triples Fedora 6 returns and the PREMIS 3 event Fedora 7 adds.
 
 use arca_model::{DigestAlgorithm, DigestValue, FedoraId};
-use arca_rdf::{vocab, RdfFormat};
+use arca_rdf::vocab;
 use arca_repository::{Error, FixityReport};
 use axum::body::Body;
 use axum::extract::Request;
@@ -22,7 +22,7 @@ pub(crate) const ALLOW: &str = "OPTIONS, GET";
 /// passed (`SUCCESS`) or not (`BAD_CHECKSUM`, also when the content is missing); 404 for a
 /// resource that is not a binary.
 pub(crate) async fn get(ctx: &Ctx, id: FedoraId, req: Request) -> Result<Response, ApiError> {
-    let format = RdfFormat::negotiate(
+    let output = arca_rdf::RdfOutput::negotiate(
         req.headers()
             .get(header::ACCEPT)
             .and_then(|v| v.to_str().ok()),
@@ -52,8 +52,8 @@ pub(crate) async fn get(ctx: &Ctx, id: FedoraId, req: Request) -> Result<Respons
         tracing::warn!(id = %id, report = ?report, "fixity check failed");
     }
     let triples = report_triples(&id, &report);
-    let body =
-        arca_rdf::serialize(&triples, format, &ctx.mapper()).map_err(|e| ctx.err(Error::Rdf(e)))?;
+    let body = arca_rdf::serialize_as(&triples, output, &ctx.mapper())
+        .map_err(|e| ctx.err(Error::Rdf(e)))?;
     let mut out = response(StatusCode::OK, Body::from(body));
     let h = out.headers_mut();
     add_link(h, "<http://www.w3.org/ns/ldp#Resource>;rel=\"type\"".into());
@@ -64,7 +64,7 @@ pub(crate) async fn get(ctx: &Ctx, id: FedoraId, req: Request) -> Result<Respons
     set(
         h,
         header::CONTENT_TYPE,
-        &crate::response::rdf_content_type(format),
+        &crate::response::rdf_output_content_type(output),
     );
     Ok(out)
 }

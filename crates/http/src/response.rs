@@ -66,12 +66,6 @@ pub(crate) fn url_of(base_url: &str, id: &FedoraId) -> String {
     }
 }
 
-/// The Content-Type of an RDF answer, as Fedora 6 sends it: Turtle with `charset=utf-8`, the
-/// other syntaxes (UTF-8 by definition) without.
-pub(crate) fn rdf_content_type(format: RdfFormat) -> String {
-    rdf_output_content_type(format.into())
-}
-
 /// The Content-Type of an RDF answer written as `output`: [`rdf_content_type`], and for
 /// JSON-LD the form served when the client named a profile, as Fedora 7 does
 /// (`application/ld+json;profile="http://www.w3.org/ns/json-ld#compacted"`).

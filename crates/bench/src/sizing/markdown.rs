@@ -116,10 +116,13 @@ const LEFT: f64 = 70.0;
 const TOP: f64 = 40.0;
 const GAP: f64 = 70.0;
 
+/// One line of a panel: its name, colour and a value per step.
+type Line<'a> = (&'a str, &'a str, Vec<f64>);
+
 /// Ingest rate (top) and GET p99 of old and new objects (bottom) against the object count.
 pub fn chart(r: &SizingReport) -> String {
     let xs: Vec<f64> = r.steps.iter().map(|s| s.objects as f64).collect();
-    let panels: [(&str, &str, Vec<(&str, &str, Vec<f64>)>); 2] = [
+    let panels: [(&str, &str, Vec<Line>); 2] = [
         (
             "ingest, objects/s per step",
             "objects/s",

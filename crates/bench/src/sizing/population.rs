@@ -26,7 +26,7 @@ pub const MAX_ID_CHARS: usize = 503;
 pub const VERSIONED: &str = "sizing/versioned";
 
 /// What one object of the population is.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Kind {
     /// A child of the wide container: a small container.
     Wide,

@@ -25,5 +25,6 @@ mod replica;
 mod round_trip;
 mod search;
 mod search_bench;
+mod sizing;
 mod transaction_crash;
 mod unwritable_log;
