@@ -368,6 +368,9 @@ async fn grow_and_measure(
             .await
             .map_err(|e| anyhow::anyhow!("creating the run's containers: {e}"))?;
     }
+    // The TimeMap row's history: a memento is named by its second (as in Fedora), so its
+    // resource is changed once a second while the ingest runs.
+    let history = tokio::spawn(build_history(target.clone()));
     let mut done = 0u64;
     let mut first = 0u64;
     while first < plan.count && !interrupt.is_set() {
@@ -392,10 +395,12 @@ async fn grow_and_measure(
         server.stop().await;
         return Ok(());
     }
+    history.abort();
+    let history = history.await.unwrap_or_default();
     // On the grown root, with the server up.
     report.after.extend(pages(&target).await);
     save(plan, report);
-    report.after.push(timemap(&target).await);
+    report.after.push(timemap(&target, history).await);
     save(plan, report);
     report
         .after
@@ -647,22 +652,42 @@ async fn pages(target: &Target) -> Vec<AfterRow> {
     rows
 }
 
-/// A resource given [`TIMEMAP_VERSIONS`] versions (one PUT each), then its TimeMap read.
-async fn timemap(target: &Target) -> AfterRow {
+/// Changes [`VERSIONED`] once a second (each change a memento of its own second) until it
+/// has [`TIMEMAP_VERSIONS`] of them or the task is aborted; returns the first failure.
+async fn build_history(target: Arc<Target>) -> Option<String> {
     let mut codes = Vec::new();
-    let mut failure = None;
+    let mut tick = tokio::time::interval(Duration::from_millis(1_010));
     for v in 0..TIMEMAP_VERSIONS {
-        if let Err(e) =
-            population::put_container(target, VERSIONED, &format!("version {v}"), &mut codes).await
-        {
-            failure = Some(e);
-            break;
+        tick.tick().await;
+        let title = format!("version {v}");
+        if let Err(e) = population::put_container(&target, VERSIONED, &title, &mut codes).await {
+            return Some(e);
         }
     }
+    None
+}
+
+/// GETs of the TimeMap of [`VERSIONED`], whose history [`build_history`] wrote; the row is
+/// named by the mementos it lists.
+async fn timemap(target: &Target, history_failure: Option<String>) -> AfterRow {
     let url = format!("{}{VERSIONED}/fcr:versions", target.base());
+    let mementos = match target
+        .fetch(
+            Method::GET,
+            &url,
+            &[("accept", "application/link-format")],
+            PayloadBody::empty(),
+        )
+        .await
+    {
+        Ok((200, body)) => String::from_utf8_lossy(&body)
+            .matches("rel=\"memento\"")
+            .count(),
+        _ => 0,
+    };
     let mut row = timed_gets(target, &url, "application/link-format", 9).await;
-    row.name = format!("timemap-{TIMEMAP_VERSIONS}-versions");
-    if let Some(e) = failure {
+    row.name = format!("timemap-{mementos}-mementos");
+    if let Some(e) = history_failure {
         row.ok = false;
         row.note = format!("building the history failed: {e}");
     }
@@ -678,7 +703,6 @@ async fn startups(
     server: &mut SpawnedServer,
     interrupt: &Interrupt,
 ) -> anyhow::Result<Vec<AfterRow>> {
-    let log = log_path(plan, data, "sizing-server.log");
     let mut rows = Vec::new();
     let t = Instant::now();
     server.stop().await;
@@ -691,6 +715,7 @@ async fn startups(
         ..Default::default()
     });
     let t = Instant::now();
+    let log = log_path(plan, data, "sizing-server-after-stop.log");
     *server = start(bin, data, &log, interrupt).await?;
     rows.push(AfterRow {
         name: "start-after-clean-stop".into(),
@@ -727,6 +752,7 @@ async fn startups(
     let acknowledged = writer.await.unwrap_or(0);
     server.stop().await;
     let t = Instant::now();
+    let log = log_path(plan, data, "sizing-server-after-kill.log");
     *server = start(bin, data, &log, interrupt).await?;
     let seconds = t.elapsed().as_secs_f64();
     // Every write acknowledged before the kill is there.

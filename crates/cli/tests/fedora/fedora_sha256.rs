@@ -211,6 +211,8 @@ impl Server<'_> {
                 .filter(|l| !l.is_empty() && !l.contains("_:"))
                 // Fedora 7's PREMIS 3 statements on a description: arca's, not Fedora 6.1's.
                 .filter(|l| !l.contains("<http://www.loc.gov/premis/rdf/v3/"))
+                // Fedora 7's `fedora:hasParent` (fcrepo #2102): arca states it, Fedora 6.1 not.
+                .filter(|l| !l.contains("<http://fedora.info/definitions/v4/repository#hasParent>"))
                 .collect();
             out.extend(triples);
         }
