@@ -907,6 +907,7 @@ fn need(op: &Operation) -> Need {
         | Operation::TimeMap { id, .. }
         | Operation::TimeMapOptions(id)
         | Operation::Memento { id, .. }
+        | Operation::MementoFixity { id, .. }
         | Operation::MementoOptions { id, .. } => on(id, Check::Read),
         Operation::Create(parent) => on(parent, Check::Post),
         Operation::Put(id) => on(id, Check::Put),

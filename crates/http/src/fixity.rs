@@ -33,7 +33,8 @@ pub(crate) async fn get(ctx: &Ctx, id: FedoraId, req: Request) -> Result<Respons
             "fixity reports are available as text/turtle, application/ld+json, application/n-triples or application/rdf+xml",
         )
     })?;
-    let record = ctx.repo.get(&id).await.map_err(|e| ctx.err(e))?;
+    // The current content, or a memento's (`ctx.memento`).
+    let record = ctx.record(&id).await.map_err(|e| ctx.err(e))?;
     if !model_of(&record).is_binary() {
         return Err(ApiError::new(
             StatusCode::NOT_FOUND,

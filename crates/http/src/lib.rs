@@ -186,6 +186,12 @@ enum Operation {
     /// A request on `<id>/fcr:acl`.
     Acl(FedoraId, acl::AclMethod),
     Fixity(FedoraId),
+    /// `GET <binary>/fcr:versions/<datetime>/fcr:fixity`: the fixity of one memento's
+    /// content (as Fedora 7, fcrepo #2299).
+    MementoFixity {
+        id: FedoraId,
+        datetime: i64,
+    },
     FixityOptions,
     TimeMap {
         id: FedoraId,
@@ -424,8 +430,20 @@ fn versions_operation(
                 _ => Operation::MethodNotAllowed(versions::MEMENTO_ALLOW),
             })
         }
+        [segment, "fcr:fixity"] => {
+            let datetime = versions::parse_memento_segment(segment).ok_or_else(|| {
+                arca_repository::Error::BadRequest(format!(
+                    "{segment:?} is not a memento datetime; mementos are named YYYYMMDDHHMMSS (UTC)"
+                ))
+            })?;
+            Ok(match *method {
+                Method::GET => Operation::MementoFixity { id, datetime },
+                Method::OPTIONS => Operation::FixityOptions,
+                _ => Operation::MethodNotAllowed(fixity::ALLOW),
+            })
+        }
         _ => Err(arca_repository::Error::BadRequest(format!(
-            "nothing lies below a memento ({}); a description's mementos are at <binary>/fcr:metadata/fcr:versions/…",
+            "nothing lies below a memento but its fcr:fixity ({}); a description's mementos are at <binary>/fcr:metadata/fcr:versions/…",
             rest.join("/")
         ))),
     }
@@ -629,6 +647,10 @@ async fn run(
         Operation::Tombstone => Err(ApiError::method_not_allowed("DELETE")),
         Operation::Acl(id, method) => acl::handle(&ctx, id, method, req).await,
         Operation::Fixity(id) => fixity::get(&ctx, id, req).await,
+        Operation::MementoFixity { id, datetime } => {
+            ctx.memento = Some(datetime);
+            fixity::get(&ctx, id, req).await
+        }
         Operation::FixityOptions => Ok(fixity::options()),
         Operation::NotSupported(what) => Err(ApiError::constraint(
             arca_repository::Constraint::Unsupported,

@@ -123,7 +123,9 @@ fn kind_of(op: &Operation) -> RequestKind {
             RequestKind::write(C::Acl, W::Acl)
         }
         Operation::Acl(..) => RequestKind::of(C::Acl),
-        Operation::Fixity(_) | Operation::FixityOptions => RequestKind::of(C::Fixity),
+        Operation::Fixity(_) | Operation::MementoFixity { .. } | Operation::FixityOptions => {
+            RequestKind::of(C::Fixity)
+        }
         Operation::CreateVersion(_) => RequestKind::write(C::Versions, W::Version),
         Operation::TimeMap { .. }
         | Operation::TimeMapOptions(_)

@@ -158,3 +158,56 @@ async fn fixity_answers_like_fedora_6_for_other_targets_and_methods() {
     assert_eq!(r.header("allow"), Some("OPTIONS, GET"));
     s.stop().await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_memento_has_a_fixity_of_its_own() {
+    // As Fedora 7 (fcrepo #2299): `<binary>/fcr:versions/<datetime>/fcr:fixity` checks the
+    // bytes the binary had then.
+    let s = server_with_binary().await;
+    let r = post(&s, "fx/bin/fcr:versions", &[], "").await;
+    assert_eq!(r.status, 201, "{}", r.text());
+    let memento = r.header("location").unwrap().to_string();
+    let segment = memento.rsplit('/').next().unwrap().to_string();
+    arca_testkit::next_second().await;
+    let later = b"later content, longer\n";
+    let r = put_bytes(&s, "fx/bin", &[("content-type", "text/plain")], later).await;
+    assert_eq!(r.status, 204, "{}", r.text());
+
+    let sha = |b: &[u8]| format!("urn:sha-512:{}", hex::encode(Sha512::digest(b)));
+    let size = |n: usize| {
+        Term::from(Literal::new_typed_literal(
+            n.to_string(),
+            NamedNode::new_unchecked("http://www.w3.org/2001/XMLSchema#long"),
+        ))
+    };
+    let path = format!("fx/bin/fcr:versions/{segment}/fcr:fixity");
+    let g = graph(&s, &path, &[]).await;
+    assert_eq!(
+        outcome(&s, &g),
+        (
+            "SUCCESS".into(),
+            vec![sha(CONTENT)],
+            vec![size(CONTENT.len())]
+        )
+    );
+    let g = graph(&s, "fx/bin/fcr:fixity", &[]).await;
+    assert_eq!(
+        outcome(&s, &g),
+        ("SUCCESS".into(), vec![sha(later)], vec![size(later.len())])
+    );
+    // A memento that does not exist, and a write to a memento's fixity.
+    let r = s
+        .get("fx/bin/fcr:versions/19990101000000/fcr:fixity", &[])
+        .await;
+    assert_eq!(r.status, 404, "{}", r.text());
+    let r = s
+        .request(
+            Method::PUT,
+            &s.url(&path),
+            &[("content-type", "text/turtle")],
+            "",
+        )
+        .await;
+    assert_eq!(r.status, 405, "{}", r.text());
+    s.stop().await;
+}
