@@ -299,17 +299,20 @@ async fn check_disk(sources: &Sources, settings: &HealthSettings) -> Option<Chec
     Some(match usage {
         Err(e) => Check::failed("disk", format!("cannot measure free space: {e}")),
         Ok(u) => {
+            // Never ready where writes are refused: above twice the inodes the write guard
+            // keeps in reserve, whatever the percentage says.
+            let (_, reserve) = arca_storage::free_space::FreeSpaceGuard::reserve_for(&u);
+            let min_inodes = (u128::from(u.total_inodes) * u128::from(min_percent) / 100)
+                .max(u128::from(reserve) * 2);
+            let inodes_ok = u.total_inodes == 0 || u128::from(u.free_inodes) > min_inodes;
             let line = format!(
-                "{} free of {}, {} of {} inodes free (ready above {} and {min_percent} % of each)",
+                "{} free of {}, {} of {} inodes free (ready above {} and {min_percent} % of the bytes, and above {min_inodes} inodes)",
                 bytes(u.free_bytes),
                 bytes(u.total_bytes),
                 u.free_inodes,
                 u.total_inodes,
-                bytes(min_bytes)
+                bytes(min_bytes),
             );
-            let inodes_ok = u.total_inodes == 0
-                || u128::from(u.free_inodes) * 100
-                    >= u128::from(u.total_inodes) * u128::from(min_percent);
             if inodes_ok && disk_ok(u.free_bytes, u.total_bytes, min_bytes, min_percent) {
                 Check::passed("disk", line)
             } else {
