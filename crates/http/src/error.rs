@@ -198,6 +198,12 @@ impl ApiError {
                 StatusCode::INSUFFICIENT_STORAGE,
                 format!("the repository's storage is full; nothing was stored: {e}"),
             ),
+            // Temporary from the client's view: the operator (or fsck and a remount) makes
+            // the file system writable again, and the write can be sent again.
+            e if e.is_read_only_storage() => Self::new(
+                StatusCode::SERVICE_UNAVAILABLE,
+                format!("the repository's storage is read-only at the moment; nothing was stored, try again later: {e}"),
+            ),
             e => {
                 tracing::error!(error = %e, "internal error");
                 Self::new(StatusCode::INTERNAL_SERVER_ERROR, format!("internal error: {e}"))

@@ -222,6 +222,19 @@ impl Error {
         )
     }
 
+    /// Whether the underlying cause is a file system mounted read-only (`EROFS`: remounted so
+    /// by the kernel after an I/O error, or by an operator).
+    pub fn is_read_only_storage(&self) -> bool {
+        let io = match self {
+            Error::Io(e) => Some(e),
+            Error::Storage(arca_ocfl::Error::Io { source, .. }) => Some(source),
+            _ => None,
+        };
+        io.is_some_and(|e| {
+            e.kind() == std::io::ErrorKind::ReadOnlyFilesystem || e.raw_os_error() == Some(30)
+        })
+    }
+
     /// Whether the underlying cause is a full disk.
     pub fn is_storage_full(&self) -> bool {
         if matches!(self, Error::StorageFull(_)) {

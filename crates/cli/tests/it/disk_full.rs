@@ -23,6 +23,7 @@ const BINARY_BYTES: usize = 2 << 20;
 /// A loop-mounted ext4 image, unmounted and deleted when dropped.
 struct SmallFs {
     _dir: tempfile::TempDir,
+    image: PathBuf,
     mount: PathBuf,
 }
 
@@ -59,7 +60,11 @@ impl SmallFs {
         {
             return None;
         }
-        Some(Self { _dir: dir, mount })
+        Some(Self {
+            _dir: dir,
+            image,
+            mount,
+        })
     }
 }
 
@@ -350,4 +355,145 @@ async fn disk_ready(http: &Http, arca: &Arca) -> bool {
         "{disk}"
     );
     disk["ok"] == true
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_file_system_gone_read_only_refuses_writes_with_503() {
+    // What the kernel does to ext4 after an I/O error (a failing disk, a full backing store
+    // under a loop device): it aborts the journal and remounts the file system read-only
+    // under the running server. Writes must be refused with 503 and their reason (not 500),
+    // reads go on, and after fsck and a restart everything acknowledged is there.
+    let Some(fs) = SmallFs::create() else {
+        eprintln!("read-only test NOT RUN: this process cannot mount a small file system");
+        return;
+    };
+    let ok = |cmd: &mut Command| cmd.status().is_ok_and(|s| s.success());
+    let data = fs.mount.join("data");
+    let arca = Arca::serve(&data);
+    let http = Http::new();
+    let turtle = [("content-type", "text/turtle")];
+    let mut acked = Vec::new();
+    for n in 0..5 {
+        let url = arca.url(&format!("/ro/before{n}"));
+        let r = http.request(Method::PUT, &url, &turtle, "").await;
+        assert_eq!(r.status, StatusCode::CREATED, "{}", r.text());
+        acked.push(format!("/ro/before{n}"));
+    }
+
+    // Once a checkpoint has made the root and the catalog durable (a fresh root's own files
+    // are written back by the first checkpoint, like everything before it).
+    let origin = arca.url("").trim_end_matches("/rest").to_string();
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+    loop {
+        let m = http
+            .request(Method::GET, &format!("{origin}/metrics"), &[], "")
+            .await
+            .text();
+        let done = m
+            .lines()
+            .find(|l| l.starts_with("arca_checkpoints"))
+            .and_then(|l| l.split_whitespace().last())
+            .and_then(|v| v.parse::<f64>().ok())
+            .is_some_and(|n| n >= 1.0);
+        if done {
+            break;
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "no checkpoint in 60 s"
+        );
+        tokio::time::sleep(std::time::Duration::from_millis(200)).await;
+    }
+    // ext4's own switch for an error: /sys/fs/ext4/<device>/trigger_fs_error.
+    let device = std::fs::read_to_string("/proc/mounts")
+        .unwrap()
+        .lines()
+        .find(|l| l.split_whitespace().nth(1) == Some(fs.mount.to_str().unwrap()))
+        .and_then(|l| l.split_whitespace().next().map(str::to_string))
+        .unwrap();
+    let name = device.trim_start_matches("/dev/");
+    let trigger = format!("/sys/fs/ext4/{name}/trigger_fs_error");
+    let errors_remount = ok(Command::new("mount")
+        .args(["-o", "remount,errors=remount-ro"])
+        .arg(&fs.mount));
+    if !errors_remount || std::fs::write(&trigger, "arca test\n").is_err() {
+        eprintln!("read-only test NOT RUN: {trigger} cannot be written");
+        arca.stop();
+        return;
+    }
+    // The remount happens at the error; writes must now fail with EROFS.
+    let mut refused = None;
+    for n in 0..20 {
+        let r = http
+            .request(
+                Method::PUT,
+                &arca.url(&format!("/ro/during{n}")),
+                &turtle,
+                "",
+            )
+            .await;
+        if r.status == StatusCode::CREATED {
+            acked.push(format!("/ro/during{n}"));
+            continue;
+        }
+        refused = Some(r);
+        break;
+    }
+    let refused = refused.expect("writes kept succeeding on a read-only file system");
+    assert_eq!(
+        refused.status,
+        StatusCode::SERVICE_UNAVAILABLE,
+        "{}",
+        refused.text()
+    );
+    assert!(
+        refused.text().contains("read-only") && refused.text().contains("nothing was stored"),
+        "{}",
+        refused.text()
+    );
+    for path in &acked {
+        let r = http.request(Method::GET, &arca.url(path), &[], "").await;
+        assert_eq!(r.status, StatusCode::OK, "{path}: {}", r.text());
+    }
+
+    // The operator's repair: stop, fsck, mount again, start.
+    arca.kill();
+    assert!(ok(Command::new("umount").arg(&fs.mount)), "umount");
+    // e2fsck exits 1 when it corrected the file system (the error the test caused).
+    let fsck = Command::new("e2fsck")
+        .args(["-f", "-y"])
+        .arg(&fs.image)
+        .status()
+        .unwrap();
+    assert!(matches!(fsck.code(), Some(0 | 1)), "e2fsck: {fsck}");
+    assert!(
+        ok(Command::new("mount")
+            .args(["-o", "loop"])
+            .arg(&fs.image)
+            .arg(&fs.mount)),
+        "mount again"
+    );
+    let arca = Arca::serve(&data);
+    for path in &acked {
+        let r = http.request(Method::GET, &arca.url(path), &[], "").await;
+        assert_eq!(
+            r.status,
+            StatusCode::OK,
+            "after the repair, {path}: {}",
+            r.text()
+        );
+    }
+    let r = http
+        .request(Method::PUT, &arca.url("/ro/after"), &turtle, "")
+        .await;
+    assert_eq!(
+        r.status,
+        StatusCode::CREATED,
+        "after the repair: {}",
+        r.text()
+    );
+    arca.stop();
+    let root = data.join("ocfl-root");
+    common::check_storage(&root);
+    common::validate_with_ocfl_py(&root);
 }
