@@ -434,14 +434,18 @@ fn raw_parent(args: &BenchArgs, server: Option<&SpawnedServer>) -> PathBuf {
     args.out.clone().unwrap_or_else(|| PathBuf::from("."))
 }
 
+/// Writes `bytes` to `dir/name` through a temporary file renamed over it, so that a reader
+/// (or a run killed meanwhile) never sees half a report.
+pub(crate) fn write_atomically(dir: &Path, name: &str, bytes: &[u8]) -> anyhow::Result<()> {
+    let tmp = dir.join(format!(".{name}.tmp"));
+    std::fs::write(&tmp, bytes).with_context(|| format!("writing {}", tmp.display()))?;
+    std::fs::rename(&tmp, dir.join(name))
+        .with_context(|| format!("writing {}", dir.join(name).display()))
+}
+
 /// Writes `report.json`, `report.md` and `chart.svg` into `dir` (each atomically).
 pub fn write_outputs(dir: &Path, report: &Report) -> anyhow::Result<()> {
-    let write = |name: &str, bytes: &[u8]| -> anyhow::Result<()> {
-        let tmp = dir.join(format!(".{name}.tmp"));
-        std::fs::write(&tmp, bytes).with_context(|| format!("writing {}", tmp.display()))?;
-        std::fs::rename(&tmp, dir.join(name))
-            .with_context(|| format!("writing {}", dir.join(name).display()))
-    };
+    let write = |name: &str, bytes: &[u8]| write_atomically(dir, name, bytes);
     write("report.json", &serde_json::to_vec_pretty(report)?)?;
     write(
         "report.md",

@@ -274,12 +274,7 @@ pub async fn run(args: &BenchArgs, interrupt: Interrupt) -> anyhow::Result<ExitC
 fn save(plan: &Plan, report: &mut SizingReport) {
     report.finished_at = crate::now();
     let Some(dir) = &plan.out else { return };
-    let write = |name: &str, bytes: &[u8]| -> anyhow::Result<()> {
-        let tmp = dir.join(format!(".{name}.tmp"));
-        std::fs::write(&tmp, bytes).with_context(|| format!("writing {}", tmp.display()))?;
-        std::fs::rename(&tmp, dir.join(name))
-            .with_context(|| format!("writing {}", dir.join(name).display()))
-    };
+    let write = |name: &str, bytes: &[u8]| crate::write_atomically(dir, name, bytes);
     let written = serde_json::to_vec_pretty(report)
         .map_err(anyhow::Error::from)
         .and_then(|json| write("sizing.json", &json))
