@@ -235,6 +235,9 @@ struct LiveState {
     next_commit: Option<Instant>,
     /// Texts that arrived since the last commit.
     texts_in: u64,
+    /// The last round failed: the next one does its work again at once instead of waiting
+    /// for new work (which may never come, leaving the failure reported forever).
+    retrying: bool,
 }
 
 impl LiveState {
@@ -433,6 +436,7 @@ impl Indexer {
                     for reply in live.replies.drain(..) {
                         let _ = reply.send(Err(Error::Unavailable(message.clone())));
                     }
+                    live.retrying = true;
                     tokio::select! {
                         _ = stop.changed() => {}
                         _ = tokio::time::sleep(pause) => {}
@@ -487,7 +491,9 @@ impl Indexer {
             live.started = true;
         }
         let behind = *inputs.last.borrow_and_update() > live.position;
-        if !live.rebuild && !behind && live.refresh.is_empty() && live.replies.is_empty() {
+        let idle = !live.rebuild && !behind && live.refresh.is_empty() && live.replies.is_empty();
+        let retrying = std::mem::take(&mut live.retrying);
+        if idle && !retrying {
             tokio::select! {
                 _ = stop.changed() => {}
                 r = inputs.last.changed() => { if r.is_err() { return Ok(Round::Stopped); } }

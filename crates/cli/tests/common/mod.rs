@@ -524,6 +524,13 @@ impl Drop for Arca {
             let _ = self.child.kill();
             let _ = self.child.wait();
         }
+        if std::thread::panicking() {
+            // A failing test shows what the server said (its stderr is otherwise lost).
+            eprintln!(
+                "--- arca's log ---\n{}--- end of arca's log ---",
+                self.log()
+            );
+        }
     }
 }
 

@@ -8,7 +8,6 @@ use crate::common::health::{not_ready_for, origin, ready, wait_readiness};
 use crate::common::Arca;
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-#[ignore = "open bug: after PostgreSQL restarts, the search indexer's queries can keep failing with sqlx's PoolTimedOut for minutes while the readiness ping succeeds (failed 2 of the last 4 full runs); run with --ignored while it is investigated"]
 async fn readiness_follows_the_catalog_database() {
     let Some(pg) = tokio::task::spawn_blocking(Postgres::start).await.unwrap() else {
         return;
