@@ -476,4 +476,11 @@ pub trait Catalog: TransactionStore + Coordination {
     /// Forgets every resource, memento, membership and reference row and meta value (before a full
     /// rebuild); keeps the change log and the state of transactions (not derived from storage).
     async fn clear(&self) -> Result<()>;
+    /// Starts (`true`) or ends (`false`) a rebuild's bulk load. A backend may then set its
+    /// secondary indexes aside and build each once at the end, sorted, instead of inserting
+    /// into it at random per row; lookups by id keep working meanwhile, others may be slow.
+    /// An interrupted bulk load leaves a catalog that is complete once reopened.
+    async fn bulk_load(&self, _on: bool) -> Result<()> {
+        Ok(())
+    }
 }

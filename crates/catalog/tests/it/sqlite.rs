@@ -140,3 +140,64 @@ async fn a_schema_6_catalog_keeps_its_rows_and_its_staged_sha512_digests() {
         })
     );
 }
+
+/// The index names of the SQLite catalog at `path`.
+fn index_names(path: &std::path::Path) -> Vec<String> {
+    let c = rusqlite::Connection::open(path).unwrap();
+    let mut stmt = c
+        .prepare(
+            "SELECT name FROM sqlite_master WHERE type = 'index' AND sql IS NOT NULL ORDER BY name",
+        )
+        .unwrap();
+    stmt.query_map([], |r| r.get(0))
+        .unwrap()
+        .map(Result::unwrap)
+        .collect()
+}
+
+/// A rebuild's bulk load sets the secondary indexes aside and builds them at its end: the
+/// rows loaded meanwhile are found through them afterwards; a bulk load cut short (the
+/// process gone before its end) leaves a catalog whose next opening restores them.
+#[tokio::test]
+async fn a_bulk_load_builds_the_secondary_indexes_at_its_end_or_at_the_next_opening() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("catalog.db");
+    let all = {
+        let _created = SqliteCatalog::open(&path).unwrap();
+        index_names(&path)
+    };
+    assert!(all.iter().any(|n| n == "resources_by_parent"), "{all:?}");
+
+    let cat = SqliteCatalog::open(&path).unwrap();
+    cat.bulk_load(true).await.unwrap();
+    let during = index_names(&path);
+    assert!(during.len() < all.len(), "indexes set aside: {during:?}");
+    let mut ops = vec![CatalogOp::Put(top("", false))];
+    ops.extend((0..50).map(|i| CatalogOp::Put(top(&format!("c{i:02}"), false))));
+    cat.apply(ops).await.unwrap();
+    // Lookups by id work during the load.
+    assert!(cat
+        .get(&FedoraId::from_path("c07").unwrap())
+        .await
+        .unwrap()
+        .is_some());
+    cat.bulk_load(false).await.unwrap();
+    assert_eq!(index_names(&path), all);
+    let children = cat.children(&FedoraId::root(), None, 100).await.unwrap();
+    assert_eq!(children.len(), 50);
+    assert_eq!(children[7], FedoraId::from_path("c07").unwrap());
+
+    // Cut short: the next opening has every index again, and the rows.
+    cat.bulk_load(true).await.unwrap();
+    drop(cat);
+    assert!(index_names(&path).len() < all.len());
+    let cat = SqliteCatalog::open(&path).unwrap();
+    assert_eq!(index_names(&path), all);
+    assert_eq!(
+        cat.children(&FedoraId::root(), None, 100)
+            .await
+            .unwrap()
+            .len(),
+        50
+    );
+}
