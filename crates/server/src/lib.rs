@@ -65,9 +65,8 @@ impl OpenCatalog {
                             format!(
                                 "cannot open the catalog in PostgreSQL at {url} over TLS: \
                                  check catalog.sslmode and catalog.ssl_root_cert \
-                                 (ARCA_CATALOG_SSLMODE, ARCA_CATALOG_SSL_ROOT_CERT) or \
-                                 sslmode and sslrootcert in catalog.url, and the host name \
-                                 catalog.url gives against the server's certificate"
+                                 (ARCA_CATALOG_SSLMODE, ARCA_CATALOG_SSL_ROOT_CERT), or \
+                                 sslmode and sslrootcert in catalog.url"
                             )
                         } else {
                             format!(
