@@ -46,6 +46,9 @@ pub enum Error {
     /// that disagree, a certificate refused, or a server that requires TLS when it is off.
     #[error("TLS to PostgreSQL: {0}")]
     Tls(String),
+    /// The PostgreSQL server connected to is a standby, which cannot take writes.
+    #[error("{0}")]
+    Standby(String),
     /// The operation is not supported here.
     #[error("not supported by the catalog: {0}")]
     Unsupported(String),

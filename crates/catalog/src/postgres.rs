@@ -276,13 +276,26 @@ impl PostgresCatalog {
     }
 
     /// [`connect_pooled`](Self::connect_pooled) with options built by the caller.
+    /// A standby (a server in recovery) is refused with [`Error::Standby`]: it cannot take
+    /// the catalog's writes.
     pub async fn connect_with(options: PgConnectOptions, max_connections: u32) -> Result<Self> {
         let coordination = coordination::PgCoordination::new(&options);
+        let server = format!("{}:{}", options.get_host(), options.get_port());
         let pool = PgPoolOptions::new()
             .max_connections(max_connections.max(1))
             .acquire_timeout(ACQUIRE_TIMEOUT)
             .connect_with(options)
             .await?;
+        let in_recovery: bool = sqlx::query_scalar("SELECT pg_is_in_recovery()")
+            .fetch_one(&pool)
+            .await?;
+        if in_recovery {
+            pool.close().await;
+            return Err(Error::Standby(format!(
+                "the PostgreSQL server at {server} is a standby (pg_is_in_recovery() is true) \
+                 and cannot take the catalog's writes: give its primary"
+            )));
+        }
         migrate(&pool).await?;
         // Listening before the log is read: no change committed in between is missed.
         let mut listener = PgListener::connect_with(&pool).await?;

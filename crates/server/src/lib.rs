@@ -61,7 +61,12 @@ impl OpenCatalog {
                     .await
                     .map_err(|e| {
                         let url = arca_config::redact_password(url);
-                        let hint = if matches!(e, arca_catalog::Error::Tls(_)) {
+                        let hint = if matches!(e, arca_catalog::Error::Standby(_)) {
+                            format!(
+                                "cannot open the catalog in PostgreSQL at {url} (catalog.url, \
+                                 ARCA_CATALOG_URL): a standby was given as its only host"
+                            )
+                        } else if matches!(e, arca_catalog::Error::Tls(_)) {
                             format!(
                                 "cannot open the catalog in PostgreSQL at {url} over TLS: \
                                  check catalog.sslmode and catalog.ssl_root_cert \

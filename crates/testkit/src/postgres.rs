@@ -116,6 +116,44 @@ impl Postgres {
         Some(pg)
     }
 
+    /// A streaming standby of this running cluster: `pg_basebackup -R` of it into a cluster
+    /// of its own, started on another port in hot standby (it answers reads, refuses
+    /// writes). A panic if the copy or the start fails.
+    pub fn start_standby(&self) -> Postgres {
+        let dir = tempfile::Builder::new()
+            .prefix("arca-postgres-standby-")
+            .tempdir()
+            .expect("a temporary directory for the standby");
+        if let Some(owner) = self.owner {
+            std::os::unix::fs::chown(dir.path(), Some(owner.uid), Some(owner.gid))
+                .expect("the standby's directory given to the postgres user");
+        }
+        let mut standby = Postgres {
+            child: Mutex::new(None),
+            dir_path: dir.path().to_path_buf(),
+            dir: Mutex::new(Some(dir)),
+            bin: self.bin.clone(),
+            owner: self.owner,
+            port: 0,
+            databases: AtomicU32::new(0),
+        };
+        let out = standby
+            .command("pg_basebackup")
+            .arg("-D")
+            .arg(standby.data_path())
+            .args(["-h", "127.0.0.1", "-p", &self.port.to_string()])
+            .args(["-U", SUPERUSER, "-R", "-X", "stream", "-c", "fast"])
+            .output()
+            .expect("pg_basebackup runs");
+        assert!(
+            out.status.success(),
+            "pg_basebackup failed: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        standby.launch();
+        standby
+    }
+
     /// The cluster every test of this process shares (started by the first caller), or
     /// `None` as [`start`](Self::start) says. It is stopped and removed when the process
     /// exits.
