@@ -276,6 +276,7 @@ impl PostgresCatalog {
     }
 
     /// [`connect_pooled`](Self::connect_pooled) with options built by the caller.
+    ///
     /// A standby (a server in recovery) is refused with [`Error::Standby`]: it cannot take
     /// the catalog's writes.
     pub async fn connect_with(options: PgConnectOptions, max_connections: u32) -> Result<Self> {
