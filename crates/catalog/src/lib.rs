@@ -21,7 +21,8 @@ pub use coordination::{
     lock_key, lock_order, Coordination, Leadership, LocalCoordination, ObjectLockGuard,
 };
 pub use postgres::{
-    PostgresCatalog, CHANGES_CHANNEL, CHANGE_LOG_LOCK, SCHEMA_VERSION as POSTGRES_SCHEMA_VERSION,
+    PgTls, PostgresCatalog, SslMode, CHANGES_CHANNEL, CHANGE_LOG_LOCK,
+    SCHEMA_VERSION as POSTGRES_SCHEMA_VERSION,
 };
 pub use sqlite::SqliteCatalog;
 pub use transactions::{
@@ -41,6 +42,13 @@ pub enum Error {
     /// The group transaction this write was part of failed.
     #[error("catalog transaction failed: {0}")]
     Batch(String),
+    /// TLS to PostgreSQL is misconfigured or failed: a CA file that cannot be read, settings
+    /// that disagree, a certificate refused, or a server that requires TLS when it is off.
+    #[error("TLS to PostgreSQL: {0}")]
+    Tls(String),
+    /// The PostgreSQL server connected to is a standby, which cannot take writes.
+    #[error("{0}")]
+    Standby(String),
     /// The operation is not supported here.
     #[error("not supported by the catalog: {0}")]
     Unsupported(String),

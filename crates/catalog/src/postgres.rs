@@ -28,6 +28,7 @@
 //! (`synchronous_commit` on), independently of the OCFL root's filesystem.
 
 mod coordination;
+mod tls;
 mod transactions;
 
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -39,6 +40,7 @@ use parking_lot::Mutex;
 use sqlx::postgres::{PgConnectOptions, PgListener, PgPoolOptions, PgRow};
 use sqlx::{PgConnection, PgPool, Row};
 
+pub use self::tls::{PgTls, SslMode};
 use crate::columns::{alive_at, join_types, parse_id, split_types};
 use crate::{
     Catalog, CatalogOp, Change, ChangeEntry, ChangeKind, Coordination, Error, Leadership,
@@ -258,18 +260,43 @@ impl PostgresCatalog {
     /// [`connect`](Self::connect) keeping at most `max_connections` connections in the pool
     /// (the listener and the advisory-lock sessions come on top).
     pub async fn connect_pooled(url: &str, max_connections: u32) -> Result<Self> {
-        let options: PgConnectOptions = url.parse()?;
-        Self::connect_with(options, max_connections).await
+        Self::connect_tls(url, &PgTls::default(), max_connections).await
+    }
+
+    /// [`connect_pooled`](Self::connect_pooled) with TLS settings given beside the URL (the
+    /// URL's own `sslmode` and `sslrootcert` count too). Every connection (the pool's, the
+    /// listener's, the advisory locks') uses them. A CA file that cannot be read, a
+    /// certificate refused, or a server that requires TLS when it is off is an
+    /// [`Error::Tls`].
+    pub async fn connect_tls(url: &str, tls: &PgTls, max_connections: u32) -> Result<Self> {
+        let (options, described) = tls::connect_options(url, tls)?;
+        Self::connect_with(options, max_connections)
+            .await
+            .map_err(|e| tls::explain(e, &described))
     }
 
     /// [`connect_pooled`](Self::connect_pooled) with options built by the caller.
+    ///
+    /// A standby (a server in recovery) is refused with [`Error::Standby`]: it cannot take
+    /// the catalog's writes.
     pub async fn connect_with(options: PgConnectOptions, max_connections: u32) -> Result<Self> {
         let coordination = coordination::PgCoordination::new(&options);
+        let server = format!("{}:{}", options.get_host(), options.get_port());
         let pool = PgPoolOptions::new()
             .max_connections(max_connections.max(1))
             .acquire_timeout(ACQUIRE_TIMEOUT)
             .connect_with(options)
             .await?;
+        let in_recovery: bool = sqlx::query_scalar("SELECT pg_is_in_recovery()")
+            .fetch_one(&pool)
+            .await?;
+        if in_recovery {
+            pool.close().await;
+            return Err(Error::Standby(format!(
+                "the PostgreSQL server at {server} is a standby (pg_is_in_recovery() is true) \
+                 and cannot take the catalog's writes: give its primary"
+            )));
+        }
         migrate(&pool).await?;
         // Listening before the log is read: no change committed in between is missed.
         let mut listener = PgListener::connect_with(&pool).await?;

@@ -398,6 +398,14 @@ pub struct CatalogSettings {
     /// `16`). PostgreSQL serves every node: the nodes' sum should stay well under its
     /// `max_connections`, and near its core count × 2–4 for the least contention.
     pub max_connections: u32,
+    /// TLS to PostgreSQL (`ARCA_CATALOG_SSLMODE`): `disable`, `prefer`, `require`,
+    /// `verify-ca` or `verify-full`, as libpq's `sslmode` (which the URL may give instead);
+    /// unset: the URL's, else `prefer`.
+    pub sslmode: Option<CatalogSslMode>,
+    /// A PEM file of the CA certificates that sign PostgreSQL's certificate, trusted besides
+    /// the system's (`ARCA_CATALOG_SSL_ROOT_CERT`; libpq's `sslrootcert`, which the URL may
+    /// give instead).
+    pub ssl_root_cert: Option<PathBuf>,
 }
 
 impl Default for CatalogSettings {
@@ -405,6 +413,38 @@ impl Default for CatalogSettings {
         Self {
             url: None,
             max_connections: 16,
+            sslmode: None,
+            ssl_root_cert: None,
+        }
+    }
+}
+
+/// How the catalog's connections to PostgreSQL use TLS (libpq's `sslmode`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum CatalogSslMode {
+    /// Never TLS.
+    Disable,
+    /// TLS when the server offers it, the certificate unchecked.
+    Prefer,
+    /// TLS or no connection; the certificate checked only against `ssl_root_cert`.
+    Require,
+    /// TLS with a certificate that chains to a trusted CA.
+    VerifyCa,
+    /// As `verify-ca`, and the certificate names the host connected to.
+    VerifyFull,
+}
+
+impl CatalogSslMode {
+    /// Parses `disable`, `prefer`, `require`, `verify-ca` or `verify-full`.
+    pub fn parse(value: &str) -> Option<Self> {
+        match value.trim() {
+            "disable" => Some(Self::Disable),
+            "prefer" => Some(Self::Prefer),
+            "require" => Some(Self::Require),
+            "verify-ca" => Some(Self::VerifyCa),
+            "verify-full" => Some(Self::VerifyFull),
+            _ => None,
         }
     }
 }
@@ -415,6 +455,8 @@ impl std::fmt::Debug for CatalogSettings {
         f.debug_struct("CatalogSettings")
             .field("url", &self.url.as_deref().map(redact_password))
             .field("max_connections", &self.max_connections)
+            .field("sslmode", &self.sslmode)
+            .field("ssl_root_cert", &self.ssl_root_cert)
             .finish()
     }
 }
@@ -442,6 +484,21 @@ impl CatalogSettings {
         if let Some(v) = get("ARCA_CATALOG_MAX_CONNECTIONS") {
             self.max_connections = parse_number("ARCA_CATALOG_MAX_CONNECTIONS", &v)?;
         }
+        if let Some(v) = get("ARCA_CATALOG_SSLMODE") {
+            self.sslmode = if v.trim().is_empty() {
+                None
+            } else {
+                Some(CatalogSslMode::parse(&v).ok_or_else(|| {
+                    Error::Invalid(format!(
+                        "ARCA_CATALOG_SSLMODE must be disable, prefer, require, verify-ca or \
+                         verify-full (got {v:?})"
+                    ))
+                })?)
+            };
+        }
+        if let Some(v) = get("ARCA_CATALOG_SSL_ROOT_CERT") {
+            self.ssl_root_cert = (!v.trim().is_empty()).then(|| PathBuf::from(v.trim()));
+        }
         Ok(())
     }
 
@@ -449,6 +506,13 @@ impl CatalogSettings {
         if self.max_connections == 0 {
             return Err(Error::Invalid(
                 "catalog.max_connections must be at least 1".into(),
+            ));
+        }
+        if self.url.is_none() && (self.sslmode.is_some() || self.ssl_root_cert.is_some()) {
+            return Err(Error::Invalid(
+                "catalog.sslmode and catalog.ssl_root_cert apply to a PostgreSQL catalog: \
+                 set catalog.url (ARCA_CATALOG_URL) too, or leave them out"
+                    .into(),
             ));
         }
         match &self.url {
@@ -1343,6 +1407,44 @@ mod tests {
         let e = c.validate().unwrap_err().to_string();
         assert!(e.contains("catalog.url") && !e.contains("pw@"), "{e}");
         assert_eq!(redact_password("postgres://u@h/d"), "postgres://u@h/d");
+    }
+
+    #[test]
+    fn catalog_tls_from_file_and_env_and_only_with_a_url() {
+        let mut c: Config = toml::from_str(
+            "[catalog]\nurl = \"postgres://arca@db/arca\"\nsslmode = \"verify-full\"\n\
+             ssl_root_cert = \"/etc/arca/db-ca.pem\"",
+        )
+        .unwrap();
+        c.validate().unwrap();
+        assert_eq!(c.catalog.sslmode, Some(CatalogSslMode::VerifyFull));
+        assert_eq!(
+            c.catalog.ssl_root_cert.as_deref(),
+            Some(Path::new("/etc/arca/db-ca.pem"))
+        );
+        c.apply_env(|k| match k {
+            "ARCA_CATALOG_SSLMODE" => Some("verify-ca".into()),
+            "ARCA_CATALOG_SSL_ROOT_CERT" => Some("/run/ca.pem".into()),
+            _ => None,
+        })
+        .unwrap();
+        assert_eq!(c.catalog.sslmode, Some(CatalogSslMode::VerifyCa));
+        assert_eq!(
+            c.catalog.ssl_root_cert.as_deref(),
+            Some(Path::new("/run/ca.pem"))
+        );
+        let e = c
+            .apply_env(|k| (k == "ARCA_CATALOG_SSLMODE").then(|| "allow".into()))
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.contains("ARCA_CATALOG_SSLMODE") && e.contains("verify-full"),
+            "{e}"
+        );
+        assert!(toml::from_str::<Config>("[catalog]\nsslmode = \"sometimes\"").is_err());
+        let mut no_url: Config = toml::from_str("[catalog]\nsslmode = \"require\"").unwrap();
+        let e = no_url.validate().unwrap_err().to_string();
+        assert!(e.contains("catalog.url"), "{e}");
     }
 
     #[test]

@@ -57,15 +57,30 @@ impl OpenCatalog {
                 },
             )?)),
             Some(url) => Self::Postgres(Arc::new(
-                PostgresCatalog::connect_pooled(url, config.catalog.max_connections)
+                PostgresCatalog::connect_tls(url, &pg_tls(config), config.catalog.max_connections)
                     .await
-                    .with_context(|| {
-                        format!(
-                            "cannot open the catalog in PostgreSQL at {} (catalog.url, \
-                         ARCA_CATALOG_URL): check that the server is reachable, the user and \
-                         password are right and the database exists",
-                            arca_config::redact_password(url)
-                        )
+                    .map_err(|e| {
+                        let url = arca_config::redact_password(url);
+                        let hint = if matches!(e, arca_catalog::Error::Standby(_)) {
+                            format!(
+                                "cannot open the catalog in PostgreSQL at {url} (catalog.url, \
+                                 ARCA_CATALOG_URL): a standby was given as its only host"
+                            )
+                        } else if matches!(e, arca_catalog::Error::Tls(_)) {
+                            format!(
+                                "cannot open the catalog in PostgreSQL at {url} over TLS: \
+                                 check catalog.sslmode and catalog.ssl_root_cert \
+                                 (ARCA_CATALOG_SSLMODE, ARCA_CATALOG_SSL_ROOT_CERT), or \
+                                 sslmode and sslrootcert in catalog.url"
+                            )
+                        } else {
+                            format!(
+                                "cannot open the catalog in PostgreSQL at {url} (catalog.url, \
+                                 ARCA_CATALOG_URL): check that the server is reachable, the \
+                                 user and password are right and the database exists"
+                            )
+                        };
+                        anyhow::Error::new(e).context(hint)
                     })?,
             )),
         })
@@ -86,6 +101,22 @@ impl OpenCatalog {
             Self::Sqlite(c) => c.checkpoint(),
             Self::Postgres(_) => Ok(()),
         }
+    }
+}
+
+/// The TLS settings of `config`'s PostgreSQL catalog given beside its URL.
+fn pg_tls(config: &Config) -> arca_catalog::PgTls {
+    use arca_catalog::SslMode;
+    use arca_config::CatalogSslMode;
+    arca_catalog::PgTls {
+        mode: config.catalog.sslmode.map(|mode| match mode {
+            CatalogSslMode::Disable => SslMode::Disable,
+            CatalogSslMode::Prefer => SslMode::Prefer,
+            CatalogSslMode::Require => SslMode::Require,
+            CatalogSslMode::VerifyCa => SslMode::VerifyCa,
+            CatalogSslMode::VerifyFull => SslMode::VerifyFull,
+        }),
+        root_cert: config.catalog.ssl_root_cert.clone(),
     }
 }
 

@@ -2,7 +2,7 @@
 //! temporary data directory; [`TestServer::request`] talks HTTP/1.1 to it (both with the
 //! default feature `server`); [`postgres::Postgres`] and [`activemq::ActiveMq`] run private
 //! PostgreSQL and ActiveMQ servers, [`s3::Minio`] a private MinIO (an S3-compatible object
-//! store) for the S3 store's tests; [`shared`] locates the shared fixtures (`../shared`
+//! store) for the S3 store's tests, [`tls::TestCa`] certificates for TLS to them; [`shared`] locates the shared fixtures (`../shared`
 //! beside the checkout).
 
 pub mod activemq;
@@ -10,6 +10,7 @@ pub mod postgres;
 pub mod s3;
 #[cfg(feature = "server")]
 mod server;
+pub mod tls;
 
 use std::path::{Path, PathBuf};
 

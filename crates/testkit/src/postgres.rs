@@ -73,6 +73,12 @@ impl Postgres {
     /// `1`; a panic if it is, or if the server does not come up within 60 s (with the end
     /// of its log).
     pub fn start() -> Option<Postgres> {
+        Self::start_with(&Setup::default())
+    }
+
+    /// [`start`](Self::start) with `setup` applied to the new cluster before its first
+    /// start (TLS, a stricter `pg_hba.conf`).
+    pub fn start_with(setup: &Setup) -> Option<Postgres> {
         let (bin, owner) = match installation() {
             Ok(found) => found,
             Err(why) => {
@@ -105,8 +111,47 @@ impl Postgres {
             databases: AtomicU32::new(0),
         };
         pg.init();
+        pg.apply(setup);
         pg.launch();
         Some(pg)
+    }
+
+    /// A streaming standby of this running cluster: `pg_basebackup -R` of it into a cluster
+    /// of its own, started on another port in hot standby (it answers reads, refuses
+    /// writes). A panic if the copy or the start fails.
+    pub fn start_standby(&self) -> Postgres {
+        let dir = tempfile::Builder::new()
+            .prefix("arca-postgres-standby-")
+            .tempdir()
+            .expect("a temporary directory for the standby");
+        if let Some(owner) = self.owner {
+            std::os::unix::fs::chown(dir.path(), Some(owner.uid), Some(owner.gid))
+                .expect("the standby's directory given to the postgres user");
+        }
+        let mut standby = Postgres {
+            child: Mutex::new(None),
+            dir_path: dir.path().to_path_buf(),
+            dir: Mutex::new(Some(dir)),
+            bin: self.bin.clone(),
+            owner: self.owner,
+            port: 0,
+            databases: AtomicU32::new(0),
+        };
+        let out = standby
+            .command("pg_basebackup")
+            .arg("-D")
+            .arg(standby.data_path())
+            .args(["-h", "127.0.0.1", "-p", &self.port.to_string()])
+            .args(["-U", SUPERUSER, "-R", "-X", "stream", "-c", "fast"])
+            .output()
+            .expect("pg_basebackup runs");
+        assert!(
+            out.status.success(),
+            "pg_basebackup failed: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        standby.launch();
+        standby
     }
 
     /// The cluster every test of this process shares (started by the first caller), or
@@ -264,6 +309,38 @@ impl Postgres {
         );
     }
 
+    /// Writes `setup`'s files into the cluster (owned by its user, mode 0600), appends its
+    /// lines to `postgresql.conf` and replaces `pg_hba.conf` when it gives one.
+    fn apply(&self, setup: &Setup) {
+        use std::os::unix::fs::PermissionsExt;
+        let data = self.data_path();
+        let write = |name: &str, contents: &[u8], mode: u32| {
+            let path = data.join(name);
+            fs::write(&path, contents).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+            fs::set_permissions(&path, fs::Permissions::from_mode(mode))
+                .expect("the file's mode set");
+            if let Some(owner) = self.owner {
+                std::os::unix::fs::chown(&path, Some(owner.uid), Some(owner.gid))
+                    .expect("the file given to the postgres user");
+            }
+        };
+        for (name, contents) in &setup.files {
+            write(name, contents, 0o600);
+        }
+        if !setup.conf.is_empty() {
+            let mut conf = fs::read_to_string(data.join("postgresql.conf"))
+                .expect("initdb wrote postgresql.conf");
+            for line in &setup.conf {
+                conf.push_str(line);
+                conf.push('\n');
+            }
+            write("postgresql.conf", conf.as_bytes(), 0o600);
+        }
+        if let Some(hba) = &setup.hba {
+            write("pg_hba.conf", hba.as_bytes(), 0o600);
+        }
+    }
+
     /// Starts the server on a free port, trying another one when it was taken meanwhile.
     fn launch(&mut self) {
         let mut attempt = 1;
@@ -347,6 +424,45 @@ impl Postgres {
 impl Drop for Postgres {
     fn drop(&mut self) {
         self.stop();
+    }
+}
+
+/// What a cluster of its own gets beyond `initdb`'s defaults ([`Postgres::start_with`]).
+#[derive(Clone, Debug, Default)]
+pub struct Setup {
+    /// Files written into the data directory, owned by the server's user with mode 0600
+    /// (a TLS key and certificate: `ssl_cert_file = 'server.crt'` finds them there).
+    pub files: Vec<(String, Vec<u8>)>,
+    /// Lines appended to `postgresql.conf` (`ssl = on`).
+    pub conf: Vec<String>,
+    /// The whole `pg_hba.conf`, instead of `initdb`'s (`trust` for every local and
+    /// 127.0.0.1 connection), e.g. `hostssl` lines only.
+    pub hba: Option<String>,
+}
+
+impl Setup {
+    /// TLS with `certificate` and `key` (PEM), and connections over TCP accepted only with
+    /// TLS (`hostssl`; the Unix socket stays open to the harness's own programs).
+    pub fn tls_only(certificate: Vec<u8>, key: Vec<u8>) -> Setup {
+        Setup {
+            files: vec![
+                ("server.crt".into(), certificate),
+                ("server.key".into(), key),
+            ],
+            conf: vec![
+                "ssl = on".into(),
+                "ssl_cert_file = 'server.crt'".into(),
+                "ssl_key_file = 'server.key'".into(),
+            ],
+            hba: Some(
+                "local all all trust\n\
+                 local replication all trust\n\
+                 hostssl all all 127.0.0.1/32 trust\n\
+                 hostssl all all ::1/128 trust\n\
+                 hostssl replication all 127.0.0.1/32 trust\n"
+                    .into(),
+            ),
+        }
     }
 }
 

@@ -1,6 +1,6 @@
 //! `catalog.url` selects a PostgreSQL catalog: the repository keeps its catalog there, and a
 //! server that cannot reach it, or is refused, fails at start with a message that names
-//! the database (never the password). Not run without PostgreSQL unless
+//! the database (never the password), as does a standby given as its only host. Not run without PostgreSQL unless
 //! `ARCA_REQUIRE_POSTGRES=1`.
 
 use arca_config::Config;
@@ -81,4 +81,47 @@ async fn an_unreachable_or_refusing_postgresql_is_an_error_at_start() {
     );
     assert!(error.contains("\"nobody\""), "{error}");
     assert!(!error.contains("s3cret"), "{error}");
+}
+
+/// A streaming standby given as the catalog's only host is refused at start, naming
+/// `catalog.url` and the standby's address.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_standby_as_the_only_host_is_refused_at_start() {
+    let Some((primary, standby, url)) = tokio::task::spawn_blocking(|| {
+        let primary = Postgres::start()?;
+        let url = primary.create_database();
+        let standby = primary.start_standby();
+        Some((primary, standby, url))
+    })
+    .await
+    .unwrap() else {
+        return;
+    };
+    let on_standby = url.replace(
+        &format!(":{}/", primary.port()),
+        &format!(":{}/", standby.port()),
+    );
+    assert_ne!(on_standby, url);
+    let data = tempfile::tempdir().unwrap();
+    let error = format!(
+        "{:#}",
+        open_repository(&config(data.path(), &on_standby), true)
+            .await
+            .err()
+            .expect("a standby is refused")
+    );
+    assert!(
+        error.contains("catalog.url") && error.contains("is a standby"),
+        "{error}"
+    );
+    assert!(
+        error.contains(&format!("127.0.0.1:{}", standby.port())),
+        "{error}"
+    );
+    // The same database on the primary opens: only the standby was refused.
+    let (repo, catalog) = open_repository(&config(data.path(), &url), true)
+        .await
+        .unwrap();
+    repo.shutdown().await.unwrap();
+    drop(catalog);
 }
