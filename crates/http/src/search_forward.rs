@@ -46,6 +46,8 @@ pub const DOWN_FOR: Duration = Duration::from_secs(5);
 pub const CONNECT_TIMEOUT: Duration = Duration::from_secs(2);
 /// Longest wait for a search node's whole answer.
 pub const ANSWER_TIMEOUT: Duration = Duration::from_secs(30);
+/// Longest wait for a node's answer to a readiness probe (under the readiness check's 2 s).
+const PROBE_TIMEOUT: Duration = Duration::from_millis(1500);
 /// Largest answer accepted from a search node.
 const MAX_ANSWER_BYTES: usize = 64 << 20;
 /// What a forwarded request's `Via` holds.
@@ -276,13 +278,14 @@ impl SearchForwarder {
     async fn probe_all(&self) -> PeerAnswers {
         let probes = self.targets.iter().map(|t| async move {
             let url = format!("{}/fcr:search", t.base);
-            let answer = self
-                .try_one(t, &Method::OPTIONS, &url, &HeaderMap::new())
-                .await
-                .and_then(|a| match a.status.is_server_error() {
-                    true => Err(format!("answered {}", a.status)),
-                    false => Ok(format!("answers ({})", a.status)),
-                });
+            let no_headers = HeaderMap::new();
+            let probe = self.try_one(t, &Method::OPTIONS, &url, &no_headers);
+            let answer = match tokio::time::timeout(PROBE_TIMEOUT, probe).await {
+                Err(_) => Err(format!("no answer within {} ms", PROBE_TIMEOUT.as_millis())),
+                Ok(Err(why)) => Err(why),
+                Ok(Ok(a)) if a.status.is_server_error() => Err(format!("answered {}", a.status)),
+                Ok(Ok(a)) => Ok(format!("answers ({})", a.status)),
+            };
             match &answer {
                 Ok(_) => t.answered(),
                 Err(why) => t.failed(why),
@@ -440,9 +443,14 @@ pub(crate) async fn gsearch(ctx: &Ctx, req: Request) -> Result<Response, ApiErro
     let forwarder = forwarder(ctx)?;
     let suffix = query_suffix(&req);
     let head = req.method() == Method::HEAD;
+    // HEAD as GET: the answer's length is that of its body.
+    let method = match head {
+        true => Method::GET,
+        false => req.method().clone(),
+    };
     match forwarder
         .send(
-            req.method().clone(),
+            method,
             |t| format!("{}{}{suffix}", t.origin, crate::GSEARCH_PATH),
             req.headers(),
         )

@@ -104,6 +104,28 @@ fn dead_node() -> String {
     format!("http://127.0.0.1:{port}/rest")
 }
 
+/// A URL where a server answers every request with 500.
+async fn failing_node() -> String {
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let port = listener.local_addr().unwrap().port();
+    tokio::spawn(async move {
+        use tokio::io::{AsyncReadExt, AsyncWriteExt};
+        while let Ok((mut socket, _)) = listener.accept().await {
+            tokio::spawn(async move {
+                let mut buf = vec![0; 8192];
+                let _ = socket.read(&mut buf).await;
+                let body = "index broken";
+                let answer = format!(
+                    "HTTP/1.1 500 Internal Server Error\r\ncontent-length: {}\r\nconnection: close\r\n\r\n{body}",
+                    body.len()
+                );
+                let _ = socket.write_all(answer.as_bytes()).await;
+            });
+        }
+    });
+    format!("http://127.0.0.1:{port}/rest")
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_node_without_an_index_searches_through_one_that_has_it() {
     let Some(url) = database().await else { return };
@@ -267,25 +289,41 @@ async fn a_node_without_an_index_searches_through_one_that_has_it() {
     assert_eq!(ready["ready"], true, "{ready}");
     assert_eq!(check(&ready, &a.base)["ok"], true, "{ready}");
 
-    // A dead node first: the next one answers.
+    // A dead node and one that answers 500 first: the next one answers.
     let c_data = sharing_root(dir.path(), "c", &a);
     let dead = dead_node();
+    let failing = failing_node().await;
     let c = node(
         &url,
         &c_data,
         &file,
-        Some(vec![dead.clone(), a.base.clone()]),
+        Some(vec![dead.clone(), failing.clone(), a.base.clone()]),
     )
     .await;
     assert_eq!(
         hits(&c, "alice", "needle").await,
         [c.url("fw/open")],
-        "through C, past the dead node"
+        "through C, past the dead and the failing node"
     );
     let ready = health(&c).await;
     assert_eq!(ready["ready"], true, "{ready}");
-    assert_eq!(check(&ready, &dead)["warning"], true, "{ready}");
+    for bad in [&dead, &failing] {
+        assert_eq!(check(&ready, bad)["warning"], true, "{ready}");
+    }
+    assert_eq!(check(&ready, &a.base)["ok"], true, "{ready}");
     drop(c);
+
+    // A node forwarding to one that forwards too: a loop in the settings, refused by B.
+    let d_data = sharing_root(dir.path(), "d", &a);
+    let d = node(&url, &d_data, &file, Some(vec![b.base.clone()])).await;
+    let r = send(&d, "alice", Method::GET, "fcr:search?q=needle", &[], "").await;
+    assert_eq!(r.status, StatusCode::SERVICE_UNAVAILABLE, "{}", r.text());
+    assert!(
+        r.text().contains("502") && r.text().contains("no search index either"),
+        "{}",
+        r.text()
+    );
+    drop(d);
 
     // A stopped: 503 with Retry-After, naming the node tried; B stays ready.
     let a_base = a.base.clone();
