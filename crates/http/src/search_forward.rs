@@ -207,8 +207,8 @@ impl SearchForwarder {
         Err(self.none_answers(&failures))
     }
 
-    /// 503 naming every node and why it was not used; `Retry-After` says when the first
-    /// of them is tried again.
+    /// 503 naming every node and why it was not used ([`unavailable`] adds the
+    /// `Retry-After` of [`retry_after`](Self::retry_after)).
     fn none_answers(&self, failures: &[String]) -> ApiError {
         ApiError::new(
             StatusCode::SERVICE_UNAVAILABLE,
