@@ -596,6 +596,12 @@ pub struct Search {
     /// `name`, `predicates` (IRIs), `kind` (`text`, `keyword` or `date`), optional
     /// `first_name`/`last_name` fields for "Last, First" values.
     pub fields: Option<Vec<SearchField>>,
+    /// The REST roots of other arca nodes that index (e.g. `http://index-1:8080/rest`), to
+    /// which a node without its own index (`enabled = false`) forwards `fcr:search`, its
+    /// status and `/fedoragsearch/rest`, trying them in order (`ARCA_SEARCH_FORWARD_TO`,
+    /// comma-separated). Each is named as that node names its REST root (its `base_url`
+    /// when set). Empty (the default): such a node answers searches with 501.
+    pub forward_to: Vec<String>,
 }
 
 /// One mapped search field (`[[search.fields]]`).
@@ -632,6 +638,7 @@ impl Default for Search {
             bulk_merge_documents: 10_000,
             extract_program: None,
             fields: None,
+            forward_to: Vec::new(),
         }
     }
 }
@@ -665,10 +672,33 @@ impl Search {
         if let Some(v) = get("ARCA_SEARCH_EXTRACT_PROGRAM") {
             self.extract_program = Some(PathBuf::from(v));
         }
+        if let Some(v) = get("ARCA_SEARCH_FORWARD_TO") {
+            self.forward_to = v
+                .split(',')
+                .map(str::trim)
+                .filter(|u| !u.is_empty())
+                .map(str::to_string)
+                .collect();
+        }
         Ok(())
     }
 
-    fn validate(&self) -> Result<(), Error> {
+    fn validate(&mut self) -> Result<(), Error> {
+        if self.enabled && !self.forward_to.is_empty() {
+            return Err(Error::Invalid(
+                "search.forward_to is for nodes without an index of their own: set search.enabled = false (ARCA_SEARCH_ENABLED=false) or leave search.forward_to empty".into(),
+            ));
+        }
+        for url in &mut self.forward_to {
+            let trimmed = url.trim().trim_end_matches('/');
+            check_forward_url(trimmed).map_err(|why| {
+                Error::Invalid(format!(
+                    "search.forward_to {:?} is not a node's REST root URL: {why}",
+                    redact_password(url)
+                ))
+            })?;
+            *url = trimmed.to_string();
+        }
         if self.max_results == 0 {
             return Err(Error::Invalid(
                 "search.max_results must be at least 1".into(),
@@ -689,6 +719,29 @@ impl Search {
         }
         Ok(())
     }
+}
+
+/// Why `url` cannot be a search node's REST root: `http://` or `https://`, a host, a path
+/// (the REST root, e.g. `/rest`) and nothing after it.
+fn check_forward_url(url: &str) -> Result<(), &'static str> {
+    let rest = url
+        .strip_prefix("http://")
+        .or_else(|| url.strip_prefix("https://"))
+        .ok_or("it must start with http:// or https://")?;
+    let (authority, path) = rest.split_at(rest.find('/').unwrap_or(rest.len()));
+    if authority.is_empty() {
+        return Err("it names no host");
+    }
+    if authority.contains('@') {
+        return Err("credentials do not belong in it: the caller's own are forwarded");
+    }
+    if url.contains(['?', '#']) || url.chars().any(|c| c.is_whitespace() || c.is_control()) {
+        return Err("it must be a plain URL without query, fragment or spaces");
+    }
+    if path.is_empty() {
+        return Err("it must end with the node's base path, e.g. http://index-1:8080/rest");
+    }
+    Ok(())
 }
 
 /// Where every change goes as an event. The HTTP event log (`/rest/fcr:events`) is always
@@ -1214,6 +1267,52 @@ mod tests {
             .is_err());
         c.health.min_free_percent = 101;
         assert!(c.validate().is_err());
+    }
+
+    #[test]
+    fn search_forwarding_from_the_file_or_the_environment() {
+        assert!(Config::default().search.forward_to.is_empty());
+        let mut c: Config = toml::from_str(
+            "[search]\nenabled = false\nforward_to = [\"http://index-1:8080/rest/\"]",
+        )
+        .unwrap();
+        c.validate().unwrap();
+        assert_eq!(c.search.forward_to, ["http://index-1:8080/rest"]);
+        c.apply_env(|k| {
+            (k == "ARCA_SEARCH_FORWARD_TO")
+                .then(|| " http://a:1/rest , https://b.example/repo/rest ,".into())
+        })
+        .unwrap();
+        c.validate().unwrap();
+        assert_eq!(
+            c.search.forward_to,
+            ["http://a:1/rest", "https://b.example/repo/rest"]
+        );
+        // A node with its own index does not forward.
+        let mut on = c.clone();
+        on.search.enabled = true;
+        let e = on.validate().unwrap_err().to_string();
+        assert!(
+            e.contains("search.forward_to") && e.contains("search.enabled"),
+            "{e}"
+        );
+        for (bad, why) in [
+            ("index-1:8080/rest", "http://"),
+            ("ftp://index-1/rest", "http://"),
+            ("http:///rest", "no host"),
+            ("http://index-1:8080", "base path"),
+            ("http://u:secret@index-1/rest", "credentials"),
+            ("http://index-1/rest?x=1", "query"),
+        ] {
+            let mut c = c.clone();
+            c.search.forward_to = vec![bad.into()];
+            let e = c.validate().unwrap_err().to_string();
+            assert!(
+                e.contains("search.forward_to") && e.contains(why),
+                "{bad}: {e}"
+            );
+            assert!(!e.contains("secret"), "{e}");
+        }
     }
 
     #[test]

@@ -386,6 +386,14 @@ impl ExternalClient {
     /// A client trusting the system's roots and the PEM certificates in `extra_ca`; an
     /// unreadable file, or one with no usable certificate, is an error naming it.
     pub fn new(extra_ca: Option<&std::path::Path>) -> Result<Self, String> {
+        Self::with_connect_timeout(extra_ca, CONNECT_TIMEOUT)
+    }
+
+    /// As [`new`](Self::new), with connections bounded by `connect_timeout` instead.
+    pub(crate) fn with_connect_timeout(
+        extra_ca: Option<&std::path::Path>,
+        connect_timeout: Duration,
+    ) -> Result<Self, String> {
         let mut roots = rustls::RootCertStore::empty();
         // Unreadable system certificates are skipped: https then needs `extra_ca`.
         roots.add_parsable_certificates(rustls_native_certs::load_native_certs().certs);
@@ -415,8 +423,16 @@ impl ExternalClient {
             .https_or_http()
             .enable_http1()
             .wrap_connector(http);
-        let connector = Timed(https, CONNECT_TIMEOUT);
+        let connector = Timed(https, connect_timeout);
         Ok(Self(Client::builder(TokioExecutor::new()).build(connector)))
+    }
+
+    /// Sends `req` (without a body) and returns the answer's head and streaming body.
+    pub(crate) async fn send(
+        &self,
+        req: http::Request<Empty<Bytes>>,
+    ) -> Result<http::Response<hyper::body::Incoming>, hyper_util::client::legacy::Error> {
+        self.0.request(req).await
     }
 }
 
@@ -506,7 +522,7 @@ async fn remote(
 }
 
 /// Why `url` could not be reached; an untrusted certificate says how to trust it.
-fn unreachable_message(url: &str, e: &(dyn std::error::Error + 'static)) -> String {
+pub(crate) fn unreachable_message(url: &str, e: &(dyn std::error::Error + 'static)) -> String {
     if let Some(rustls::Error::InvalidCertificate(why)) = tls_error(e) {
         return format!(
             "{url} cannot be reached: its TLS certificate is not accepted ({why:?}); a private certificate authority can be trusted with the setting external_content_ca_file"

@@ -32,6 +32,7 @@ mod listing;
 mod metrics;
 mod response;
 mod search;
+mod search_forward;
 mod transactions;
 mod versions;
 mod xml;
@@ -51,6 +52,7 @@ pub use error::{constrained_by, ApiError};
 pub use external::ExternalClient;
 pub use limits::{RequestLimits, BUDGET_WAIT};
 pub use metrics::metrics_router;
+pub use search_forward::SearchForwarder;
 
 /// Settings of the HTTP layer.
 #[derive(Debug, Clone)]
@@ -77,6 +79,9 @@ pub struct HttpConfig {
     pub search: Option<Arc<arca_search::Indexer>>,
     /// The most hits one search page may ask for.
     pub search_max_results: usize,
+    /// Where searches go when this node has no index (`search` is `None`) and
+    /// `search.forward_to` names nodes that have one.
+    pub search_forward: Option<Arc<SearchForwarder>>,
     /// Whether the read-only Fedora 3 REST facade under `/fedora/` (imported objects) is
     /// on now; shared, because under `auto` the first import into the running server turns
     /// it on.
@@ -108,6 +113,7 @@ impl Default for HttpConfig {
             deliveries: Vec::new(),
             search: None,
             search_max_results: 1_000,
+            search_forward: None,
             fedora3_facade: Default::default(),
             fedora3_facade_auto: false,
             observer: None,
@@ -246,7 +252,7 @@ enum Operation {
 }
 
 /// Where GSearch's REST interface was, and arca's compatible one is.
-const GSEARCH_PATH: &str = "/fedoragsearch/rest";
+pub(crate) const GSEARCH_PATH: &str = "/fedoragsearch/rest";
 
 /// Decodes a percent-encoded path strictly: every `%` must start a two-digit hex escape and
 /// the result must be UTF-8.
@@ -625,7 +631,7 @@ async fn run(
         Operation::EventsOptions => Ok(events::options()),
         Operation::Search { head } => search::search(&ctx, head, req).await,
         Operation::SearchOptions => Ok(search::options()),
-        Operation::SearchStatus => search::status(&ctx),
+        Operation::SearchStatus => search::status(&ctx, req).await,
         Operation::SearchReindex => search::reindex(&ctx),
         Operation::GSearch => search::gsearch(&ctx, req).await,
         Operation::AuditStatus => audit::status(&ctx),

@@ -70,7 +70,7 @@ fn search_error(e: arca_search::Error) -> ApiError {
 }
 
 /// The query's parameters, percent-decoded (`+` is a space, as in forms).
-fn params(req: &Request) -> Result<Vec<(String, String)>, ApiError> {
+pub(crate) fn params(req: &Request) -> Result<Vec<(String, String)>, ApiError> {
     let raw = req.uri().query().unwrap_or_default();
     let mut out = Vec::new();
     for pair in raw.split('&').filter(|p| !p.is_empty()) {
@@ -87,7 +87,7 @@ fn params(req: &Request) -> Result<Vec<(String, String)>, ApiError> {
 }
 
 /// The first value of parameter `name`.
-fn first<'a>(params: &'a [(String, String)], name: &str) -> Option<&'a str> {
+pub(crate) fn first<'a>(params: &'a [(String, String)], name: &str) -> Option<&'a str> {
     params
         .iter()
         .find(|(n, _)| n == name)
@@ -189,6 +189,9 @@ async fn run(
 
 /// `GET`/`HEAD /rest/fcr:search`.
 pub(crate) async fn search(ctx: &Ctx, head: bool, req: Request) -> Result<Response, ApiError> {
+    if ctx.config.search.is_none() {
+        return crate::search_forward::search(ctx, head, req).await;
+    }
     let indexer = indexer(ctx)?;
     let params = params(&req)?;
     let get = |name: &str| first(&params, name);
@@ -325,7 +328,10 @@ pub(crate) fn options() -> Response {
 }
 
 /// `GET /rest/fcr:search/status` (admins): where indexing stands.
-pub(crate) fn status(ctx: &Ctx) -> Result<Response, ApiError> {
+pub(crate) async fn status(ctx: &Ctx, req: Request) -> Result<Response, ApiError> {
+    if ctx.config.search.is_none() {
+        return crate::search_forward::status(ctx, req).await;
+    }
     let indexer = indexer(ctx)?;
     Ok((
         [(header::CONTENT_TYPE, "application/json")],
@@ -337,6 +343,9 @@ pub(crate) fn status(ctx: &Ctx) -> Result<Response, ApiError> {
 /// `POST /rest/fcr:search/reindex` (admins): a full rebuild, in the background; 202, or
 /// 409 while one runs.
 pub(crate) fn reindex(ctx: &Ctx) -> Result<Response, ApiError> {
+    if ctx.config.search.is_none() {
+        return crate::search_forward::reindex(ctx);
+    }
     let indexer = indexer(ctx)?;
     if !indexer.request_rebuild() {
         return Err(ApiError::new(
@@ -358,6 +367,9 @@ pub(crate) fn reindex(ctx: &Ctx) -> Result<Response, ApiError> {
 
 /// `/fedoragsearch/rest?operation=…`: GSearch's REST interface.
 pub(crate) async fn gsearch(ctx: &Ctx, req: Request) -> Result<Response, ApiError> {
+    if ctx.config.search.is_none() {
+        return crate::search_forward::gsearch(ctx, req).await;
+    }
     let indexer = indexer(ctx)?;
     let params = params(&req)?;
     let get = |name: &str| first(&params, name);

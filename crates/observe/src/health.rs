@@ -3,8 +3,9 @@
 //! Liveness says the process answers. Readiness says every part a request needs is usable:
 //! the catalog answers a query, the storage root answers (and, on a local root, the staging
 //! directory is writable and the data directory's file system has room), the search indexer
-//! has not failed, and every event destination delivers. A failing replica is reported as a
-//! warning that leaves the server ready (see [`check_replicas`]). Each check is bounded by
+//! has not failed, and every event destination delivers. A failing replica, or a node that
+//! searches are forwarded to and does not answer, is reported as a warning that leaves the
+//! server ready (see [`check_replicas`], [`Peers`]). Each check is bounded by
 //! [`HealthSettings::check_timeout`], so a hung PostgreSQL or S3 endpoint makes the answer
 //! "not ready", never a hung probe; the answer is kept for [`HealthSettings::cache_for`], so
 //! a storm of probes costs one round of checks a second.
@@ -101,6 +102,16 @@ impl Health {
         checks.extend(check_search(sources));
         checks.extend(check_events(sources));
         checks.extend(check_replicas(sources));
+        if let Some(peers) = &sources.search_forward {
+            let probe = tokio::time::timeout(self.settings.check_timeout, peers.probe());
+            checks.extend(peer_checks(probe.await.unwrap_or_else(|_| {
+                peers
+                    .names()
+                    .into_iter()
+                    .map(|n| (n, Err("no answer in time".to_string())))
+                    .collect()
+            })));
+        }
         Readiness::of(checks)
     }
 
@@ -150,7 +161,7 @@ pub struct Readiness {
     /// True when every check passed (warnings aside).
     pub ready: bool,
     /// One entry per check (`catalog`, `storage`, `disk`, `search`, `events:<destination>`,
-    /// `replica:<name>`).
+    /// `replica:<name>`, `search-forward:<url>`).
     pub checks: Vec<Check>,
 }
 
@@ -416,6 +427,38 @@ fn replica_checks(statuses: &[arca_fixity::replica::ReplicaStatus]) -> Vec<Check
         .collect()
 }
 
+/// Each peer's name and whether it answers (a detail, or why not).
+pub type PeerAnswers = Vec<(String, Result<String, String>)>;
+
+/// Other servers a part of this one's answers comes from (the nodes searches are
+/// forwarded to), probed by each readiness round.
+pub trait Peers: Send + Sync {
+    /// Each peer's name, in order.
+    fn names(&self) -> Vec<String>;
+    /// Whether each peer answers now.
+    fn probe(&self) -> std::pin::Pin<Box<dyn Future<Output = PeerAnswers> + Send + '_>>;
+}
+
+/// Every search node answers: one that does not is a failed check `search-forward:<url>`,
+/// but only a *warning*: this node serves everything else, and searches go to the next
+/// node (or get 503 with `Retry-After` when none answers), so taking this node out of its
+/// load balancer would only make the outage larger.
+fn peer_checks(probed: PeerAnswers) -> Vec<Check> {
+    probed
+        .into_iter()
+        .map(|(peer, answer)| {
+            let name = format!("search-forward:{peer}");
+            match answer {
+                Ok(detail) => Check::passed(&name, detail),
+                Err(e) => Check::warning(
+                    &name,
+                    format!("searches go to the next node while it does not answer: {e}"),
+                ),
+            }
+        })
+        .collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -438,6 +481,18 @@ mod tests {
         let starting = Readiness::starting();
         assert!(!starting.ready);
         assert_eq!(starting.checks[0].name, "catalog");
+    }
+
+    #[test]
+    fn a_search_node_out_of_reach_warns_without_making_the_server_unready() {
+        let checks = peer_checks(vec![
+            ("http://a/rest".into(), Err("connection refused".into())),
+            ("http://b/rest".into(), Ok("answers".into())),
+        ]);
+        assert_eq!(checks[0].name, "search-forward:http://a/rest");
+        assert!(!checks[0].ok && checks[0].warning);
+        assert!(checks[1].ok && !checks[1].warning);
+        assert!(Readiness::of(checks).ready);
     }
 
     #[test]

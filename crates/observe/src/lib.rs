@@ -37,6 +37,9 @@ pub struct Sources {
     pub audit: Option<Arc<arca_fixity::schedule::BackgroundAudit>>,
     /// Copies to the replicas, when there are any.
     pub replication: Option<Arc<arca_fixity::Replicator>>,
+    /// The nodes searches are forwarded to, when this node has no index of its own
+    /// (`search.forward_to`).
+    pub search_forward: Option<Arc<dyn health::Peers>>,
 }
 
 /// The server's one observer: metrics, health and status over the same [`Sources`].

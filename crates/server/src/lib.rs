@@ -689,6 +689,22 @@ fn announce(config: &Config, addr: std::net::SocketAddr) {
     let _ = std::io::stderr().write_all(text.as_bytes());
 }
 
+/// Where a node without an index forwards its searches (`search.forward_to`), if anywhere.
+/// `https:` nodes are checked against the system's roots and `external_content_ca_file`.
+fn search_forwarder(config: &Config) -> anyhow::Result<Option<Arc<arca_http::SearchForwarder>>> {
+    if config.search.enabled || config.search.forward_to.is_empty() {
+        return Ok(None);
+    }
+    let forwarder = arca_http::SearchForwarder::new(
+        &config.search.forward_to,
+        config.external_content_ca_file.as_deref(),
+    )
+    .map_err(anyhow::Error::msg)
+    .context("cannot set up search forwarding (search.forward_to)")?;
+    tracing::info!(nodes = ?forwarder.targets(), "no search index here: searches go to the nodes that index");
+    Ok(Some(Arc::new(forwarder)))
+}
+
 /// The readiness thresholds of `config`'s `[health]` table.
 fn health_settings(config: &Config) -> arca_observe::health::HealthSettings {
     arca_observe::health::HealthSettings {
@@ -781,6 +797,7 @@ pub async fn run_gated(
         None
     };
     let indexing = search.as_ref().map(|s| s.spawn(events_stopped.clone()));
+    let search_forward = search_forwarder(&config)?;
     let deliveries = start_events(&config, &repo, addr, events_stopped)?;
     let delivery_statuses = deliveries.iter().map(|d| d.status.clone()).collect();
     let fedora3_facade = fedora3_facade(&config, &repo).await?;
@@ -808,6 +825,9 @@ pub async fn run_gated(
             started,
             audit: audit.clone(),
             replication: replication.clone(),
+            search_forward: search_forward
+                .clone()
+                .map(|f| f as Arc<dyn arca_observe::health::Peers>),
         },
         health_settings(&config),
     );
@@ -832,6 +852,7 @@ pub async fn run_gated(
             deliveries: delivery_statuses,
             search,
             search_max_results: config.search.max_results,
+            search_forward,
             fedora3_facade: Arc::new(fedora3_facade.into()),
             fedora3_facade_auto: config.fedora3.facade == arca_config::Facade::Auto
                 && config.base_path != "/fedora",

@@ -258,3 +258,46 @@ async fn pdf_text_is_indexed_and_the_index_resumes_after_sigkill() {
     assert_eq!(total(&http, &arca, "ABSTRACT:fish").await, records);
     arca.stop();
 }
+
+/// `search.forward_to` that cannot work stops `arca serve` at start with a message naming
+/// the setting, before anything is written: with the node's own index on, and a URL that is
+/// not a node's REST root.
+#[test]
+fn search_forwarding_that_cannot_work_is_refused_at_start() {
+    let dir = tempfile::tempdir().unwrap();
+    let data = dir.path().join("data");
+    for (env, why) in [
+        (
+            vec![("ARCA_SEARCH_FORWARD_TO", "http://127.0.0.1:1/rest")],
+            "search.enabled",
+        ),
+        (
+            vec![
+                ("ARCA_SEARCH_ENABLED", "false"),
+                (
+                    "ARCA_SEARCH_FORWARD_TO",
+                    "http://127.0.0.1:1/rest,index-2:8080/rest",
+                ),
+            ],
+            "\"index-2:8080/rest\" is not a node's REST root URL",
+        ),
+    ] {
+        let mut cmd = std::process::Command::new(env!("CARGO_BIN_EXE_arca"));
+        cmd.arg("serve")
+            .arg("--listen")
+            .arg("127.0.0.1:0")
+            .arg("--data")
+            .arg(&data)
+            .stdin(std::process::Stdio::null());
+        crate::common::scrub_env(&mut cmd);
+        cmd.envs(env.iter().copied());
+        let out = cmd.output().unwrap();
+        assert!(!out.status.success(), "{env:?}: arca started");
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(
+            err.contains("search.forward_to") && err.contains(why),
+            "{env:?}: {err}"
+        );
+        assert!(!data.exists(), "{env:?}: the data directory was made");
+    }
+}

@@ -744,3 +744,43 @@ async fn external_text_is_read_only_where_the_allow_list_allows() {
         "still indexed by its metadata"
     );
 }
+
+/// A node with search off keeps no index (no `search` directory, no indexer), answers
+/// searches with 501 saying so, and is ready without a search check.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_node_with_search_off_keeps_no_index() {
+    let s = TestServer::start_with(None, |c| c.search.enabled = false).await;
+    let body = format!("{DC}<> dcterms:title \"never indexed\" .");
+    assert_eq!(put(&s, "off", &[TURTLE], &body).await.status, 201);
+    let (status, text) = search_status(&s, &[("q", "indexed")]).await;
+    assert_eq!(status, 501, "{text}");
+    assert!(
+        text.contains("search.enabled = false") && text.contains("search.forward_to"),
+        "{text}"
+    );
+    let root = s.url("");
+    let base = root.trim_end_matches('/').trim_end_matches("/rest");
+    let r = s
+        .request(
+            Method::GET,
+            &format!("{base}/fedoragsearch/rest?operation=gfindObjects&query=x"),
+            &[],
+            "",
+        )
+        .await;
+    assert_eq!(r.status, 501, "{}", r.text());
+    assert!(!s.data().join("search").exists());
+    let r = s
+        .request(Method::GET, &format!("{base}/health/ready"), &[], "")
+        .await;
+    assert_eq!(r.status, 200, "{}", r.text());
+    let v: Value = serde_json::from_slice(&r.body).unwrap();
+    assert!(
+        v["checks"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .all(|c| c["name"] != "search"),
+        "{v}"
+    );
+}

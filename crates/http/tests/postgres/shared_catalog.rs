@@ -15,7 +15,7 @@ use http::{Method, StatusCode};
 use sha1::Digest as _;
 
 /// A new database on the shared test PostgreSQL, or `None` without PostgreSQL.
-async fn database() -> Option<String> {
+pub(crate) async fn database() -> Option<String> {
     let pg = tokio::task::spawn_blocking(Postgres::shared)
         .await
         .unwrap()?;
@@ -27,7 +27,7 @@ async fn database() -> Option<String> {
 }
 
 /// An htpasswd file with users alice, bob and the admin root (password `<name>-pw`).
-fn users(dir: &Path) -> std::path::PathBuf {
+pub(crate) fn users(dir: &Path) -> std::path::PathBuf {
     let file = dir.join("htpasswd");
     let mut text = String::new();
     for user in ["alice", "bob", "root"] {
