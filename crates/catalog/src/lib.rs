@@ -39,9 +39,13 @@ pub enum Error {
     /// The PostgreSQL database failed, or could not be reached.
     #[error("catalog database error (PostgreSQL): {0}")]
     Postgres(#[from] sqlx::Error),
-    /// The group transaction this write was part of failed.
+    /// The group transaction this write was part of failed, for the cause shared by every
+    /// write of the group (its kind decides the answer: an outage is still an outage).
     #[error("catalog transaction failed: {0}")]
-    Batch(String),
+    Batch(std::sync::Arc<Error>),
+    /// A write was dropped by the group commit without an answer (its task ended).
+    #[error("catalog transaction failed: {0}")]
+    Dropped(&'static str),
     /// TLS to PostgreSQL is misconfigured or failed: a CA file that cannot be read, settings
     /// that disagree, a certificate refused, or a server that requires TLS when it is off.
     #[error("TLS to PostgreSQL: {0}")]
@@ -69,6 +73,7 @@ impl Error {
     /// serialization conflict.
     pub fn is_unavailable(&self) -> bool {
         match self {
+            Self::Batch(cause) => cause.is_unavailable(),
             Self::Postgres(sqlx::Error::Database(e)) => e.code().is_some_and(|code| {
                 // 08: connection exception; 57P01-57P03: shutting down or starting up;
                 // 55P03: lock not available (lock_timeout); 40001/40P01: serialization

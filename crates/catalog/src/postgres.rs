@@ -525,9 +525,9 @@ impl Inner {
         let outcomes = match committed {
             Ok(outcomes) => outcomes,
             Err(e) => {
-                let message = e.to_string();
+                let cause = std::sync::Arc::new(e);
                 for reply in replies {
-                    let _ = reply.send(Err(Error::Batch(message.clone())));
+                    let _ = reply.send(Err(Error::Batch(cause.clone())));
                 }
                 return;
             }
@@ -1025,9 +1025,7 @@ impl Catalog for PostgresCatalog {
         self.inner.kick();
         match rx.await {
             Ok(result) => result,
-            Err(_) => Err(Error::Batch(
-                "the catalog's group commit dropped a write".into(),
-            )),
+            Err(_) => Err(Error::Dropped("the catalog's group commit dropped a write")),
         }
     }
 

@@ -580,9 +580,9 @@ impl SqliteCatalog {
                 }
             }
             Err(e) => {
-                let message = e.to_string();
+                let cause = std::sync::Arc::new(e);
                 for (_, reply) in outcomes {
-                    let _ = reply.send(Err(Error::Batch(message.clone())));
+                    let _ = reply.send(Err(Error::Batch(cause.clone())));
                 }
             }
         }
@@ -998,7 +998,7 @@ impl Catalog for SqliteCatalog {
         match rx.await {
             Ok(result) => result,
             // The write is queued and the current holder of the writer will commit it.
-            Err(_) => Err(Error::Batch("the catalog writer dropped a write".into())),
+            Err(_) => Err(Error::Dropped("the catalog writer dropped a write")),
         }
     }
 

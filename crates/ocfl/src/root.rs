@@ -858,31 +858,35 @@ impl OcflRoot {
 }
 
 /// The root of every object in the storage root held by `store` (those holding an object
-/// declaration), as key prefixes in byte order. The hashed n-tuple layout is walked
-/// one directory level at a time (S3: one delimiter listing per directory).
+/// declaration), as key prefixes in byte order. The hashed n-tuple layout is walked one
+/// directory level at a time (S3: one delimiter listing per directory), the subdirectories
+/// of each level in parallel on the current rayon pool: a cold walk waits on one directory
+/// read after another, a million objects' layout holds about three million directories, and
+/// only many reads in flight keep the disk busy.
 pub fn list_objects_in(store: &dyn ObjectStorage) -> Result<Vec<String>> {
-    let mut out = Vec::new();
-    let mut stack = vec![String::new()];
-    while let Some(prefix) = stack.pop() {
-        let listing = store.list_dir(&prefix)?;
-        let is_object = listing.files.iter().any(|f| {
-            let name = f.key.rsplit('/').next().unwrap_or(&f.key);
-            name == OBJECT_NAMASTE || name == OBJECT_NAMASTE_1_0
-        });
-        if is_object && !prefix.is_empty() {
-            out.push(prefix);
-            continue;
-        }
-        let mut dirs: Vec<String> = listing
-            .dirs
-            .into_iter()
-            .filter(|d| !(prefix.is_empty() && d == "extensions"))
-            .collect();
-        dirs.sort();
-        stack.extend(dirs.into_iter().rev());
-    }
+    let mut out = objects_below(store, "")?;
     out.sort();
     Ok(out)
+}
+
+/// The object roots at or below directory `prefix` of `store`.
+fn objects_below(store: &dyn ObjectStorage, prefix: &str) -> Result<Vec<String>> {
+    use rayon::prelude::*;
+    let listing = store.list_dir(prefix)?;
+    let is_object = listing.files.iter().any(|f| {
+        let name = f.key.rsplit('/').next().unwrap_or(&f.key);
+        name == OBJECT_NAMASTE || name == OBJECT_NAMASTE_1_0
+    });
+    if is_object && !prefix.is_empty() {
+        return Ok(vec![prefix.to_string()]);
+    }
+    let below = listing
+        .dirs
+        .par_iter()
+        .filter(|d| !(prefix.is_empty() && *d == "extensions"))
+        .map(|d| objects_below(store, d))
+        .collect::<Result<Vec<_>>>()?;
+    Ok(below.into_iter().flatten().collect())
 }
 
 /// Reads the object whose root is `prefix` in `store` (any store, with or without a storage

@@ -317,9 +317,16 @@ impl Repository {
         resume: bool,
         progress: &(dyn Fn(u64, u64) + Sync),
     ) -> Result<RebuildStats> {
+        let readers = Arc::new(
+            rayon::ThreadPoolBuilder::new()
+                .num_threads(READ_THREADS)
+                .thread_name(|i| format!("arca-rebuild-{i}"))
+                .build()
+                .map_err(|e| Error::Io(std::io::Error::other(e)))?,
+        );
         let dirs = {
-            let ocfl = self.ocfl.clone();
-            tokio::task::spawn_blocking(move || ocfl.list_objects())
+            let (ocfl, readers) = (self.ocfl.clone(), readers.clone());
+            tokio::task::spawn_blocking(move || readers.install(|| ocfl.list_objects()))
                 .await
                 .map_err(|e| Error::Io(std::io::Error::other(e)))??
         };
@@ -344,13 +351,6 @@ impl Repository {
         let mut children_changed: HashMap<FedoraId, i64> = HashMap::new();
         self.catalog.bulk_load(true).await?;
         // Storage is read a chunk ahead: while one chunk is committed, the next is read.
-        let readers = Arc::new(
-            rayon::ThreadPoolBuilder::new()
-                .num_threads(READ_THREADS)
-                .thread_name(|i| format!("arca-rebuild-{i}"))
-                .build()
-                .map_err(|e| Error::Io(std::io::Error::other(e)))?,
-        );
         let mut chunks = todo.chunks(CHUNK);
         let mut reading = chunks.next().map(|c| self.read_chunk(&readers, c.to_vec()));
         while let Some(read) = reading {

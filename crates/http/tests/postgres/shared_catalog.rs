@@ -261,6 +261,106 @@ async fn a_stopped_postgresql_is_503_until_it_is_back() {
     tokio::task::spawn_blocking(move || drop(pg)).await.unwrap();
 }
 
+/// PostgreSQL restarted while four clients write: every answer is 201 (a write that waited
+/// for the restart), or 503 with `Retry-After` (never a 500 or a hang), writes succeed again after the restart, and every
+/// write acknowledged with 201, before, during or after, is there afterwards.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn postgresql_restarted_under_writes_loses_nothing_acknowledged() {
+    let Some(pg) = tokio::task::spawn_blocking(Postgres::start).await.unwrap() else {
+        return;
+    };
+    let (pg, url) = tokio::task::spawn_blocking(move || {
+        let url = pg.create_database();
+        (pg, url)
+    })
+    .await
+    .unwrap();
+    let a = std::sync::Arc::new(node(&url, None).await);
+    let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let writers: Vec<_> = (0..4)
+        .map(|w| {
+            let (a, stop) = (a.clone(), stop.clone());
+            tokio::spawn(async move {
+                let turtle = [("content-type", "text/turtle")];
+                let mut answers = Vec::new();
+                let mut n = 0;
+                while !stop.load(std::sync::atomic::Ordering::Relaxed) {
+                    let path = format!("w{w}-{n}");
+                    let started = std::time::Instant::now();
+                    let r = a.request(Method::PUT, &a.url(&path), &turtle, "").await;
+                    let retry_after = r.headers.get("retry-after").is_some();
+                    answers.push((path, r.status, retry_after, started.elapsed(), r.text()));
+                    n += 1;
+                    if r.status != StatusCode::CREATED {
+                        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+                    }
+                }
+                answers
+            })
+        })
+        .collect();
+    tokio::time::sleep(std::time::Duration::from_secs(1)).await;
+    let pg = tokio::task::spawn_blocking(move || {
+        let mut pg = pg;
+        pg.stop();
+        // Longer than the catalog's wait for a connection (3 s): some writes are refused.
+        std::thread::sleep(std::time::Duration::from_secs(6));
+        pg.start_again();
+        pg
+    })
+    .await
+    .unwrap();
+    let restarted = std::time::Instant::now();
+    tokio::time::sleep(std::time::Duration::from_secs(3)).await;
+    stop.store(true, std::sync::atomic::Ordering::Relaxed);
+    let mut answers = Vec::new();
+    for w in writers {
+        answers.extend(w.await.unwrap());
+    }
+    let refused = answers
+        .iter()
+        .filter(|a| a.1 == StatusCode::SERVICE_UNAVAILABLE)
+        .count();
+    eprintln!(
+        "{} writes: {} refused with 503, restart done {:?} before the end",
+        answers.len(),
+        refused,
+        restarted.elapsed()
+    );
+    for (path, status, retry_after, took, body) in &answers {
+        assert!(
+            *status == StatusCode::CREATED
+                || (*status == StatusCode::SERVICE_UNAVAILABLE && *retry_after),
+            "PUT {path}: {status} after {took:?} (Retry-After: {retry_after}): {body}"
+        );
+        assert!(
+            *took < std::time::Duration::from_secs(30),
+            "PUT {path} hung for {took:?}"
+        );
+    }
+    assert!(refused > 0, "the outage was seen by no write");
+    // Writes resumed: the last write of every client went through.
+    let mut last: std::collections::BTreeMap<&str, StatusCode> = Default::default();
+    for (path, status, ..) in &answers {
+        last.insert(path.split('-').next().unwrap(), *status);
+    }
+    assert!(
+        last.values().all(|s| *s == StatusCode::CREATED),
+        "the last write of a client failed: {last:?}"
+    );
+    for (path, status, ..) in &answers {
+        let r = a.request(Method::GET, &a.url(path), &[], "").await;
+        let expected = if *status == StatusCode::CREATED {
+            StatusCode::OK
+        } else {
+            StatusCode::NOT_FOUND
+        };
+        assert_eq!(r.status, expected, "GET {path} after the PUT's {status}");
+    }
+    drop(a);
+    tokio::task::spawn_blocking(move || drop(pg)).await.unwrap();
+}
+
 /// `fcr:search/status` of `node`, polled until `done` holds for it; panics with the last
 /// status after `patience`.
 async fn search_status_until(
