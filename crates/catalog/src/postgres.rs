@@ -350,7 +350,14 @@ impl PostgresCatalog {
             "SELECT id FROM resources WHERE parent = $1 AND NOT deleted AND id > $2
              ORDER BY id LIMIT $3"
         } else {
-            "SELECT id FROM resources WHERE parent = $1 AND id > $2 ORDER BY id LIMIT $3"
+            // Each half through its partial index (neither serves a condition without
+            // `deleted`).
+            "(SELECT id FROM resources WHERE parent = $1 AND NOT deleted AND id > $2
+              ORDER BY id LIMIT $3)
+             UNION ALL
+             (SELECT id FROM resources WHERE parent = $1 AND deleted AND id > $2
+              ORDER BY id LIMIT $3)
+             ORDER BY id LIMIT $3"
         };
         let ids: Vec<String> = sqlx::query_scalar(sql)
             .bind(parent.as_str())
@@ -948,11 +955,15 @@ impl Catalog for PostgresCatalog {
     }
 
     async fn children_at(&self, parent: &FedoraId, at: i64) -> Result<Vec<FedoraId>> {
-        let rows: Vec<(String, Vec<u8>)> =
-            sqlx::query_as("SELECT id, headers FROM resources WHERE parent = $1 ORDER BY id")
-                .bind(parent.as_str())
-                .fetch_all(self.pool())
-                .await?;
+        let rows: Vec<(String, Vec<u8>)> = sqlx::query_as(
+            "SELECT id, headers FROM resources WHERE parent = $1 AND NOT deleted
+                 UNION ALL
+                 SELECT id, headers FROM resources WHERE parent = $1 AND deleted
+                 ORDER BY id",
+        )
+        .bind(parent.as_str())
+        .fetch_all(self.pool())
+        .await?;
         alive_at(rows, at)
     }
 

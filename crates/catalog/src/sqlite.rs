@@ -355,7 +355,15 @@ impl SqliteCatalog {
                 "SELECT id FROM resources WHERE parent = ?1 AND deleted = 0 AND id > ?2
                  ORDER BY id LIMIT ?3"
             } else {
-                "SELECT id FROM resources WHERE parent = ?1 AND id > ?2 ORDER BY id LIMIT ?3"
+                // Each half through its partial index: without `deleted` in the condition
+                // neither index serves, and the query read the whole table (13.7 s at a
+                // million objects, at every start: the Fedora 3 facade's probe).
+                "SELECT id FROM (SELECT id FROM resources WHERE parent = ?1 AND deleted = 0
+                                 AND id > ?2 ORDER BY id LIMIT ?3)
+                 UNION ALL
+                 SELECT id FROM (SELECT id FROM resources WHERE parent = ?1 AND deleted = 1
+                                 AND id > ?2 ORDER BY id LIMIT ?3)
+                 ORDER BY id LIMIT ?3"
             })?;
             collect_ids(
                 &mut stmt,

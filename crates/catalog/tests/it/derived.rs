@@ -228,6 +228,17 @@ async fn listings_at_an_instant_scans_and_meta(store: Store) {
         cat.children_any(&root, None, 10).await.unwrap(),
         [id("x"), id("y")]
     );
+    // Paged across live children and tombstones alike.
+    assert_eq!(cat.children_any(&root, None, 1).await.unwrap(), [id("x")]);
+    assert_eq!(
+        cat.children_any(&root, Some(&id("x")), 1).await.unwrap(),
+        [id("y")]
+    );
+    assert!(cat
+        .children_any(&root, Some(&id("y")), 1)
+        .await
+        .unwrap()
+        .is_empty());
     assert!(cat.has_descendants(&id("x")).await.unwrap());
     assert!(!cat.has_descendants(&id("y")).await.unwrap());
     assert_eq!(
