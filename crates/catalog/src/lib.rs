@@ -489,10 +489,11 @@ pub trait Catalog: TransactionStore + Coordination {
     /// Forgets every resource, memento, membership and reference row and meta value (before a full
     /// rebuild); keeps the change log and the state of transactions (not derived from storage).
     async fn clear(&self) -> Result<()>;
-    /// Starts (`true`) or ends (`false`) a rebuild's bulk load. A backend may then set its
-    /// secondary indexes aside and build each once at the end, sorted, instead of inserting
-    /// into it at random per row; lookups by id keep working meanwhile, others may be slow.
-    /// An interrupted bulk load leaves a catalog that is complete once reopened.
+    /// Starts (`true`) or ends (`false`) a rebuild's bulk load, after [`clear`](Self::clear)
+    /// or on resuming one. A backend may then stage the records, mementos and references
+    /// applied meanwhile and put them in place, in key order, only at the end, with its
+    /// secondary indexes built once, sorted: rows loaded are not read back before the end.
+    /// A bulk load cut short keeps what it staged for the rebuild that resumes it.
     async fn bulk_load(&self, _on: bool) -> Result<()> {
         Ok(())
     }

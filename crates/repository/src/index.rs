@@ -23,9 +23,9 @@ pub(crate) const COMPLETE: &str = "complete";
 /// fewer times a B-tree page is written again (a 200,000-object root: 2,048 wrote a quarter
 /// less than 512).
 const CHUNK: usize = 2048;
-/// Threads reading storage during a rebuild, whatever the cores: reading a cold root waits
-/// on the disk, one small file at a time per thread, so the depth of the disk's queue is
-/// what sets the pace.
+/// Threads listing and reading storage during a rebuild, whatever the cores: reading a cold
+/// root waits on the disk, one directory or small file at a time per thread, so the depth of
+/// the disk's queue is what sets the pace.
 const READ_THREADS: usize = 32;
 
 /// What the catalog holds about one object, derived from storage.
@@ -387,12 +387,13 @@ impl Repository {
             }
             progress(stats.objects + stats.failed, total);
         }
+        // The loaded rows in place before what reads or updates them.
+        self.catalog.bulk_load(false).await?;
         let ops: Vec<CatalogOp> = children_changed
             .into_iter()
             .map(|(parent, at)| CatalogOp::ChildrenChanged(parent, at))
             .collect();
         self.catalog.apply(ops).await?;
-        self.catalog.bulk_load(false).await?;
         self.recompute_all_membership().await?;
         let regenerated = self.catalog.regenerate_changes().await?;
         if regenerated > 0 {
