@@ -720,18 +720,13 @@ impl SqliteCatalog {
                 CatalogOp::ReplaceReferences { source, rows } => {
                     tx.prepare_cached("DELETE FROM refs WHERE source = ?1")?
                         .execute(params![source.as_str()])?;
-                    let mut insert = tx.prepare_cached(
+                    insert_references(
+                        tx,
                         "INSERT OR IGNORE INTO refs (source, subject, predicate, target)
                          VALUES (?1, ?2, ?3, ?4)",
+                        &source,
+                        rows,
                     )?;
-                    for row in rows {
-                        insert.execute(params![
-                            source.as_str(),
-                            row.subject,
-                            row.predicate,
-                            row.target.as_str()
-                        ])?;
-                    }
                 }
                 CatalogOp::ForgetDerived(id) => {
                     for sql in [
@@ -742,19 +737,12 @@ impl SqliteCatalog {
                         tx.prepare_cached(sql)?.execute(params![id.as_str()])?;
                     }
                 }
-                CatalogOp::PutMemento(m) => {
-                    tx.prepare_cached(
-                        "INSERT OR REPLACE INTO mementos (id, datetime, version, header_file, content_file)
-                         VALUES (?1, ?2, ?3, ?4, ?5)",
-                    )?
-                    .execute(params![
-                        m.id.as_str(),
-                        m.datetime,
-                        m.version,
-                        m.header_file,
-                        m.content_file
-                    ])?;
-                }
+                CatalogOp::PutMemento(m) => insert_memento(
+                    tx,
+                    "INSERT OR REPLACE INTO mementos (id, datetime, version, header_file, content_file)
+                     VALUES (?1, ?2, ?3, ?4, ?5)",
+                    &m,
+                )?,
                 CatalogOp::CurrentMemento(m) => {
                     tx.prepare_cached(
                         "UPDATE resources SET memento_datetime = ?2, memento_version = ?3,
@@ -1428,35 +1416,58 @@ fn stage_bulk(tx: &Connection, op: CatalogOp) -> Result<Option<CatalogOp>> {
             Ok(None)
         }
         CatalogOp::PutMemento(m) => {
-            tx.prepare_cached(
+            insert_memento(
+                tx,
                 "INSERT INTO bulk_mementos (id, datetime, version, header_file, content_file)
                  VALUES (?1, ?2, ?3, ?4, ?5)",
-            )?
-            .execute(params![
-                m.id.as_str(),
-                m.datetime,
-                m.version,
-                m.header_file,
-                m.content_file
-            ])?;
+                &m,
+            )?;
             Ok(None)
         }
         CatalogOp::ReplaceReferences { source, rows } => {
-            let mut insert = tx.prepare_cached(
+            insert_references(
+                tx,
                 "INSERT INTO bulk_refs (source, subject, predicate, target) VALUES (?1, ?2, ?3, ?4)",
+                &source,
+                rows,
             )?;
-            for row in rows {
-                insert.execute(params![
-                    source.as_str(),
-                    row.subject,
-                    row.predicate,
-                    row.target.as_str()
-                ])?;
-            }
             Ok(None)
         }
         op => Ok(Some(op)),
     }
+}
+
+/// Inserts memento `m` by `sql` (into the live or the staging table; columns id, datetime,
+/// version, header_file, content_file).
+fn insert_memento(tx: &Connection, sql: &str, m: &MementoRow) -> Result<()> {
+    tx.prepare_cached(sql)?.execute(params![
+        m.id.as_str(),
+        m.datetime,
+        m.version,
+        m.header_file,
+        m.content_file
+    ])?;
+    Ok(())
+}
+
+/// Inserts the reference rows of `source` by `sql` (into the live or the staging table;
+/// columns source, subject, predicate, target).
+fn insert_references(
+    tx: &Connection,
+    sql: &str,
+    source: &FedoraId,
+    rows: Vec<crate::ReferenceRow>,
+) -> Result<()> {
+    let mut insert = tx.prepare_cached(sql)?;
+    for row in rows {
+        insert.execute(params![
+            source.as_str(),
+            row.subject,
+            row.predicate,
+            row.target.as_str()
+        ])?;
+    }
+    Ok(())
 }
 
 #[cfg(test)]

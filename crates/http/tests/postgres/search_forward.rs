@@ -9,12 +9,12 @@
 use std::path::Path;
 use std::time::{Duration, Instant};
 
-use arca_testkit::{Reply, TestServer};
+use arca_testkit::TestServer;
 use base64::Engine as _;
 use http::{Method, StatusCode};
 use serde_json::Value;
 
-use crate::shared_catalog::{database, users};
+use crate::shared_catalog::{database, send, users};
 
 const TURTLE: (&str, &str) = ("content-type", "text/turtle");
 const DC: &str = "@prefix dcterms: <http://purl.org/dc/terms/> .\n";
@@ -33,22 +33,6 @@ async fn node(url: &str, data: &Path, users: &Path, forward_to: Option<Vec<Strin
         }
     })
     .await
-}
-
-async fn send(
-    s: &TestServer,
-    user: &str,
-    method: Method,
-    path: &str,
-    headers: &[(&str, &str)],
-    body: &str,
-) -> Reply {
-    let token = base64::engine::general_purpose::STANDARD.encode(format!("{user}:{user}-pw"));
-    let auth = format!("Basic {token}");
-    let mut all = headers.to_vec();
-    all.push(("authorization", &auth));
-    s.request_anonymous(method, &s.url(path), &all, body.to_string())
-        .await
 }
 
 /// `q`'s hits for `user` through `s`: their `fedora_id`s, sorted.

@@ -52,7 +52,8 @@ async fn node(url: &str, htpasswd: Option<&Path>) -> TestServer {
     .await
 }
 
-async fn send(
+/// `method` on `path` of `s` as `user` (Basic, password `<user>-pw`).
+pub(crate) async fn send(
     s: &TestServer,
     user: &str,
     method: Method,
