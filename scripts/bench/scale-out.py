@@ -19,6 +19,18 @@ usage: scale-out.py costs ARCA WORK [--rounds 2] [--seconds 20]
          spread round-robin (one `arca bench` per node with its share, run together; the
          sums over the window from the first start to the last end)
        (--no-search: every node without its search index, which follows every change)
+       scale-out.py quota ARCA WORK [--quota 0.25] [--max-nodes 4] [--rounds 2] [--seconds 20]
+                                    [--index-quota 0.25] [--svg FILE]
+         (d) 1..MAX-NODES nodes, each in a CPU quota of its own (a cgroup v1 `cpu` group under
+         /sys/fs/cgroup/cpu/arca-scale with cfs_quota = QUOTA of one core: each node as if on
+         a small machine of its own; needs root), without search indexes, plus one indexing
+         node in a quota of its own that follows the change log and takes no requests
+         (--index-quota 0: none); PostgreSQL, MinIO and the load generators run outside the
+         quotas. Per row: ops/s, latency, the CPU of each tier (nodes, index node,
+         PostgreSQL, MinIO, load generators) and the machine's idle time, how often the
+         nodes were throttled (their quota exhausted), which tier bounds the row, and the
+         rate the capacity model predicts from the 1-node row's costs; an SVG chart of rate
+         against nodes
        scale-out.py bigingest ARCA WORK [--rounds 1] [--count 100] [--size 50]
          (c) COUNT objects of SIZE MiB with 1 and 7 clients into the S3 root, alternated with
          raw S3 PUTs of the same bytes to the same MinIO (one PUT per object, from a plain
@@ -303,9 +315,10 @@ class Node:
     """One `arca serve` on a free port: embedded (SQLite + local root under DATA) or over the
     PostgreSQL catalog URL and the bucket prefix."""
 
-    def __init__(self, arca, data, catalog=None, minio=None, prefix=None):
+    def __init__(self, arca, data, catalog=None, minio=None, prefix=None, cgroup=None,
+                 search=None):
         env = {**os.environ, "ARCA_LOG": "warn"}
-        if NO_SEARCH:
+        if NO_SEARCH if search is None else not search:
             env["ARCA_SEARCH_ENABLED"] = "false"
         if catalog:
             env["ARCA_CATALOG_URL"] = catalog
@@ -316,7 +329,8 @@ class Node:
         self.log = open(data + ".log", "w")
         self.proc = subprocess.Popen([arca, "serve", "--listen", "127.0.0.1:0", "--data", data],
                                      stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
-                                     text=True, env=env)
+                                     text=True, env=env,
+                                     preexec_fn=cgroup.enter if cgroup else None)
         self.base = None
         for line in self.proc.stderr:
             self.log.write(line)
@@ -349,6 +363,10 @@ class Env:
         self.pg = Postgres(self.work)
         self.minio = Minio(self.work)
         self.s3 = S3(self.minio.endpoint)
+        # a versioned bucket, as arca requires by default (storage.s3.require_versioning)
+        self.s3.request("PUT", query={"versioning": ""}, body=(
+            b'<VersioningConfiguration xmlns="http://s3.amazonaws.com/doc/2006-03-01/">'
+            b'<Status>Enabled</Status></VersioningConfiguration>'))
         self.n = 0
         emit({"conditions": {"load": loadavg(), "postgres": self.pg.version,
                              "minio": self.minio.version, "arca": self.arca,
@@ -600,6 +618,277 @@ def nodes_cmd(args):
                   f"{sum(x['cpu_total_pct'] for x in sel) / len(sel):.0f} |")
 
 
+CGROUP_CPU = "/sys/fs/cgroup/cpu/arca-scale"
+CGROUP_ACCT = "/sys/fs/cgroup/cpuacct/arca-scale"
+PERIOD_US = 100_000  # the CFS period container runtimes use
+
+
+class CpuGroup:
+    """A cgroup v1 group in the `cpu` hierarchy (with a CFS quota of QUOTA cores, or none)
+    and its twin in `cpuacct` (the exact CPU time of everything in it, threads and children
+    included)."""
+
+    def __init__(self, name, quota=0.0):
+        self.name, self.quota = name, quota
+        self.cpu = os.path.join(CGROUP_CPU, name)
+        self.acct = os.path.join(CGROUP_ACCT, name)
+        for d in (self.cpu, self.acct):
+            os.makedirs(d, exist_ok=True)
+        self._write(self.cpu, "cpu.cfs_period_us", PERIOD_US)
+        self._write(self.cpu, "cpu.cfs_quota_us", int(quota * PERIOD_US) if quota else -1)
+
+    @staticmethod
+    def _write(d, name, value):
+        with open(os.path.join(d, name), "w") as f:
+            f.write(str(value))
+
+    def enter(self, pid=None):
+        """Moves PID (default: the calling process, as a `preexec_fn`) into both groups."""
+        for d in (self.cpu, self.acct):
+            self._write(d, "cgroup.procs", pid or os.getpid())
+
+    def usage_s(self):
+        with open(os.path.join(self.acct, "cpuacct.usage")) as f:
+            return int(f.read()) / 1e9
+
+    def throttling(self):
+        with open(os.path.join(self.cpu, "cpu.stat")) as f:
+            stat = dict(line.split() for line in f if line.strip())
+        return int(stat["nr_periods"]), int(stat["nr_throttled"])
+
+    def remove(self):
+        for d in (self.cpu, self.acct):
+            try:
+                os.rmdir(d)
+            except OSError:
+                pass
+
+
+def idle_s():
+    """Idle + iowait seconds of all CPUs since boot."""
+    with open("/proc/stat") as f:
+        fields = f.readline().split()[1:]
+    return (int(fields[3]) + int(fields[4])) / TICK
+
+
+def quota_cmd(args):
+    if os.geteuid() != 0 or not os.path.isdir(os.path.dirname(CGROUP_CPU)):
+        raise SystemExit("quota needs root and cgroup v1's cpu and cpuacct hierarchies "
+                         "(/sys/fs/cgroup/cpu, /sys/fs/cgroup/cpuacct)")
+    global NO_SEARCH
+    NO_SEARCH = True  # the nodes that take requests keep no index; the index node does
+    env = Env(args)
+    tiers = {"pg": CpuGroup("pg"), "minio": CpuGroup("minio"), "loadgen": CpuGroup("loadgen")}
+    for pid in env.pg.pids():
+        tiers["pg"].enter(pid)
+    tiers["minio"].enter(env.minio.server.pid)
+    scenarios = ["ingest-object-only", "ingest-small", "access-metadata", "access-small"]
+    counts = list(range(1, args.max_nodes + 1))
+    order = []
+    for r in range(args.rounds):
+        order += [(r, n) for n in (counts if r % 2 == 0 else counts[::-1])]
+    cores = os.cpu_count()
+    emit({"quota": {"node_cores": args.quota, "index_node_cores": args.index_quota,
+                    "period_us": PERIOD_US, "machine_cores": cores}})
+    rows = []
+    try:
+        for r, count in order:
+            groups = [CpuGroup(f"node{i}", args.quota) for i in range(count)]
+            catalog, name, data = env.fresh("quota")
+            nodes = [Node(env.arca, f"{data}-node{i}", catalog, env.minio, name, groups[i])
+                     for i in range(count)]
+            index = None
+            if args.index_quota:
+                tiers["index"] = CpuGroup("index", args.index_quota)
+                index = Node(env.arca, f"{data}-index", catalog, env.minio, name,
+                             tiers["index"], search=True)
+            shares = [16 // count + (1 if i < 16 % count else 0) for i in range(count)]
+            def snapshot():
+                return {"t": time.monotonic(), "idle": idle_s(),
+                        "tiers": {k: g.usage_s() for k, g in tiers.items()},
+                        "nodes": sum(g.usage_s() for g in groups),
+                        "throttling": [g.throttling() for g in groups]}
+
+            for scenario in scenarios:
+                load = loadavg()
+                samples, done = [snapshot()], threading.Event()
+
+                def sample():  # every 0.25 s, so that the measured window can be cut out
+                    while not done.wait(0.25):
+                        samples.append(snapshot())
+                sampler = threading.Thread(target=sample)
+                sampler.start()
+                procs, outs, ends = [], [], [None] * count
+                for i, node in enumerate(nodes):
+                    out = os.path.join(env.work, f"report-q{count}-{r}-{scenario}-node{i}")
+                    extra = ["--objects", str(args.objects)] if scenario.startswith("access") else []
+                    cmd = [env.bench, "bench", scenario, "--url", node.base, "--pid", str(node.pid),
+                           "--clients", str(shares[i]), "--duration", str(args.seconds),
+                           "--no-raw", "--no-progress", "--out", out, *extra]
+                    procs.append(subprocess.Popen(cmd, stdout=subprocess.DEVNULL,
+                                                  stderr=open(out + ".err", "w"),
+                                                  preexec_fn=tiers["loadgen"].enter))
+                    outs.append(out)
+                for i, p in enumerate(procs):
+                    if p.wait() != 0:
+                        done.set()
+                        raise SystemExit(f"bench failed: {open(outs[i] + '.err').read()[-2000:]}")
+                    ends[i] = time.monotonic()
+                done.set()
+                sampler.join()
+                samples.append(snapshot())
+                per = [row_of(o, scenario) for o in outs]
+                ok = sum(x["ok"] for x in per)
+                # the measured window: from the earliest measured start to the last end (the
+                # access rows ingest their objects first, unmeasured); CPU over the samples
+                # inside it, as cores
+                start = min(e - x["elapsed_s"] for e, x in zip(ends, per))
+                window = max(ends) - start
+                a = next((x for x in samples if x["t"] >= start), samples[0])
+                b = samples[-1]
+                span = b["t"] - a["t"]
+                cpu = {k: (b["tiers"][k] - a["tiers"].get(k, 0)) / span for k in tiers}
+                cpu["nodes"] = (b["nodes"] - a["nodes"]) / span
+                throttled = sum(y[1] - x[1] for x, y in zip(a["throttling"], b["throttling"])) / max(
+                    1, sum(y[0] - x[0] for x, y in zip(a["throttling"], b["throttling"])))
+                idle = (b["idle"] - a["idle"]) / span
+                rec = {"round": r, "nodes": count, "scenario": scenario, "ok": ok,
+                       "errors": sum(x["errors"] for x in per), "ops_s": ok / window,
+                       "per_node_ops_s": [round(x["tps"]) for x in per],
+                       "mean_ms": sum(x["mean_ms"] * x["ok"] for x in per) / max(ok, 1),
+                       "p99_ms_max": max(x.get("p99_ms", 0) for x in per),
+                       "cpu_cores": {k: round(v, 3) for k, v in cpu.items()},
+                       "node_quota_used": cpu["nodes"] / (count * args.quota),
+                       "throttled_periods": throttled, "idle_cores": round(idle, 3),
+                       "window_s": round(window, 2), "cpu_span_s": round(span, 2),
+                       "load_before": load}
+                rec["bound"] = bound_of(rec, cores)
+                emit(rec)
+                rows.append(rec)
+            for n in nodes + ([index] if index else []):
+                n.stop()
+            env.s3.delete_prefix(name + "/")
+            for d in glob.glob(os.path.join(env.work, name + "*")):
+                if os.path.isdir(d):
+                    shutil.rmtree(d, ignore_errors=True)
+            for g in groups:
+                g.remove()
+    finally:
+        env.stop()
+        for g in tiers.values():
+            g.remove()
+    print_quota(rows, scenarios, counts, args, cores)
+    if args.svg:
+        with open(args.svg, "w") as f:
+            f.write(quota_svg(rows, scenarios, counts, args))
+        print(f"\nchart: {args.svg}")
+
+
+def bound_of(rec, cores):
+    """The tier that bounds a row: the nodes when they used (nearly) all their quota; else the
+    machine's cores when (nearly) none were idle, named by the largest user outside the
+    nodes; else neither (the clients' concurrency or latency)."""
+    if rec["node_quota_used"] >= 0.85:
+        return "nodes (quota)"
+    if rec["idle_cores"] < 0.1 * cores:
+        others = {k: v for k, v in rec["cpu_cores"].items() if k != "nodes"}
+        top = max(others, key=others.get)
+        return f"cores ({top} largest)"
+    return "neither (latency)"
+
+
+def predicted(rows, scenario, r, count, args, cores):
+    """The capacity model from the 1-node row of the same round: each node serves at most
+    quota / (its CPU per op); all tiers together at most the machine's cores / (CPU per op
+    of every tier)."""
+    one = next((x for x in rows if x["scenario"] == scenario and x["round"] == r
+                and x["nodes"] == 1), None)
+    if not one:
+        return None
+    per_op = {k: v / one["ops_s"] for k, v in one["cpu_cores"].items()}  # core-s per op
+    node = per_op["nodes"]
+    everything = sum(per_op.values())
+    return min(count * args.quota / node, cores / everything)
+
+
+def print_quota(rows, scenarios, counts, args, cores):
+    print(f"\nEach node in a quota of {args.quota} core; index node {args.index_quota} core; "
+          f"{cores} cores in all. CPU in cores over the row (nodes / index / PostgreSQL / "
+          f"MinIO / load generators / idle).")
+    print("\n| row | nodes | ops/s (each round) | ÷ 1 node | model | errors | mean ms | "
+          "quota used | throttled | CPU: nodes / index / PG / MinIO / load / idle | bound |")
+    print("|---|--:|---|--:|--:|--:|--:|--:|--:|---|---|")
+    for scenario in scenarios:
+        base = None
+        for count in counts:
+            sel = [x for x in rows if x["scenario"] == scenario and x["nodes"] == count]
+            if not sel:
+                continue
+            mean = sum(x["ops_s"] for x in sel) / len(sel)
+            base = base or mean
+            model = [predicted(rows, scenario, x["round"], count, args, cores) for x in sel]
+            model = [m for m in model if m]
+            c = lambda k: sum(x["cpu_cores"].get(k, 0) for x in sel) / len(sel)
+            m = lambda k: sum(x[k] for x in sel) / len(sel)
+            print(f"| {scenario} | {count} | {runs(sel, 'ops_s')} | {mean / base:.2f} | "
+                  f"{sum(model) / len(model):,.0f} | {sum(x['errors'] for x in sel)} | "
+                  f"{m('mean_ms'):.1f} | {100 * m('node_quota_used'):.0f} % | "
+                  f"{100 * m('throttled_periods'):.0f} % | "
+                  f"{c('nodes'):.2f} / {c('index'):.2f} / {c('pg'):.2f} / {c('minio'):.2f} / "
+                  f"{c('loadgen'):.2f} / {m('idle_cores'):.2f} | "
+                  f"{' / '.join(sorted(set(x['bound'] for x in sel)))} |")
+
+
+def quota_svg(rows, scenarios, counts, args):
+    """Rate against nodes, each row as a multiple of its 1-node rate, with N and 0.8·N."""
+    w, h, left, bottom, top, right = 640, 400, 60, 50, 30, 190
+    n_max = max(counts)
+    y_max = n_max
+    x = lambda n: left + (n - 1) / max(1, n_max - 1) * (w - left - right)
+    y = lambda v: h - bottom - v / y_max * (h - top - bottom)
+    out = [f'<svg xmlns="http://www.w3.org/2000/svg" width="{w}" height="{h}" '
+           f'font-family="sans-serif" font-size="12">',
+           f'<rect width="{w}" height="{h}" fill="white"/>',
+           f'<text x="{left}" y="18" font-size="14">Rate against nodes, each node in '
+           f'{args.quota} core (÷ 1 node)</text>']
+    for n in counts:
+        out.append(f'<line x1="{x(n)}" y1="{y(0)}" x2="{x(n)}" y2="{y(y_max)}" stroke="#eee"/>')
+        out.append(f'<text x="{x(n)}" y="{h - bottom + 18}" text-anchor="middle">{n}</text>')
+    for v in range(0, y_max + 1):
+        out.append(f'<line x1="{left}" y1="{y(v)}" x2="{w - right}" y2="{y(v)}" stroke="#eee"/>')
+        out.append(f'<text x="{left - 8}" y="{y(v) + 4}" text-anchor="end">{v}×</text>')
+    out.append(f'<text x="{(left + w - right) / 2}" y="{h - 12}" text-anchor="middle">nodes</text>')
+    guides = [("N (linear)", 1.0, "#999", "6,4"), ("0.8·N (goal)", 0.8, "#bbb", "2,3")]
+    colors = ["#1f77b4", "#d62728", "#2ca02c", "#9467bd"]
+    legend = []
+    for label, f, color, dash in guides:
+        pts = " ".join(f"{x(n):.1f},{y(f * n):.1f}" for n in counts)
+        out.append(f'<polyline points="{pts}" fill="none" stroke="{color}" '
+                   f'stroke-dasharray="{dash}"/>')
+        legend.append((label, color, dash))
+    for scenario, color in zip(scenarios, colors):
+        means = []
+        for n in counts:
+            sel = [r["ops_s"] for r in rows if r["scenario"] == scenario and r["nodes"] == n]
+            if sel:
+                means.append((n, sum(sel) / len(sel)))
+        if not means:
+            continue
+        base = means[0][1]
+        pts = " ".join(f"{x(n):.1f},{y(v / base):.1f}" for n, v in means)
+        out.append(f'<polyline points="{pts}" fill="none" stroke="{color}" stroke-width="2"/>')
+        for n, v in means:
+            out.append(f'<circle cx="{x(n):.1f}" cy="{y(v / base):.1f}" r="3" fill="{color}"/>')
+        legend.append((f"{scenario} ({base:,.0f}/s at 1)", color, ""))
+    for i, (label, color, dash) in enumerate(legend):
+        ly = top + 20 + i * 20
+        out.append(f'<line x1="{w - right + 10}" y1="{ly}" x2="{w - right + 30}" y2="{ly}" '
+                   f'stroke="{color}" stroke-width="2"' + (f' stroke-dasharray="{dash}"' if dash else "") + '/>')
+        out.append(f'<text x="{w - right + 35}" y="{ly + 4}" font-size="11">{label}</text>')
+    out.append("</svg>")
+    return "\n".join(out) + "\n"
+
+
 def raw_put(env, clients, count, payload, prefix):
     """COUNT PUTs of PAYLOAD with CLIENTS threads, each its own connection."""
     next_i = iter(range(count))
@@ -707,7 +996,7 @@ def bigingest(args):
 
 def main():
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("what", choices=["costs", "nodes", "bigingest"])
+    p.add_argument("what", choices=["costs", "nodes", "bigingest", "quota"])
     p.add_argument("arca", help="the arca binary (release build)")
     p.add_argument("work", help="a directory for every data directory (deleted at the end)")
     p.add_argument("--bench", help="the arca binary whose `bench` drives the load (default: ARCA)")
@@ -718,6 +1007,11 @@ def main():
     p.add_argument("--size", type=int, default=50, help="MiB per object (bigingest)")
     p.add_argument("--json", help="also write every JSON line to this file")
     p.add_argument("--keep", action="store_true", help="keep WORK afterwards")
+    p.add_argument("--quota", type=float, default=0.25, help="cores per node (quota)")
+    p.add_argument("--index-quota", type=float, default=0.25,
+                   help="cores of the indexing node (quota; 0: no indexing node)")
+    p.add_argument("--max-nodes", type=int, default=4, help="1 to this many nodes (quota)")
+    p.add_argument("--svg", help="the chart of rate against nodes (quota)")
     p.add_argument("--no-search", action="store_true",
                    help="run every node without its search index (ARCA_SEARCH_ENABLED=false)")
     args = p.parse_args()
@@ -726,7 +1020,8 @@ def main():
     if args.rounds is None:
         args.rounds = 1 if args.what == "bigingest" else 2
     try:
-        {"costs": costs, "nodes": nodes_cmd, "bigingest": bigingest}[args.what](args)
+        {"costs": costs, "nodes": nodes_cmd, "bigingest": bigingest,
+         "quota": quota_cmd}[args.what](args)
     finally:
         if args.json:
             with open(args.json, "w") as f:

@@ -333,6 +333,15 @@ pub struct S3Settings {
     /// The region (`ARCA_S3_REGION`; default `us-east-1`).
     #[serde(default = "default_region")]
     pub region: String,
+    /// Whether the bucket must keep the versions of replaced and deleted objects
+    /// (`ARCA_S3_REQUIRE_VERSIONING`; default `true`): a root whose inventories are replaced
+    /// in place is then recoverable from any earlier state. `false` accepts a bucket without.
+    #[serde(default = "default_true")]
+    pub require_versioning: bool,
+}
+
+fn default_true() -> bool {
+    true
 }
 
 fn default_region() -> String {
@@ -342,13 +351,14 @@ fn default_region() -> String {
 impl StorageSettings {
     /// `ARCA_S3_BUCKET` puts the root in S3 (with `ARCA_S3_ENDPOINT`, `ARCA_S3_PREFIX` and
     /// `ARCA_S3_REGION`); the other variables change a `[storage.s3]` table of the file.
-    fn apply_env(&mut self, get: &impl Fn(&str) -> Option<String>) {
+    fn apply_env(&mut self, get: &impl Fn(&str) -> Option<String>) -> Result<(), Error> {
         if let Some(bucket) = get("ARCA_S3_BUCKET").filter(|b| !b.trim().is_empty()) {
             let s3 = self.s3.get_or_insert_with(|| S3Settings {
                 endpoint: None,
                 bucket: String::new(),
                 prefix: String::new(),
                 region: default_region(),
+                require_versioning: true,
             });
             s3.bucket = bucket.trim().to_string();
         }
@@ -362,7 +372,11 @@ impl StorageSettings {
             if let Some(v) = get("ARCA_S3_REGION") {
                 s3.region = v.trim().to_string();
             }
+            if let Some(v) = get("ARCA_S3_REQUIRE_VERSIONING") {
+                s3.require_versioning = parse_bool("ARCA_S3_REQUIRE_VERSIONING", &v)?;
+            }
         }
+        Ok(())
     }
 
     fn validate(&self) -> Result<(), Error> {
@@ -1131,7 +1145,7 @@ impl Config {
         self.events.apply_env(&get)?;
         self.search.apply_env(&get)?;
         self.catalog.apply_env(&get)?;
-        self.storage.apply_env(&get);
+        self.storage.apply_env(&get)?;
         self.health.apply_env(&get)?;
         self.fixity.apply_env(&get)?;
         if let Some(v) = get("ARCA_METRICS_ENABLED") {
@@ -1345,6 +1359,30 @@ mod tests {
             (s3.bucket.as_str(), s3.region.as_str(), s3.endpoint),
             ("b", "eu-west-1", None)
         );
+        assert!(s3.require_versioning, "a versioned bucket by default");
+        let mut c = Config::default();
+        c.apply_env(|k| match k {
+            "ARCA_S3_BUCKET" => Some("b".into()),
+            "ARCA_S3_REQUIRE_VERSIONING" => Some("false".into()),
+            _ => None,
+        })
+        .unwrap();
+        assert!(!c.storage.s3.unwrap().require_versioning);
+        let mut c = Config::default();
+        let wrong = c
+            .apply_env(|k| match k {
+                "ARCA_S3_BUCKET" => Some("b".into()),
+                "ARCA_S3_REQUIRE_VERSIONING" => Some("maybe".into()),
+                _ => None,
+            })
+            .unwrap_err();
+        assert!(
+            wrong.to_string().contains("ARCA_S3_REQUIRE_VERSIONING"),
+            "{wrong}"
+        );
+        let c: Config =
+            toml::from_str("[storage.s3]\nbucket = \"b\"\nrequire_versioning = false").unwrap();
+        assert!(!c.storage.s3.unwrap().require_versioning);
         let mut bad: Config =
             toml::from_str("[storage.s3]\nendpoint = \"127.0.0.1:9000\"\nbucket = \"b\"").unwrap();
         assert!(bad

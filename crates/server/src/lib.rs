@@ -332,11 +332,40 @@ pub fn open_root(config: &Config) -> anyhow::Result<OcflRoot> {
             let place = root_description(config);
             let store = arca_storage::S3Storage::open(settings)
                 .with_context(|| format!("cannot open the OCFL root in S3 ({place})"))?;
+            if s3.require_versioning {
+                check_versioning(&store, &s3.bucket)?;
+            }
             OcflRoot::open(Arc::new(store), &config.staging())
                 .with_context(|| format!("cannot open the OCFL root in S3 ({place})"))?
         }
     };
     Ok(root.with_digest_algorithm(digest_algorithm(config))?)
+}
+
+/// Refuses a bucket that keeps no versions of replaced objects: arca replaces each object's
+/// `inventory.json` in place, and only a versioned bucket keeps the replaced ones.
+fn check_versioning(store: &arca_storage::S3Storage, bucket: &str) -> anyhow::Result<()> {
+    use arca_storage::BucketVersioning;
+    const OPT_OUT: &str = "or set storage.s3.require_versioning = false \
+                           (ARCA_S3_REQUIRE_VERSIONING=false) to use the bucket as it is";
+    let state = store.versioning().with_context(|| {
+        format!(
+            "cannot read the versioning of S3 bucket {bucket:?} (storage.s3.require_versioning \
+             needs s3:GetBucketVersioning); {OPT_OUT}"
+        )
+    })?;
+    let why = match state {
+        BucketVersioning::Enabled => return Ok(()),
+        BucketVersioning::Suspended => "its versioning is suspended",
+        BucketVersioning::Never => "it has no versioning",
+    };
+    anyhow::bail!(
+        "S3 bucket {bucket:?} does not keep the versions of replaced objects ({why}): arca \
+         replaces each object's inventory.json in place, and only a versioned bucket can give \
+         back an earlier one. Enable versioning (`aws s3api put-bucket-versioning --bucket \
+         {bucket} --versioning-configuration Status=Enabled`, `mc version enable ALIAS/{bucket}`), \
+         {OPT_OUT}"
+    )
 }
 
 /// The digest algorithm of the OCFL objects `config` has arca create.

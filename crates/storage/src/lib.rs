@@ -24,9 +24,9 @@ pub mod store;
 pub use free_space::FreeSpaceGuard;
 pub use group_commit::{GroupCommit, SyncStats};
 pub use journal::{Journal, JournalStats, Ticket};
+#[cfg(feature = "s3")]
+pub use store::{BucketVersioning, S3Credentials, S3Settings, S3Storage};
 pub use store::{
     ByteReader, Contents, DirListing, ETag, FileInfo, FsStorage, ObjectStorage, Precondition,
     StoreError, StoreResult,
 };
-#[cfg(feature = "s3")]
-pub use store::{S3Credentials, S3Settings, S3Storage};

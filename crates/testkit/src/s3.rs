@@ -106,6 +106,8 @@ impl Minio {
                 Ok(()) => {
                     minio.api_port = api_port;
                     minio.console_port = console_port;
+                    // As a bucket for a repository should be (arca refuses one without).
+                    minio.enable_versioning(BUCKET);
                     return Some(minio);
                 }
                 Err(Failure::PortTaken) if attempt < BIND_ATTEMPTS => attempt += 1,
@@ -205,6 +207,107 @@ impl Minio {
                 Err(e) => panic!("MinIO did not start again: {e}"),
             }
         }
+    }
+
+    /// Creates bucket `name`, keeping the versions of replaced and deleted objects when
+    /// `versioned`. A panic if the server refuses.
+    pub fn create_bucket(&self, name: &str, versioned: bool) {
+        let (status, answer) = self.request("PUT", &format!("/{name}"), "", b"");
+        assert_eq!(status, 200, "MinIO did not create bucket {name}: {answer}");
+        if versioned {
+            self.enable_versioning(name);
+        }
+    }
+
+    /// Turns versioning on for bucket `name`. A panic if the server refuses.
+    pub fn enable_versioning(&self, name: &str) {
+        let body = b"<VersioningConfiguration xmlns=\"http://s3.amazonaws.com/doc/2006-03-01/\">\
+                     <Status>Enabled</Status></VersioningConfiguration>";
+        let (status, answer) = self.request("PUT", &format!("/{name}"), "versioning=", body);
+        assert_eq!(
+            status, 200,
+            "MinIO did not enable versioning of {name}: {answer}"
+        );
+    }
+
+    /// One request of the S3 API as the root user, sent again while the server answers 503
+    /// (a server just started may be live before it takes requests), for up to
+    /// [`START_LIMIT`]: the status and the answer.
+    fn request(&self, method: &str, path: &str, query: &str, body: &[u8]) -> (u16, String) {
+        let started = Instant::now();
+        loop {
+            let (status, answer) = self.request_once(method, path, query, body);
+            if status != 503 || started.elapsed() > START_LIMIT {
+                return (status, answer);
+            }
+            std::thread::sleep(Duration::from_millis(100));
+        }
+    }
+
+    /// One request of the S3 API as the root user (SigV4, unsigned payload), on a
+    /// connection of its own: the status and the body. `query` is canonical already
+    /// (`versioning=`).
+    fn request_once(&self, method: &str, path: &str, query: &str, body: &[u8]) -> (u16, String) {
+        use hmac::{Hmac, Mac};
+        use sha2::{Digest, Sha256};
+        use std::io::{Read, Write};
+        type HmacSha256 = Hmac<Sha256>;
+        let mac = |key: &[u8], data: &str| {
+            let mut m = HmacSha256::new_from_slice(key).expect("any key length");
+            m.update(data.as_bytes());
+            m.finalize().into_bytes().to_vec()
+        };
+        let host = format!("127.0.0.1:{}", self.api_port);
+        let now = time::OffsetDateTime::now_utc();
+        let day = format!("{:04}{:02}{:02}", now.year(), now.month() as u8, now.day());
+        let stamp = format!(
+            "{day}T{:02}{:02}{:02}Z",
+            now.hour(),
+            now.minute(),
+            now.second()
+        );
+        let signed = "host;x-amz-content-sha256;x-amz-date";
+        let canonical = format!(
+            "{method}\n{path}\n{query}\nhost:{host}\nx-amz-content-sha256:UNSIGNED-PAYLOAD\n\
+             x-amz-date:{stamp}\n\n{signed}\nUNSIGNED-PAYLOAD"
+        );
+        let scope = format!("{day}/{REGION}/s3/aws4_request");
+        let to_sign = format!(
+            "AWS4-HMAC-SHA256\n{stamp}\n{scope}\n{}",
+            hex::encode(Sha256::digest(canonical.as_bytes()))
+        );
+        let mut key = mac(format!("AWS4{ROOT_PASSWORD}").as_bytes(), &day);
+        for part in [REGION, "s3", "aws4_request"] {
+            key = mac(&key, part);
+        }
+        let signature = hex::encode(mac(&key, &to_sign));
+        let target = if query.is_empty() {
+            path.to_string()
+        } else {
+            format!("{path}?{query}")
+        };
+        let head = format!(
+            "{method} {target} HTTP/1.1\r\nHost: {host}\r\nx-amz-date: {stamp}\r\n\
+             x-amz-content-sha256: UNSIGNED-PAYLOAD\r\nAuthorization: AWS4-HMAC-SHA256 \
+             Credential={ROOT_USER}/{scope}, SignedHeaders={signed}, Signature={signature}\r\n\
+             Content-Length: {}\r\nConnection: close\r\n\r\n",
+            body.len()
+        );
+        let mut stream = std::net::TcpStream::connect(&host).expect("MinIO accepts a connection");
+        stream
+            .write_all(head.as_bytes())
+            .expect("the request is sent");
+        stream.write_all(body).expect("the request body is sent");
+        let mut answer = String::new();
+        stream
+            .read_to_string(&mut answer)
+            .expect("MinIO answers the request");
+        let status = answer
+            .split_whitespace()
+            .nth(1)
+            .and_then(|s| s.parse().ok())
+            .unwrap_or(0);
+        (status, answer)
     }
 
     /// The last lines of the server's log (every start's).

@@ -622,3 +622,102 @@ fn wrong_credentials_or_a_missing_bucket_fail_at_start() {
     let message = start(env);
     assert!(message.contains("no-such-bucket"), "{message}");
 }
+
+/// A bucket that keeps no versions of replaced objects stops the server at start, naming
+/// the setting that accepts it, with nothing written into it; with the setting off, the
+/// same bucket serves. A prefix holding something that is not a root arca can write into
+/// (stray files without a root declaration, a root of another storage layout) is refused
+/// too, and left as it was.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_bucket_without_versioning_or_with_another_root_is_refused() {
+    let Some(minio) = Minio::start() else {
+        return;
+    };
+    minio.create_bucket("unversioned", false);
+    let dir = tempfile::tempdir().unwrap();
+    let mut env = s3_env(&minio, "plain");
+    for (k, v) in env.iter_mut() {
+        if k == "ARCA_S3_BUCKET" {
+            *v = "unversioned".into();
+        }
+    }
+    let mut cmd = std::process::Command::new(env!("CARGO_BIN_EXE_arca"));
+    cmd.args(["serve", "--listen", "127.0.0.1:0", "--data"])
+        .arg(dir.path().join("refused"));
+    common::scrub_env(&mut cmd);
+    cmd.envs(env.clone());
+    let out = cmd.output().expect("arca runs");
+    let message = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success(), "arca refused to start: {message}");
+    assert!(message.contains("unversioned"), "{message}");
+    assert!(
+        message.contains("storage.s3.require_versioning"),
+        "{message}"
+    );
+    let bucket = S3Storage::open_with_credentials(
+        S3Settings {
+            bucket: "unversioned".into(),
+            ..store(&minio, "plain").settings().clone()
+        },
+        S3Credentials {
+            access_key_id: ROOT_USER.to_string(),
+            secret_access_key: ROOT_PASSWORD.to_string(),
+            session_token: None,
+        },
+    )
+    .unwrap();
+    assert_eq!(
+        download(&bucket, &dir.path().join("copy")),
+        Vec::<String>::new()
+    );
+
+    env.push(("ARCA_S3_REQUIRE_VERSIONING".into(), "false".into()));
+    let arca = serve(&dir.path().join("accepted"), &env);
+    let http = Http::new();
+    assert_eq!(
+        put(&http, &arca, "/plain", &[TURTLE], Vec::new())
+            .await
+            .status
+            .as_u16(),
+        201
+    );
+    assert!(
+        download(&bucket, &dir.path().join("copy2"))
+            .iter()
+            .any(|k| k.ends_with("inventory.json")),
+        "the accepted bucket holds the root"
+    );
+
+    let refusal = |prefix: &str, data: &str| {
+        let mut cmd = std::process::Command::new(env!("CARGO_BIN_EXE_arca"));
+        cmd.args(["serve", "--listen", "127.0.0.1:0", "--data"])
+            .arg(dir.path().join(data));
+        common::scrub_env(&mut cmd);
+        cmd.envs(s3_env(&minio, prefix));
+        let out = cmd.output().expect("arca runs");
+        let message = String::from_utf8_lossy(&out.stderr).into_owned();
+        assert!(!out.status.success(), "arca refused to start: {message}");
+        message
+    };
+    let stray = store(&minio, "stray");
+    stray.put("notes.txt", b"not an OCFL root").unwrap();
+    let message = refusal("stray", "stray-data");
+    assert!(message.contains("0=ocfl_1.1"), "{message}");
+    assert_eq!(
+        download(&stray, &dir.path().join("stray")),
+        vec!["notes.txt"]
+    );
+    let flat = store(&minio, "flat");
+    flat.put("0=ocfl_1.1", b"ocfl_1.1\n").unwrap();
+    let layout = br#"{"extension":"0002-flat-direct-storage-layout","description":"flat"}"#;
+    flat.put("ocfl_layout.json", layout).unwrap();
+    let message = refusal("flat", "flat-data");
+    assert!(
+        message.contains("0002-flat-direct-storage-layout"),
+        "{message}"
+    );
+    assert_eq!(
+        download(&flat, &dir.path().join("flat")),
+        vec!["0=ocfl_1.1", "ocfl_layout.json"]
+    );
+}

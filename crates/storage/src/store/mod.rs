@@ -37,7 +37,7 @@ use std::path::{Path, PathBuf};
 pub use error::{ServiceError, StoreError, StoreResult};
 pub use fs::FsStorage;
 #[cfg(feature = "s3")]
-pub use s3::{S3Credentials, S3Settings, S3Storage};
+pub use s3::{BucketVersioning, S3Credentials, S3Settings, S3Storage};
 
 /// An opaque version tag of a stored file. It changes whenever the file's content changes,
 /// so a reader can replace exactly the version it read ([`Precondition::Matches`]). What it

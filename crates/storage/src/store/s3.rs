@@ -20,6 +20,10 @@ use object_store::{
     ObjectStoreExt, PutMode, PutOptions, PutPayload, RetryConfig, UpdateVersion,
 };
 
+mod versioning;
+
+pub use versioning::BucketVersioning;
+
 use super::key::{check_key, check_prefix};
 use super::{
     ByteReader, Contents, DirListing, ETag, FileInfo, ObjectStorage, Precondition, StoreError,

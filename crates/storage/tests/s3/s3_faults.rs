@@ -278,3 +278,32 @@ fn a_store_can_be_dropped_inside_async_code() {
         drop(store);
     });
 }
+
+/// The bucket's versioning is read from the service: never enabled on a new bucket,
+/// enabled on the test bucket (as the testkit makes it) and on one made versioned.
+#[test]
+fn the_bucket_versioning_is_read_from_the_service() {
+    use arca_storage::BucketVersioning;
+    let Some(minio) = Minio::shared() else { return };
+    minio.create_bucket("unversioned", false);
+    let open = |bucket: &str| {
+        S3Storage::open_with_credentials(
+            settings(minio.endpoint(), bucket, "v"),
+            root_credentials(),
+        )
+        .unwrap()
+    };
+    assert_eq!(
+        open("unversioned").versioning().unwrap(),
+        BucketVersioning::Never
+    );
+    assert_eq!(
+        open(BUCKET).versioning().unwrap(),
+        BucketVersioning::Enabled
+    );
+    minio.create_bucket("versioned", true);
+    assert_eq!(
+        open("versioned").versioning().unwrap(),
+        BucketVersioning::Enabled
+    );
+}
