@@ -50,9 +50,14 @@ pub enum Error {
     /// that disagree, a certificate refused, or a server that requires TLS when it is off.
     #[error("TLS to PostgreSQL: {0}")]
     Tls(String),
-    /// The PostgreSQL server connected to is a standby, which cannot take writes.
+    /// The PostgreSQL server connected to is a standby, which cannot take writes (or, with
+    /// several hosts, none of them takes writes).
     #[error("{0}")]
     Standby(String),
+    /// The PostgreSQL URL cannot be used: a malformed host list, a `target_session_attrs`
+    /// arca cannot honour.
+    #[error("invalid PostgreSQL URL: {0}")]
+    InvalidUrl(String),
     /// The operation is not supported here.
     #[error("not supported by the catalog: {0}")]
     Unsupported(String),
@@ -77,11 +82,12 @@ impl Error {
             Self::Postgres(sqlx::Error::Database(e)) => e.code().is_some_and(|code| {
                 // 08: connection exception; 57P01-57P03: shutting down or starting up;
                 // 55P03: lock not available (lock_timeout); 40001/40P01: serialization
-                // failure, deadlock.
+                // failure, deadlock; 25006: read-only transaction (a primary demoted under
+                // a write, until the catalog follows the failover).
                 code.starts_with("08")
                     || matches!(
                         &*code,
-                        "57P01" | "57P02" | "57P03" | "55P03" | "40001" | "40P01"
+                        "57P01" | "57P02" | "57P03" | "55P03" | "40001" | "40P01" | "25006"
                     )
             }),
             Self::Postgres(

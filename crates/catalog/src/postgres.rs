@@ -28,6 +28,7 @@
 //! (`synchronous_commit` on), independently of the OCFL root's filesystem.
 
 mod coordination;
+mod failover;
 mod tls;
 mod transactions;
 
@@ -233,6 +234,8 @@ pub struct PostgresCatalog {
     coordination: coordination::PgCoordination,
     /// Dropped with the catalog, which ends the task following other nodes' changes.
     _follower: tokio::sync::oneshot::Sender<()>,
+    /// Dropped with the catalog, which ends the task following a failover (several hosts).
+    _watcher: Option<tokio::sync::oneshot::Sender<()>>,
 }
 
 struct Inner {
@@ -243,6 +246,8 @@ struct Inner {
     committing: AtomicBool,
     /// The last change-log sequence number this node committed or saw.
     last_change: tokio::sync::watch::Sender<i64>,
+    /// The host list, when the URL names several hosts (or `target_session_attrs`).
+    failover: Option<Arc<failover::Failover>>,
 }
 
 type Reply = tokio::sync::oneshot::Sender<Result<i64>>;
@@ -268,9 +273,38 @@ impl PostgresCatalog {
     /// listener's, the advisory locks') uses them. A CA file that cannot be read, a
     /// certificate refused, or a server that requires TLS when it is off is an
     /// [`Error::Tls`].
+    ///
+    /// The URL may name several hosts, as libpq's do
+    /// (`postgres://user@h1:5432,h2:5433/db?target_session_attrs=read-write`): the catalog
+    /// takes the first host, in that order, that accepts a connection and takes writes
+    /// (`target_session_attrs=read-write`, the default; `any` takes the first that
+    /// answers), and follows a failover to another host of the list (see `failover.rs`).
+    /// Each host gets the same TLS settings, checked against its own name. A malformed
+    /// host list is an [`Error::InvalidUrl`]; a list whose reachable hosts are all
+    /// standbys an [`Error::Standby`].
     pub async fn connect_tls(url: &str, tls: &PgTls, max_connections: u32) -> Result<Self> {
-        let (options, described) = tls::connect_options(url, tls)?;
-        Self::connect_with(options, max_connections)
+        let list = failover::split(url)?;
+        if list.plain {
+            let (options, described) = tls::connect_options(url, tls)?;
+            return Self::open(options, max_connections, None)
+                .await
+                .map_err(|e| tls::explain(e, &described));
+        }
+        let mut hosts = Vec::with_capacity(list.hosts.len());
+        for (label, url) in list.hosts {
+            let (options, described) = tls::connect_options(&url, tls)?;
+            hosts.push(failover::Host {
+                label,
+                options,
+                described,
+            });
+        }
+        let failover = Arc::new(failover::Failover::new(hosts, list.target));
+        let first = failover.find().await?;
+        failover.adopt(first);
+        let host = failover.current();
+        let (options, described) = (host.options.clone(), host.described.clone());
+        Self::open(options, max_connections, Some(failover))
             .await
             .map_err(|e| tls::explain(e, &described))
     }
@@ -280,13 +314,26 @@ impl PostgresCatalog {
     /// A standby (a server in recovery) is refused with [`Error::Standby`]: it cannot take
     /// the catalog's writes.
     pub async fn connect_with(options: PgConnectOptions, max_connections: u32) -> Result<Self> {
-        let coordination = coordination::PgCoordination::new(&options);
+        Self::open(options, max_connections, None).await
+    }
+
+    /// Connects to the server of `options` (the current host of `failover`, when the URL
+    /// named several), migrates the schema and starts following changes (and failovers).
+    async fn open(
+        options: PgConnectOptions,
+        max_connections: u32,
+        failover: Option<Arc<failover::Failover>>,
+    ) -> Result<Self> {
+        let coordination = coordination::PgCoordination::new(&options, failover.as_ref());
         let server = format!("{}:{}", options.get_host(), options.get_port());
-        let pool = PgPoolOptions::new()
-            .max_connections(max_connections.max(1))
-            .acquire_timeout(ACQUIRE_TIMEOUT)
-            .connect_with(options)
-            .await?;
+        let pool = with_failover(
+            PgPoolOptions::new()
+                .max_connections(max_connections.max(1))
+                .acquire_timeout(ACQUIRE_TIMEOUT),
+            failover.as_ref(),
+        )
+        .connect_with(options)
+        .await?;
         let in_recovery: bool = sqlx::query_scalar("SELECT pg_is_in_recovery()")
             .fetch_one(&pool)
             .await?;
@@ -304,11 +351,22 @@ impl PostgresCatalog {
         let last: i64 = sqlx::query_scalar("SELECT COALESCE(MAX(seq), 0) FROM changes")
             .fetch_one(&pool)
             .await?;
+        let watcher = failover.clone().map(|failover| {
+            let (watcher, stop) = tokio::sync::oneshot::channel();
+            tokio::spawn(failover.watch(
+                pool.clone(),
+                coordination.pool().clone(),
+                coordination::lock_options,
+                stop,
+            ));
+            watcher
+        });
         let inner = Arc::new(Inner {
             pool,
             pending: Mutex::new(Vec::new()),
             committing: AtomicBool::new(false),
             last_change: tokio::sync::watch::Sender::new(last),
+            failover,
         });
         let (follower, stop) = tokio::sync::oneshot::channel();
         tokio::spawn(follow_changes(Arc::downgrade(&inner), listener, stop));
@@ -316,6 +374,7 @@ impl PostgresCatalog {
             inner,
             coordination,
             _follower: follower,
+            _watcher: watcher,
         })
     }
 
@@ -400,7 +459,7 @@ async fn follow_changes(
                     advance(&inner.last_change, seq);
                 }
             }
-            Ok(None) => match inner.pool.acquire().await {
+            Ok(None) => match inner.suspect().pool.acquire().await {
                 Ok(mut conn) => match last_seq(&mut conn).await {
                     Ok(seq) => advance(&inner.last_change, seq),
                     Err(e) => tracing::warn!(error = %e, "catalog: cannot read the change log"),
@@ -410,6 +469,7 @@ async fn follow_changes(
             Err(sqlx::Error::PoolClosed) => return,
             Err(e) => {
                 tracing::warn!(error = %e, "catalog: not following other nodes' changes; retrying");
+                inner.suspect();
                 drop(inner);
                 tokio::select! {
                     _ = &mut stop => return,
@@ -488,7 +548,37 @@ fn advance(last_change: &tokio::sync::watch::Sender<i64>, seq: i64) {
     });
 }
 
+/// `options` with the checks of `failover`'s host list, if any: a new connection to a
+/// read-only server is refused (and the host chosen again), and a connection made before
+/// the current host was chosen is dropped instead of handed out.
+fn with_failover(
+    options: PgPoolOptions,
+    failover: Option<&Arc<failover::Failover>>,
+) -> PgPoolOptions {
+    let Some(failover) = failover else {
+        return options;
+    };
+    let (on_connect, on_acquire) = (failover.clone(), failover.clone());
+    options
+        .after_connect(move |conn, _| {
+            let failover = on_connect.clone();
+            Box::pin(async move { failover.check_new(conn).await })
+        })
+        .before_acquire(move |_, meta| {
+            let fresh = !on_acquire.is_stale(meta.age);
+            Box::pin(async move { Ok(fresh) })
+        })
+}
+
 impl Inner {
+    /// Asks the failover watcher, if any, to choose the host again; `self` for chaining.
+    fn suspect(&self) -> &Self {
+        if let Some(failover) = &self.failover {
+            failover.suspect();
+        }
+        self
+    }
+
     /// Starts a task committing the pending writes unless one is running. The commit runs
     /// in a task of its own, so a caller that goes away cannot strand the writes queued
     /// behind it.
@@ -532,6 +622,9 @@ impl Inner {
         let outcomes = match committed {
             Ok(outcomes) => outcomes,
             Err(e) => {
+                if failover::suggests_failover(&e) {
+                    self.suspect();
+                }
                 let cause = std::sync::Arc::new(e);
                 for reply in replies {
                     let _ = reply.send(Err(Error::Batch(cause.clone())));
@@ -563,7 +656,12 @@ impl Inner {
                         m
                     }
                 },
-                Err(e) => Err(e),
+                Err(e) => {
+                    if failover::suggests_failover(&e) {
+                        self.suspect();
+                    }
+                    Err(e)
+                }
             };
             let _ = reply.send(result);
         }

@@ -61,10 +61,20 @@ impl OpenCatalog {
                     .await
                     .map_err(|e| {
                         let url = arca_config::redact_password(url);
-                        let hint = if matches!(e, arca_catalog::Error::Standby(_)) {
+                        let hint = if matches!(e, arca_catalog::Error::InvalidUrl(_)) {
+                            format!(
+                                "cannot open the catalog in PostgreSQL at {url}: catalog.url \
+                                 (ARCA_CATALOG_URL) cannot be used"
+                            )
+                        } else if matches!(e, arca_catalog::Error::Standby(_)) {
+                            let given = if url.contains(',') {
+                                "no host of its list takes writes"
+                            } else {
+                                "a standby was given as its only host"
+                            };
                             format!(
                                 "cannot open the catalog in PostgreSQL at {url} (catalog.url, \
-                                 ARCA_CATALOG_URL): a standby was given as its only host"
+                                 ARCA_CATALOG_URL): {given}"
                             )
                         } else if matches!(e, arca_catalog::Error::Tls(_)) {
                             format!(

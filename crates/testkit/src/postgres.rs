@@ -120,6 +120,12 @@ impl Postgres {
     /// of its own, started on another port in hot standby (it answers reads, refuses
     /// writes). A panic if the copy or the start fails.
     pub fn start_standby(&self) -> Postgres {
+        self.start_standby_with(&Setup::default())
+    }
+
+    /// [`start_standby`](Self::start_standby) with `setup` applied to the copy before its
+    /// start (its `postgresql.conf` is the primary's until then).
+    pub fn start_standby_with(&self, setup: &Setup) -> Postgres {
         let dir = tempfile::Builder::new()
             .prefix("arca-postgres-standby-")
             .tempdir()
@@ -150,8 +156,26 @@ impl Postgres {
             "pg_basebackup failed: {}",
             String::from_utf8_lossy(&out.stderr)
         );
+        standby.apply(setup);
         standby.launch();
         standby
+    }
+
+    /// Promotes this standby to a primary (`pg_ctl promote`) and waits until it takes
+    /// writes. A panic if it is not a standby or the promotion fails.
+    pub fn promote(&self) {
+        let out = self
+            .command("pg_ctl")
+            .args(["promote", "-w", "-t", "60", "-D"])
+            .arg(self.data_path())
+            .output()
+            .expect("pg_ctl runs");
+        assert!(
+            out.status.success(),
+            "pg_ctl promote failed: {}{}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        );
     }
 
     /// The cluster every test of this process shares (started by the first caller), or
@@ -441,6 +465,30 @@ pub struct Setup {
 }
 
 impl Setup {
+    /// A primary whose commits return only once a standby has them
+    /// (`synchronous_standby_names = '*'`, `synchronous_commit = on`): a standby promoted
+    /// after it failed has every commit it acknowledged. Until a standby streams from it,
+    /// its commits wait.
+    pub fn synchronous_primary() -> Setup {
+        Setup {
+            conf: vec![
+                "synchronous_standby_names = '*'".into(),
+                "synchronous_commit = on".into(),
+            ],
+            ..Setup::default()
+        }
+    }
+
+    /// A standby that, once promoted, commits without waiting for a standby of its own
+    /// (the copy of a [`synchronous_primary`](Self::synchronous_primary) would otherwise
+    /// wait for ever).
+    pub fn asynchronous() -> Setup {
+        Setup {
+            conf: vec!["synchronous_standby_names = ''".into()],
+            ..Setup::default()
+        }
+    }
+
     /// TLS with `certificate` and `key` (PEM), and connections over TCP accepted only with
     /// TLS (`hostssl`; the Unix socket stays open to the harness's own programs).
     pub fn tls_only(certificate: Vec<u8>, key: Vec<u8>) -> Setup {

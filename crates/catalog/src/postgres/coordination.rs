@@ -9,12 +9,14 @@
 //! not granted within [`LOCK_TIMEOUT`] fails the request as unavailable (503) instead of
 //! queueing it forever behind a stuck writer.
 
+use std::sync::Arc;
 use std::time::Duration;
 
 use sqlx::pool::PoolConnection;
 use sqlx::postgres::{PgConnectOptions, PgPoolOptions};
 use sqlx::{PgPool, Postgres};
 
+use super::failover::Failover;
 use crate::{lock_key, lock_order, Leadership, ObjectLockGuard, Result};
 
 /// Connections kept for locks at most: the writes of one node that can hold or wait for
@@ -37,20 +39,23 @@ pub(super) struct PgCoordination {
 }
 
 impl PgCoordination {
-    /// A lock pool on the database of `options` (connections are made when first needed).
-    pub(super) fn new(options: &PgConnectOptions) -> Self {
-        let options = options.clone().application_name("arca-locks").options([
-            ("lock_timeout", format!("{}ms", LOCK_TIMEOUT.as_millis())),
-            ("tcp_keepalives_idle", KEEPALIVE_IDLE_S.to_string()),
-            ("tcp_keepalives_interval", KEEPALIVE_INTERVAL_S.to_string()),
-            ("tcp_keepalives_count", KEEPALIVE_COUNT.to_string()),
-        ]);
-        let pool = PgPoolOptions::new()
-            .max_connections(LOCK_CONNECTIONS)
-            .min_connections(0)
-            .acquire_timeout(super::ACQUIRE_TIMEOUT)
-            .connect_lazy_with(options);
+    /// A lock pool on the database of `options` (connections are made when first needed),
+    /// whose connections `failover` checks when the catalog has several hosts.
+    pub(super) fn new(options: &PgConnectOptions, failover: Option<&Arc<Failover>>) -> Self {
+        let pool = super::with_failover(
+            PgPoolOptions::new()
+                .max_connections(LOCK_CONNECTIONS)
+                .min_connections(0)
+                .acquire_timeout(super::ACQUIRE_TIMEOUT),
+            failover,
+        )
+        .connect_lazy_with(lock_options(options));
         Self { pool }
+    }
+
+    /// The lock pool.
+    pub(super) fn pool(&self) -> &PgPool {
+        &self.pool
     }
 
     /// Takes the locks of `exclusive` and `shared` in the global order, on one connection.
@@ -122,6 +127,17 @@ impl PgCoordination {
     pub(super) async fn close(&self) {
         self.pool.close().await;
     }
+}
+
+/// The options of a lock connection to the server of `options`: its own application name,
+/// the lock timeout and the server's keepalives.
+pub(super) fn lock_options(options: &PgConnectOptions) -> PgConnectOptions {
+    options.clone().application_name("arca-locks").options([
+        ("lock_timeout", format!("{}ms", LOCK_TIMEOUT.as_millis())),
+        ("tcp_keepalives_idle", KEEPALIVE_IDLE_S.to_string()),
+        ("tcp_keepalives_interval", KEEPALIVE_INTERVAL_S.to_string()),
+        ("tcp_keepalives_count", KEEPALIVE_COUNT.to_string()),
+    ])
 }
 
 /// A connection holding advisory locks. Dropped, it lets go of them and goes back to the

@@ -5,5 +5,6 @@
 mod common;
 
 mod cluster;
+mod failover;
 mod health;
 mod tls;

@@ -84,7 +84,7 @@ async fn an_unreachable_or_refusing_postgresql_is_an_error_at_start() {
 }
 
 /// A streaming standby given as the catalog's only host is refused at start, naming
-/// `catalog.url` and the standby's address.
+/// `catalog.url` and the standby's address; so is a host list of standbys, naming each.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_standby_as_the_only_host_is_refused_at_start() {
     let Some((primary, standby, url)) = tokio::task::spawn_blocking(|| {
@@ -118,10 +118,68 @@ async fn a_standby_as_the_only_host_is_refused_at_start() {
         error.contains(&format!("127.0.0.1:{}", standby.port())),
         "{error}"
     );
+    // A host list of two standbys is refused the same way, naming each.
+    let (second, primary) = tokio::task::spawn_blocking(move || (primary.start_standby(), primary))
+        .await
+        .unwrap();
+    let both = url.replace(
+        &format!("127.0.0.1:{}/", primary.port()),
+        &format!("127.0.0.1:{},127.0.0.1:{}/", standby.port(), second.port()),
+    ) + "?target_session_attrs=read-write";
+    let error = format!(
+        "{:#}",
+        open_repository(&config(data.path(), &both), true)
+            .await
+            .err()
+            .expect("a list of standbys is refused")
+    );
+    assert!(
+        error.contains("catalog.url") && error.contains("no host of its list takes writes"),
+        "{error}"
+    );
+    for s in [&standby, &second] {
+        assert!(
+            error.contains(&format!("127.0.0.1:{} is a standby", s.port())),
+            "{error}"
+        );
+    }
     // The same database on the primary opens: only the standby was refused.
     let (repo, catalog) = open_repository(&config(data.path(), &url), true)
         .await
         .unwrap();
     repo.shutdown().await.unwrap();
     drop(catalog);
+    tokio::task::spawn_blocking(move || drop((second, standby, primary)))
+        .await
+        .unwrap();
+}
+
+/// A malformed host list in `catalog.url` (an empty host, a port that is not a number) is
+/// refused at start with what is wrong, naming `catalog.url`, never the password.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_malformed_host_list_is_refused_at_start() {
+    let data = tempfile::tempdir().unwrap();
+    for (url, expected) in [
+        (
+            "postgres://arca:s3cret@127.0.0.1:5432,/arca",
+            "host 2 of the 2 in its host list is empty",
+        ),
+        (
+            "postgres://arca:s3cret@127.0.0.1:5432,127.0.0.1:54x/arca",
+            "the port \"54x\" of 127.0.0.1 in its host list is not a port number",
+        ),
+    ] {
+        let error = format!(
+            "{:#}",
+            open_repository(&config(data.path(), url), true)
+                .await
+                .err()
+                .expect("a malformed host list is refused")
+        );
+        assert!(
+            error.contains("catalog.url") && error.contains(expected),
+            "{error}"
+        );
+        assert!(!error.contains("s3cret"), "{error}");
+    }
 }
