@@ -6,4 +6,5 @@ mod common;
 
 mod cluster;
 mod health;
+mod outage;
 mod tls;
