@@ -5,6 +5,7 @@
 mod common;
 
 mod cluster;
+mod commit_kill;
 mod health;
 mod outage;
 mod tls;
