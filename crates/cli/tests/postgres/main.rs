@@ -4,6 +4,7 @@
 #[path = "../common/mod.rs"]
 mod common;
 
+mod clocks;
 mod cluster;
 mod commit_kill;
 mod health;
