@@ -373,8 +373,8 @@ impl Repository {
     /// Starts the background recovery of changes that nodes which stopped (or died) left
     /// under way in a store without a journal: every few seconds, those older than half a
     /// minute whose objects no live writer holds, and the transaction commits no live node
-    /// runs. Does nothing on a local root (its
-    /// journal is replayed at start). Stops with [`shutdown`](Repository::shutdown).
+    /// runs. Does nothing on a local root (its journal is replayed at start). Stops with
+    /// [`shutdown`](Repository::shutdown).
     pub fn spawn_recovery(self: &Arc<Self>) {
         let crate::Durability::Direct(direct) = &self.durability else {
             return;

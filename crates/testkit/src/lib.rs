@@ -2,8 +2,8 @@
 //! temporary data directory; [`TestServer::request`] talks HTTP/1.1 to it (both with the
 //! default feature `server`); [`postgres::Postgres`] and [`activemq::ActiveMq`] run private
 //! PostgreSQL and ActiveMQ servers, [`s3::Minio`] a private MinIO (an S3-compatible object
-//! store) for the S3 store's tests, [`tls::TestCa`] certificates for TLS to them; [`datefudge_library`] a skewed clock; [`shared`] locates the shared fixtures (`../shared`
-//! beside the checkout).
+//! store) for the S3 store's tests, [`tls::TestCa`] certificates for TLS to them; [`shared`] locates the shared fixtures (`../shared`
+//! beside the checkout); [`datefudge_library`] sets a server's clock apart.
 
 pub mod activemq;
 pub mod postgres;

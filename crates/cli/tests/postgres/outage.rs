@@ -204,6 +204,13 @@ async fn the_s3_server_stopped_under_writes_loses_nothing_acknowledged() {
 
     // A node started now finishes or undoes what storage cut short; then every node agrees.
     let newcomer = cluster.node("c");
+    eprintln!(
+        "changes left under way that the node started afterwards recovered: {}",
+        newcomer
+            .log()
+            .matches("recovered a change a stopped node left under way")
+            .count()
+    );
     for node in nodes.iter().chain([&newcomer]) {
         check_outcomes(&http, node, &outcomes).await;
     }
