@@ -372,8 +372,9 @@ impl Repository {
 
     /// Starts the background recovery of changes that nodes which stopped (or died) left
     /// under way in a store without a journal: every few seconds, those older than half a
-    /// minute whose objects no live writer holds. Does nothing on a local root (its
-    /// journal is replayed at start). Stops with [`shutdown`](Repository::shutdown).
+    /// minute whose objects no live writer holds, and the transaction commits no live node
+    /// runs. Does nothing on a local root (its journal is replayed at start). Stops with
+    /// [`shutdown`](Repository::shutdown).
     pub fn spawn_recovery(self: &Arc<Self>) {
         let crate::Durability::Direct(direct) = &self.durability else {
             return;
@@ -398,6 +399,11 @@ impl Repository {
                     Err(e) => {
                         tracing::warn!(error = %e, "recovering changes left under way failed; trying again later")
                     }
+                }
+                // Transaction commits whose node died: failed before their decision,
+                // completed after it (a commit a live node runs holds its role).
+                if let Err(e) = repo.finish_interrupted_commits().await {
+                    tracing::warn!(error = %e, "ending interrupted transaction commits failed; trying again later")
                 }
             }
         });

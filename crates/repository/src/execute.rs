@@ -21,7 +21,12 @@ impl Repository {
         mut plans: Vec<ObjectPlan>,
         extra: Vec<CatalogOp>,
     ) -> Result<Vec<ResourceRecord>> {
-        let created = now();
+        // Now, unless this node's clock is behind an object's last version (see
+        // `ObjectPlan::earliest_version_date`).
+        let created = plans
+            .iter()
+            .filter_map(ObjectPlan::earliest_version_date)
+            .fold(now(), Timestamp::max);
         let info = VersionInfo {
             created: format_instant(created),
             message: self.version_message.clone(),

@@ -3,7 +3,8 @@
 
 use arca_catalog::{CatalogOp, MementoRow, ResourceRecord};
 use arca_model::{
-    format_instant, DigestAlgorithm, DigestValue, FedoraId, MultiHasher, ResourceHeaders, Timestamp,
+    format_instant, parse_instant, DigestAlgorithm, DigestValue, FedoraId, MultiHasher,
+    ResourceHeaders, Timestamp,
 };
 use arca_ocfl::{Change, Content, ObjectState, Staged};
 use oxrdf::Triple;
@@ -37,6 +38,28 @@ pub(crate) struct ObjectPlan {
     /// `current` was read after the changes stopped nodes left on the object were
     /// recovered (without a journal; see `direct`).
     pub(crate) recovered: bool,
+}
+
+impl ObjectPlan {
+    /// The earliest instant the change's new version may be dated: after the object's head
+    /// version, and not before any date the change writes into a resource's headers. The
+    /// nodes sharing a store may have clocks apart; an object's versions, and so its
+    /// mementos, are still dated in the order they were written.
+    pub(crate) fn earliest_version_date(&self) -> Option<Timestamp> {
+        let after_head = self
+            .current
+            .as_ref()
+            .and_then(|c| c.inventory.head_version())
+            .and_then(|v| parse_instant(&v.created))
+            .map(|t| t + std::time::Duration::from_millis(1));
+        let written = self.resources.iter().filter_map(|r| {
+            r.headers
+                .last_modified_date
+                .as_deref()
+                .and_then(parse_instant)
+        });
+        after_head.into_iter().chain(written).max()
+    }
 }
 
 /// Planned changes prepared in memory ([`Repository::stage_all`]).

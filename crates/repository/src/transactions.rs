@@ -72,6 +72,11 @@ const PAGES_IN_FLIGHT: usize = 4;
 /// commit many pages with few resources. Never set in use.
 pub(crate) const PAGE_ENV: &str = "ARCA_TEST_TX_PAGE_OBJECTS";
 
+/// Fault injection for tests: a commit waits this many milliseconds (saying so in the log)
+/// before its decision and after each page it writes, so that a test can kill the node in
+/// either window. Read once, at start. Never set in use.
+pub(crate) const COMMIT_DELAY_ENV: &str = "ARCA_TEST_TX_COMMIT_DELAY_MS";
+
 /// What a client learns about an open transaction.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct TxInfo {
@@ -91,6 +96,8 @@ pub(crate) struct Transactions {
     pruned: std::sync::atomic::AtomicI64,
     /// Objects per commit page.
     page: std::sync::atomic::AtomicUsize,
+    /// See [`COMMIT_DELAY_ENV`].
+    commit_delay: Duration,
 }
 
 impl Default for Transactions {
@@ -106,10 +113,16 @@ impl Default for Transactions {
                 "{PAGE_ENV} is set: transactions commit in pages of this many objects"
             );
         }
+        let commit_delay = std::env::var(COMMIT_DELAY_ENV)
+            .ok()
+            .and_then(|v| v.parse().ok())
+            .map(Duration::from_millis)
+            .unwrap_or_default();
         Self {
             timeout: Mutex::default(),
             pruned: Default::default(),
             page: page.into(),
+            commit_delay,
         }
     }
 }
@@ -121,6 +134,15 @@ impl Transactions {
 
     fn page(&self) -> usize {
         self.page.load(std::sync::atomic::Ordering::Relaxed)
+    }
+
+    /// Waits as [`COMMIT_DELAY_ENV`] says (a test's window) at a point of transaction
+    /// `id`'s commit.
+    async fn pause(&self, id: &str, point: &str) {
+        if !self.commit_delay.is_zero() {
+            tracing::warn!(transaction = %id, "{COMMIT_DELAY_ENV}: the commit pauses {point}");
+            tokio::time::sleep(self.commit_delay).await;
+        }
     }
 }
 
@@ -281,6 +303,7 @@ impl Repository {
             }
             return Err(e);
         }
+        self.txs.pause(id, "before its decision").await;
         if !self.catalog.tx_decide(id).await? {
             return Err(Error::Internal(format!(
                 "transaction {id} left the closing state while its commit held it"
@@ -346,6 +369,7 @@ impl Repository {
                 if let Some(published) = self.commit_page(id, todo).await? {
                     in_flight.push_back(published);
                 }
+                self.txs.pause(id, "after a page").await;
                 while in_flight.len() > PAGES_IN_FLIGHT {
                     let oldest = in_flight.pop_front().expect("not empty");
                     self.settled(&oldest).await?;
@@ -585,7 +609,8 @@ impl Repository {
         Ok(())
     }
 
-    /// Ends the commits a previous run (or a node that died) left unfinished, at start-up:
+    /// Ends the commits a previous run (or a node that died) left unfinished, at start-up
+    /// and, on a store shared by nodes, from the background recovery (`spawn_recovery`):
     /// one not yet decided fails (nothing of it was published), a decided one is rolled
     /// forward. A commit whose role another node holds is that node's to finish. A roll
     /// forward that fails is logged and left decided, to complete when its commit is sent

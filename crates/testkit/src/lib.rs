@@ -3,7 +3,7 @@
 //! default feature `server`); [`postgres::Postgres`] and [`activemq::ActiveMq`] run private
 //! PostgreSQL and ActiveMQ servers, [`s3::Minio`] a private MinIO (an S3-compatible object
 //! store) for the S3 store's tests, [`tls::TestCa`] certificates for TLS to them; [`shared`] locates the shared fixtures (`../shared`
-//! beside the checkout).
+//! beside the checkout); [`datefudge_library`] sets a server's clock apart.
 
 pub mod activemq;
 pub mod postgres;
@@ -56,4 +56,26 @@ pub fn shared() -> PathBuf {
         dir.display()
     );
     dir.canonicalize().expect("canonical shared dir")
+}
+
+/// Where Debian's `datefudge` package puts its library.
+const DATEFUDGE_LIBRARY: &str = "/usr/lib/x86_64-linux-gnu/datefudge/datefudge.so";
+
+/// Debian's datefudge library, which a test preloads into a server (`LD_PRELOAD`, with
+/// `DATEFUDGE` the seconds to take off its clock: `-7` puts it 7 s ahead) to set its clock
+/// apart from the others'. (libfaketime crashes arca at start: its constructor frees
+/// memory before mimalloc, arca's `malloc`, is ready.) `None` (after printing why) if it
+/// is missing and `ARCA_REQUIRE_DATEFUDGE` is not `1`; a panic if it is (`scripts/test`
+/// installs the package and sets it).
+pub fn datefudge_library() -> Option<PathBuf> {
+    let library = PathBuf::from(DATEFUDGE_LIBRARY);
+    if library.is_file() {
+        return Some(library);
+    }
+    let msg = format!("{DATEFUDGE_LIBRARY} is missing (apt-get install datefudge)");
+    if std::env::var("ARCA_REQUIRE_DATEFUDGE").as_deref() == Ok("1") {
+        panic!("ARCA_REQUIRE_DATEFUDGE=1 but {msg}");
+    }
+    eprintln!("NOT RUN: tests with skewed clocks (datefudge): {msg}");
+    None
 }

@@ -231,6 +231,23 @@ impl Postgres {
         self.url(&name)
     }
 
+    /// Runs `sql` with `psql` on the database at `url` (one of this server's) and returns
+    /// what it printed: rows one a line, fields separated by `|`, no header. A panic, with
+    /// psql's message, if it fails.
+    pub fn query(&self, url: &str, sql: &str) -> String {
+        let out = Command::new(self.bin.join("psql"))
+            .args(["-X", "-A", "-t", "-v", "ON_ERROR_STOP=1", "-c", sql, url])
+            .stdin(Stdio::null())
+            .output()
+            .expect("psql runs");
+        assert!(
+            out.status.success(),
+            "psql {sql:?} failed: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        String::from_utf8_lossy(&out.stdout).trim_end().to_string()
+    }
+
     /// Whether the server process is running.
     pub fn is_running(&self) -> bool {
         match self.child.lock().unwrap().as_mut() {

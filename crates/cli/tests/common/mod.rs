@@ -645,3 +645,36 @@ impl Arca {
             .collect()
     }
 }
+
+/// The S3 store a server with `minio`'s bucket and key prefix `prefix` uses.
+pub fn s3_store(minio: &arca_testkit::s3::Minio, prefix: &str) -> arca_storage::S3Storage {
+    use arca_testkit::s3::{BUCKET, REGION, ROOT_PASSWORD, ROOT_USER};
+    arca_storage::S3Storage::open_with_credentials(
+        arca_storage::S3Settings {
+            endpoint: Some(minio.endpoint()),
+            bucket: BUCKET.to_string(),
+            prefix: prefix.to_string(),
+            region: REGION.to_string(),
+            allow_http: true,
+        },
+        arca_storage::S3Credentials {
+            access_key_id: ROOT_USER.to_string(),
+            secret_access_key: ROOT_PASSWORD.to_string(),
+            session_token: None,
+        },
+    )
+    .expect("the bucket opens")
+}
+
+/// Copies every file of the root in the bucket into `to`, as a local root (for ocfl-py);
+/// returns their keys.
+pub fn download(store: &arca_storage::S3Storage, to: &Path) -> Vec<String> {
+    use arca_storage::ObjectStorage;
+    let files = store.list("").expect("the root lists");
+    for f in &files {
+        let target = to.join(&f.key);
+        fs::create_dir_all(target.parent().unwrap()).unwrap();
+        fs::write(&target, store.read(&f.key).unwrap().bytes).unwrap();
+    }
+    files.into_iter().map(|f| f.key).collect()
+}

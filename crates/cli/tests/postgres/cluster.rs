@@ -7,6 +7,7 @@
 //! recovered its changes; each node's search index follows the shared change log. `NOT RUN`
 //! without PostgreSQL or MinIO unless `ARCA_REQUIRE_POSTGRES=1` / `ARCA_REQUIRE_S3=1`.
 
+use std::collections::BTreeMap;
 use std::path::Path;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
@@ -18,20 +19,27 @@ use arca_testkit::postgres::Postgres;
 use arca_testkit::s3::{Minio, BUCKET, REGION, ROOT_PASSWORD, ROOT_USER};
 use hyper::Method;
 
-const TURTLE: (&str, &str) = ("content-type", "text/turtle");
+pub(crate) const TURTLE: (&str, &str) = ("content-type", "text/turtle");
 /// The URL the nodes answer for (a load balancer's, in use).
-const PUBLIC_BASE: &str = "http://repository.test/rest";
-const TEXT: (&str, &str) = ("content-type", "text/plain");
+pub(crate) const PUBLIC_BASE: &str = "http://repository.test/rest";
+pub(crate) const TEXT: (&str, &str) = ("content-type", "text/plain");
 
 /// The shared catalog and bucket of one cluster.
-struct Cluster {
-    env: Vec<(String, String)>,
-    dir: tempfile::TempDir,
-    _minio: Minio,
+pub(crate) struct Cluster {
+    /// The environment every node gets.
+    pub(crate) env: Vec<(String, String)>,
+    pub(crate) dir: tempfile::TempDir,
+    /// The cluster's own S3 server (to stop and start again).
+    pub(crate) minio: Minio,
+    /// The PostgreSQL server holding the catalog, and the catalog's URL.
+    pub(crate) pg: &'static Postgres,
+    pub(crate) catalog: String,
+    /// The key prefix of the root in the bucket.
+    prefix: String,
 }
 
 impl Cluster {
-    async fn new(prefix: &str) -> Option<Cluster> {
+    pub(crate) async fn new(prefix: &str) -> Option<Cluster> {
         let pg = tokio::task::spawn_blocking(Postgres::shared)
             .await
             .unwrap()?;
@@ -40,7 +48,7 @@ impl Cluster {
             .await
             .unwrap();
         let env = vec![
-            ("ARCA_CATALOG_URL".to_string(), catalog),
+            ("ARCA_CATALOG_URL".to_string(), catalog.clone()),
             // Behind a load balancer every node answers for one URL.
             ("ARCA_BASE_URL".to_string(), PUBLIC_BASE.to_string()),
             ("ARCA_S3_BUCKET".into(), BUCKET.into()),
@@ -53,22 +61,76 @@ impl Cluster {
         Some(Cluster {
             env,
             dir: tempfile::tempdir().unwrap(),
-            _minio: minio,
+            minio,
+            pg,
+            catalog,
+            prefix: prefix.to_string(),
         })
     }
 
     /// A node with a data directory of its own (local caches only: the search index).
-    fn node(&self, name: &str) -> Arca {
+    pub(crate) fn node(&self, name: &str) -> Arca {
+        self.node_with(name, &[])
+    }
+
+    /// [`node`](Self::node) with extra environment variables.
+    pub(crate) fn node_with(&self, name: &str, extra: &[(&str, &str)]) -> Arca {
         let env: Vec<(&str, &str)> = self
             .env
             .iter()
             .map(|(k, v)| (k.as_str(), v.as_str()))
+            .chain(extra.iter().copied())
             .collect();
         Arca::serve_with(&self.dir.path().join(name), &env)
     }
+
+    /// Rows of `sql` on the catalog (see [`Postgres::query`]).
+    pub(crate) fn query(&self, sql: &str) -> String {
+        self.pg.query(&self.catalog, sql)
+    }
+
+    /// Checks the root in the bucket as a whole, once no node writes: every object valid
+    /// (its inventories parse and match their sidecars, versions without gaps; ocfl-py's
+    /// validation where it is installed), each object's head the newest version the catalog
+    /// records for it, and no change left under way in the catalog. Returns the heads by
+    /// object id.
+    pub(crate) fn check_bucket(&self) -> BTreeMap<String, u32> {
+        assert_eq!(
+            self.query("SELECT count(*) FROM pending_writes"),
+            "0",
+            "changes left under way: {}",
+            self.query("SELECT op, object, decided FROM pending_writes")
+        );
+        let local = self.dir.path().join("bucket");
+        common::download(&common::s3_store(&self.minio, &self.prefix), &local);
+        let mut heads = BTreeMap::new();
+        for dir in common::check_storage(&local) {
+            let inventory: serde_json::Value =
+                serde_json::from_slice(&std::fs::read(dir.join("inventory.json")).unwrap())
+                    .unwrap();
+            let head = inventory["head"].as_str().unwrap()[1..].parse().unwrap();
+            heads.insert(inventory["id"].as_str().unwrap().to_string(), head);
+        }
+        common::validate_with_ocfl_py(&local);
+        let mut recorded: BTreeMap<String, u32> = BTreeMap::new();
+        let rows = self.query(
+            "SELECT ocfl_id, memento_version FROM resources WHERE memento_version IS NOT NULL",
+        );
+        for row in rows.lines() {
+            let (object, version) = row.split_once('|').unwrap();
+            let version: u32 = version.trim_start_matches('v').parse().unwrap();
+            let newest = recorded.entry(object.to_string()).or_default();
+            *newest = (*newest).max(version);
+        }
+        assert_eq!(
+            recorded, heads,
+            "the catalog's newest version of each object is its head in the bucket"
+        );
+        heads
+    }
 }
 
-async fn send(
+pub(crate) async fn send(
     http: &Http,
     node: &Arca,
     method: Method,
@@ -80,7 +142,7 @@ async fn send(
         .await
 }
 
-fn title(n: usize) -> String {
+pub(crate) fn title(n: usize) -> String {
     format!("<> <http://purl.org/dc/terms/title> \"title {n}\" .")
 }
 

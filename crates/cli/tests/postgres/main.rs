@@ -4,7 +4,10 @@
 #[path = "../common/mod.rs"]
 mod common;
 
+mod clocks;
 mod cluster;
+mod commit_kill;
 mod failover;
 mod health;
+mod outage;
 mod tls;

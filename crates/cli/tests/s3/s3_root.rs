@@ -13,8 +13,8 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use crate::common;
-use crate::common::{validate_with_ocfl_py, Arca, Http};
-use arca_storage::{ObjectStorage, S3Credentials, S3Settings, S3Storage};
+use crate::common::{download, s3_store as store, validate_with_ocfl_py, Arca, Http};
+use arca_storage::ObjectStorage;
 use arca_testkit::s3::{Minio, BUCKET, REGION, ROOT_PASSWORD, ROOT_USER};
 
 const TURTLE: (&str, &str) = ("content-type", "text/turtle");
@@ -39,36 +39,6 @@ fn s3_env(minio: &Minio, prefix: &str) -> Vec<(String, String)> {
 fn serve(data: &Path, env: &[(String, String)]) -> Arca {
     let env: Vec<(&str, &str)> = env.iter().map(|(k, v)| (k.as_str(), v.as_str())).collect();
     Arca::serve_with(data, &env)
-}
-
-/// The store a server with `s3_env(minio, prefix)` uses.
-fn store(minio: &Minio, prefix: &str) -> S3Storage {
-    S3Storage::open_with_credentials(
-        S3Settings {
-            endpoint: Some(minio.endpoint()),
-            bucket: BUCKET.to_string(),
-            prefix: prefix.to_string(),
-            region: REGION.to_string(),
-            allow_http: true,
-        },
-        S3Credentials {
-            access_key_id: ROOT_USER.to_string(),
-            secret_access_key: ROOT_PASSWORD.to_string(),
-            session_token: None,
-        },
-    )
-    .expect("the bucket opens")
-}
-
-/// Copies every file of the root in the bucket into `to`, as a local root (for ocfl-py).
-fn download(store: &S3Storage, to: &Path) -> Vec<String> {
-    let files = store.list("").expect("the root lists");
-    for f in &files {
-        let target = to.join(&f.key);
-        std::fs::create_dir_all(target.parent().unwrap()).unwrap();
-        std::fs::write(&target, store.read(&f.key).unwrap().bytes).unwrap();
-    }
-    files.into_iter().map(|f| f.key).collect()
 }
 
 async fn put(
