@@ -14,7 +14,7 @@ use std::time::Duration;
 
 use crate::common;
 use crate::common::{download, s3_store as store, validate_with_ocfl_py, Arca, Http};
-use arca_storage::ObjectStorage;
+use arca_storage::{ObjectStorage, S3Credentials, S3Settings, S3Storage};
 use arca_testkit::s3::{Minio, BUCKET, REGION, ROOT_PASSWORD, ROOT_USER};
 
 const TURTLE: (&str, &str) = ("content-type", "text/turtle");
