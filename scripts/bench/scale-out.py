@@ -14,6 +14,9 @@ usage: scale-out.py costs ARCA WORK [--rounds 2] [--seconds 20]
          BEGIN/COMMIT) and S3 requests per HTTP request from one client; under 16 clients:
          ops/s, CPU ms per operation of arca, PostgreSQL and MinIO, statements and S3
          requests per operation
+       scale-out.py trips ARCA WORK [--rounds 1]
+         only the one-client counts of (a), with every statement a request kind runs at
+         least once per two requests (top-level ones marked: one round trip each)
        scale-out.py nodes ARCA WORK [--rounds 2] [--seconds 20]
          (b) 1, 2 and 3 nodes over one PostgreSQL database and one bucket prefix, 16 clients
          spread round-robin (one `arca bench` per node with its share, run together; the
@@ -171,21 +174,38 @@ class Postgres:
     def counts(self):
         """Statements executed since the last reset: all, BEGIN, COMMIT (this script's own
         queries of the statistics left out)."""
-        rows = self.sql("postgres", "SELECT calls, query FROM pg_stat_statements "
+        rows = self.sql("postgres", "SELECT calls, toplevel, query FROM pg_stat_statements "
                                     "WHERE query NOT ILIKE '%pg_stat_statements%'")
-        total = begin = commit = 0
+        total = begin = commit = toplevel = 0
         for line in rows.splitlines():
-            calls, _, query = line.partition("|")
+            calls, _, rest = line.partition("|")
+            top, _, query = rest.partition("|")
             if not calls.isdigit():
                 continue
             calls = int(calls)
             total += calls
+            if top == "t":
+                toplevel += calls
             q = query.strip().upper()
             if q.startswith("BEGIN") or q.startswith("START TRANSACTION"):
                 begin += calls
             elif q.startswith("COMMIT") or q.startswith("END"):
                 commit += calls
-        return {"statements": total, "begin": begin, "commit": commit}
+        return {"statements": total, "begin": begin, "commit": commit, "toplevel": toplevel}
+
+    def statements(self):
+        """Each statement since the last reset with its calls (top-level ones marked), most
+        called first: where a request's round trips go."""
+        rows = self.sql("postgres", "SELECT calls, toplevel, regexp_replace(query, '\\s+', ' ', 'g') "
+                                    "FROM pg_stat_statements WHERE query NOT ILIKE '%pg_stat_statements%' "
+                                    "ORDER BY calls DESC, query")
+        out = []
+        for line in rows.splitlines():
+            calls, _, rest = line.partition("|")
+            top, _, query = rest.partition("|")
+            if calls.isdigit():
+                out.append((int(calls), top == "t", query))
+        return out
 
     def stop(self):
         self.server.terminate()
@@ -433,7 +453,7 @@ def http_call(conn, method, path, body=None, headers=None):
     return r
 
 
-def trips(env, node, n=100):
+def trips(env, node, n=100, detail=False):
     """Exact PostgreSQL statements and S3 requests per HTTP request, one client, each kind of
     request n times with the counters read before and after (an idle interval of the same
     length is measured too and subtracted: background work of the nodes)."""
@@ -464,6 +484,11 @@ def trips(env, node, n=100):
             http_call(conn, method, path, body, headers)
         after = env.counters([node])
         elapsed = after["t"] - before["t"]
+        if detail:
+            for calls, top, query in env.pg.statements():
+                if calls >= n // 2:
+                    emit({"trips": name, "statement_per_request": round(calls / n, 2),
+                          "toplevel": top, "query": query[:300]})
         # idle: the same time without requests
         env.pg.reset()
         idle0 = env.counters([node])
@@ -478,6 +503,17 @@ def trips(env, node, n=100):
         emit({"trips": name, "n": n, "pg_per_request": pg, "s3_per_request": s3,
               "s3_idle_same_interval_per_request": idle_s3})
     return results
+
+
+def trips_cmd(args):
+    env = Env(args)
+    try:
+        for r in range(args.rounds):
+            nodes, name = env.nodes("pgs3")
+            trips(env, nodes[0], detail=True)
+            env.cleanup(nodes, name, "pgs3")
+    finally:
+        env.stop()
 
 
 def costs(args):
@@ -996,7 +1032,7 @@ def bigingest(args):
 
 def main():
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("what", choices=["costs", "nodes", "bigingest", "quota"])
+    p.add_argument("what", choices=["costs", "trips", "nodes", "bigingest", "quota"])
     p.add_argument("arca", help="the arca binary (release build)")
     p.add_argument("work", help="a directory for every data directory (deleted at the end)")
     p.add_argument("--bench", help="the arca binary whose `bench` drives the load (default: ARCA)")
@@ -1018,9 +1054,9 @@ def main():
     global NO_SEARCH
     NO_SEARCH = args.no_search
     if args.rounds is None:
-        args.rounds = 1 if args.what == "bigingest" else 2
+        args.rounds = 1 if args.what in ("bigingest", "trips") else 2
     try:
-        {"costs": costs, "nodes": nodes_cmd, "bigingest": bigingest,
+        {"costs": costs, "trips": trips_cmd, "nodes": nodes_cmd, "bigingest": bigingest,
          "quota": quota_cmd}[args.what](args)
     finally:
         if args.json:

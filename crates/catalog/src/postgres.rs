@@ -6,8 +6,9 @@
 //!   read up to 6 would never see a 5 that committed later. Every transaction that appends
 //!   to the change log takes one transaction-scoped advisory lock ([`CHANGE_LOG_LOCK`])
 //!   before its first entry and keeps it until it commits, so entries commit in sequence
-//!   order across all nodes. Each node's group commit (one PostgreSQL transaction for all
-//!   the writes waiting at that moment, a savepoint each) keeps that lock to one
+//!   order across all nodes. Each node's group commit (all the writes waiting at that
+//!   moment in one statement, the schema's `arca_apply`, which is its own transaction; a
+//!   savepoint each only when PostgreSQL refuses one of them) keeps that lock to one
 //!   acquisition per batch.
 //! - **Transactions.** Staging locks the transaction's row (`SELECT … FOR UPDATE`), so the
 //!   stages of one transaction, and its end, are serialised whichever node serves them;
@@ -181,6 +182,136 @@ CREATE TABLE pending_writes (
 );
 CREATE INDEX pending_writes_by_object ON pending_writes(object);
 CREATE INDEX pending_writes_by_start ON pending_writes(started);
+"#,
+    // One round trip per group commit: the writes of a batch, each a list of operations
+    // (see `ops_json`), applied in one statement, which is its own transaction. Returns
+    // each write's last change-log sequence number (the log's last one for a write that
+    // logs nothing). Takes the change-log lock `log_lock` first if any write logs, and
+    // announces the last number on `channel` at commit.
+    r#"
+CREATE FUNCTION arca_apply(writes jsonb, log_lock bigint, channel text) RETURNS bigint[]
+LANGUAGE plpgsql AS $$
+DECLARE
+    v_write jsonb;
+    v_op jsonb;
+    v_seq bigint;
+    v_last bigint;
+    v_lasts bigint[] := '{}';
+    v_top bigint;
+BEGIN
+    IF jsonb_path_exists(writes, '$[*][*] ? (@.k == "log")') THEN
+        PERFORM pg_advisory_xact_lock(log_lock);
+    END IF;
+    FOR v_write IN SELECT value FROM jsonb_array_elements(writes) LOOP
+        v_last := NULL;
+        FOR v_op IN SELECT value FROM jsonb_array_elements(v_write) LOOP
+            CASE v_op->>'k'
+            WHEN 'put' THEN
+                INSERT INTO mementos (id, datetime, version, header_file, content_file)
+                SELECT id, memento_datetime, memento_version, memento_header, content_file
+                FROM resources WHERE id = v_op->>'id' AND memento_datetime IS NOT NULL
+                ON CONFLICT (id, datetime) DO UPDATE SET version = EXCLUDED.version,
+                    header_file = EXCLUDED.header_file, content_file = EXCLUDED.content_file;
+                INSERT INTO resources (id, parent, ocfl_id, deleted, headers, content_file, rdf, children_changed)
+                VALUES (v_op->>'id', v_op->>'parent', v_op->>'ocfl_id', (v_op->>'deleted')::boolean,
+                        decode(v_op->>'headers', 'hex'), v_op->>'content_file',
+                        decode(v_op->>'rdf', 'hex'), (v_op->>'children_changed')::bigint)
+                ON CONFLICT (id) DO UPDATE SET parent = EXCLUDED.parent,
+                    ocfl_id = EXCLUDED.ocfl_id, deleted = EXCLUDED.deleted,
+                    headers = EXCLUDED.headers, content_file = EXCLUDED.content_file,
+                    rdf = EXCLUDED.rdf,
+                    children_changed = COALESCE(EXCLUDED.children_changed, resources.children_changed),
+                    memento_datetime = NULL, memento_version = NULL, memento_header = NULL;
+                IF (v_op->>'membership_source')::boolean THEN
+                    IF (v_op->>'deleted')::boolean THEN
+                        DELETE FROM membership_sources WHERE id = v_op->>'id';
+                    ELSE
+                        INSERT INTO membership_sources (id) VALUES (v_op->>'id') ON CONFLICT DO NOTHING;
+                    END IF;
+                END IF;
+            WHEN 'remove' THEN
+                DELETE FROM resources WHERE id = v_op->>'id';
+                DELETE FROM membership_sources WHERE id = v_op->>'id';
+            WHEN 'membership' THEN
+                DELETE FROM membership WHERE source = v_op->>'source'
+                    AND (v_op->>'proxy' IS NULL OR proxy = v_op->>'proxy');
+                INSERT INTO membership (source, proxy, subject, predicate, object)
+                SELECT v_op->>'source', r.proxy, r.subject, r.predicate, r.object
+                FROM jsonb_to_recordset(v_op->'rows') AS r(proxy text, subject text, predicate text, object text)
+                ON CONFLICT DO NOTHING;
+            WHEN 'references' THEN
+                DELETE FROM refs WHERE source = v_op->>'source';
+                INSERT INTO refs (source, subject, predicate, target)
+                SELECT v_op->>'source', r.subject, r.predicate, r.target
+                FROM jsonb_to_recordset(v_op->'rows') AS r(subject text, predicate text, target text)
+                ON CONFLICT DO NOTHING;
+            WHEN 'forget_derived' THEN
+                DELETE FROM membership WHERE source = v_op->>'id';
+                DELETE FROM membership WHERE proxy = v_op->>'id';
+                DELETE FROM refs WHERE source = v_op->>'id';
+            WHEN 'memento' THEN
+                INSERT INTO mementos (id, datetime, version, header_file, content_file)
+                VALUES (v_op->>'id', (v_op->>'datetime')::bigint, v_op->>'version',
+                        v_op->>'header_file', v_op->>'content_file')
+                ON CONFLICT (id, datetime) DO UPDATE SET version = EXCLUDED.version,
+                    header_file = EXCLUDED.header_file, content_file = EXCLUDED.content_file;
+            WHEN 'current_memento' THEN
+                UPDATE resources SET memento_datetime = (v_op->>'datetime')::bigint,
+                    memento_version = v_op->>'version', memento_header = v_op->>'header_file'
+                WHERE id = v_op->>'id';
+            WHEN 'forget_mementos' THEN
+                DELETE FROM mementos WHERE id = v_op->>'id';
+            WHEN 'children_changed' THEN
+                UPDATE resources SET children_changed = GREATEST(COALESCE(children_changed, 0), (v_op->>'at')::bigint)
+                WHERE id = v_op->>'id';
+            WHEN 'log' THEN
+                INSERT INTO changes (id, kind, at, "user", agent, types)
+                VALUES (v_op->>'id', v_op->>'kind', v_op->>'at', v_op->>'user', v_op->>'agent', v_op->>'types')
+                RETURNING seq INTO v_seq;
+                v_last := v_seq;
+            WHEN 'begin_write' THEN
+                INSERT INTO pending_writes (op, object, started, decided, record)
+                VALUES (v_op->>'op', v_op->>'object', (v_op->>'started')::bigint,
+                        (v_op->>'decided')::boolean, decode(v_op->>'record', 'hex'))
+                ON CONFLICT (op, object) DO UPDATE SET started = EXCLUDED.started,
+                    decided = EXCLUDED.decided, record = EXCLUDED.record;
+            WHEN 'decide_write' THEN
+                UPDATE pending_writes SET decided = TRUE WHERE op = v_op->>'op';
+            WHEN 'finish_write' THEN
+                DELETE FROM pending_writes WHERE op = v_op->>'op'
+                    AND (v_op->>'object' IS NULL OR object = v_op->>'object');
+            END CASE;
+        END LOOP;
+        v_lasts := v_lasts || v_last;
+        v_top := GREATEST(v_top, v_last);
+    END LOOP;
+    IF v_top IS NOT NULL THEN
+        PERFORM pg_notify(channel, v_top::text);
+    END IF;
+    IF array_position(v_lasts, NULL) IS NOT NULL THEN
+        SELECT COALESCE(MAX(seq), 0) INTO v_seq FROM changes;
+        SELECT array_agg(COALESCE(x, v_seq) ORDER BY n) INTO v_lasts
+        FROM unnest(v_lasts) WITH ORDINALITY AS t(x, n);
+    END IF;
+    RETURN v_lasts;
+END
+$$
+"#,
+    // One round trip for a write's object locks: session-level advisory locks taken in
+    // the order given (the callers' global order), exclusive or shared.
+    r#"
+CREATE FUNCTION arca_lock(keys bigint[], exclusive boolean[]) RETURNS void
+LANGUAGE plpgsql AS $$
+BEGIN
+    FOR i IN 1 .. COALESCE(array_length(keys, 1), 0) LOOP
+        IF exclusive[i] THEN
+            PERFORM pg_advisory_lock(keys[i]);
+        ELSE
+            PERFORM pg_advisory_lock_shared(keys[i]);
+        END IF;
+    END LOOP;
+END
+$$
 "#,
 ];
 
@@ -512,13 +643,19 @@ async fn migrate(pool: &PgPool) -> Result<()> {
     }
     for (i, migration) in MIGRATIONS.iter().enumerate().skip(found as usize) {
         tracing::info!(version = i + 1, "migrating the PostgreSQL catalog");
-        // One statement at a time (the migrations hold no `;` but between statements):
-        // `raw_sql` on a borrowed connection makes futures that cannot be spawned.
-        for statement in migration
-            .split(';')
-            .map(str::trim)
-            .filter(|s| !s.is_empty())
-        {
+        // One statement at a time (the migrations hold no `;` but between statements, or
+        // are one function whose `$$` body holds them): `raw_sql` on a borrowed connection
+        // makes futures that cannot be spawned.
+        let statements: Vec<&str> = if migration.contains("$$") {
+            vec![migration.trim()]
+        } else {
+            migration
+                .split(';')
+                .map(str::trim)
+                .filter(|s| !s.is_empty())
+                .collect()
+        };
+        for statement in statements {
             sqlx::query(statement).execute(&mut *tx).await?;
         }
     }
@@ -670,11 +807,46 @@ impl Inner {
 
 /// Applies each write in a savepoint of one transaction and commits it; the outcome of
 /// each write, or the error that made the whole transaction fail.
+///
+/// A batch whose operations [`arca_apply`](writes_json) knows goes to PostgreSQL in one
+/// statement (one round trip, its own transaction). If a write of it fails there, the
+/// statement took no effect, and the batch is applied again the long way, each write in a
+/// savepoint, so that the others still commit and the failing one gets its own error.
 fn commit_writes(
     pool: &PgPool,
     writes: Vec<Vec<CatalogOp>>,
 ) -> BoxFuture<'_, Result<Vec<Result<Option<i64>>>>> {
     Box::pin(async move {
+        if let Some(json) = writes_json(&writes) {
+            let applied: std::result::Result<Vec<i64>, sqlx::Error> =
+                sqlx::query_scalar("SELECT arca_apply($1::jsonb, $2, $3)")
+                    .bind(json)
+                    .bind(CHANGE_LOG_LOCK)
+                    .bind(CHANGES_CHANNEL)
+                    .fetch_one(pool)
+                    .await;
+            match applied {
+                Ok(lasts) if lasts.len() == writes.len() => {
+                    return Ok(lasts.into_iter().map(|seq| Ok(Some(seq))).collect());
+                }
+                Ok(lasts) => {
+                    return Err(Error::Corrupt {
+                        id: "arca_apply".into(),
+                        message: format!("{} outcomes for {} writes", lasts.len(), writes.len()),
+                    })
+                }
+                Err(e) => {
+                    // Refused by the server (not an outage): nothing of the statement took
+                    // effect, and the long way finds the write that failed.
+                    let e = Error::from(e);
+                    let refused = matches!(&e, Error::Postgres(sqlx::Error::Database(_)))
+                        && !e.is_unavailable();
+                    if !refused {
+                        return Err(e);
+                    }
+                }
+            }
+        }
         let mut outcomes = Vec::with_capacity(writes.len());
         let mut tx = pool.begin().await?;
         // Before any savepoint: a lock taken inside one would go with its rollback.
@@ -963,6 +1135,90 @@ async fn apply_ops_inner(conn: &mut PgConnection, ops: Vec<CatalogOp>) -> Result
         }
     }
     Ok(last)
+}
+
+/// The writes of a group commit as the JSON array [`MIGRATIONS`]' `arca_apply` takes (one
+/// array of operations per write, bytes in hex), or `None` if an operation is one it does
+/// not know (a transaction's): those batches take the statement-per-operation path.
+fn writes_json(writes: &[Vec<CatalogOp>]) -> Option<String> {
+    use serde_json::{json, Value};
+    let id = |id: &FedoraId| Value::from(id.as_str());
+    let mut out = Vec::with_capacity(writes.len());
+    for ops in writes {
+        let mut list = Vec::with_capacity(ops.len());
+        for op in ops {
+            list.push(match op {
+                CatalogOp::Put(r) => json!({
+                    "k": "put", "id": id(&r.id), "parent": r.parent.as_ref().map(id),
+                    "ocfl_id": r.ocfl_id, "deleted": r.headers.deleted,
+                    "headers": hex(&r.headers.to_json()), "content_file": r.content_file,
+                    "rdf": r.rdf.as_deref().map(hex), "children_changed": r.children_changed,
+                    "membership_source": r.headers.model().is_some_and(|m| m.generates_membership()),
+                }),
+                CatalogOp::Remove(i) => json!({"k": "remove", "id": id(i)}),
+                CatalogOp::ReplaceMembership {
+                    source,
+                    proxy,
+                    rows,
+                } => json!({
+                    "k": "membership", "source": id(source), "proxy": proxy.as_ref().map(id),
+                    "rows": rows.iter().map(|r| json!({
+                        "proxy": id(&r.proxy), "subject": r.subject, "predicate": r.predicate,
+                        "object": r.object,
+                    })).collect::<Vec<_>>(),
+                }),
+                CatalogOp::ReplaceReferences { source, rows } => json!({
+                    "k": "references", "source": id(source),
+                    "rows": rows.iter().map(|r| json!({
+                        "subject": r.subject, "predicate": r.predicate, "target": id(&r.target),
+                    })).collect::<Vec<_>>(),
+                }),
+                CatalogOp::ForgetDerived(i) => json!({"k": "forget_derived", "id": id(i)}),
+                CatalogOp::PutMemento(m) | CatalogOp::CurrentMemento(m) => {
+                    let k = match op {
+                        CatalogOp::PutMemento(_) => "memento",
+                        _ => "current_memento",
+                    };
+                    json!({
+                        "k": k, "id": id(&m.id), "datetime": m.datetime, "version": m.version,
+                        "header_file": m.header_file, "content_file": m.content_file,
+                    })
+                }
+                CatalogOp::ForgetMementos(i) => json!({"k": "forget_mementos", "id": id(i)}),
+                CatalogOp::ChildrenChanged(i, at) => {
+                    json!({"k": "children_changed", "id": id(i), "at": at})
+                }
+                CatalogOp::Log(c) => json!({
+                    "k": "log", "id": id(&c.id), "kind": c.kind.as_str(), "at": c.at,
+                    "user": c.user, "agent": c.agent, "types": join_types(&c.types),
+                }),
+                CatalogOp::BeginWrite(w) => json!({
+                    "k": "begin_write", "op": w.op, "object": w.object, "started": w.started,
+                    "decided": w.decided, "record": hex(&w.record),
+                }),
+                CatalogOp::DecideWrite(op) => json!({"k": "decide_write", "op": op}),
+                CatalogOp::FinishWrite { op, object } => {
+                    json!({"k": "finish_write", "op": op, "object": object})
+                }
+                CatalogOp::TxObjectsCommitted { .. } | CatalogOp::TxOpsCommitted { .. } => {
+                    return None
+                }
+            });
+        }
+        out.push(Value::Array(list));
+    }
+    Some(Value::Array(out).to_string())
+}
+
+/// `bytes` in lower-case hexadecimal (PostgreSQL's `decode(…, 'hex')` reads it back).
+fn hex(bytes: &[u8]) -> String {
+    const DIGITS: &[u8; 16] = b"0123456789abcdef";
+    let mut out = String::with_capacity(bytes.len() * 2);
+    for b in bytes {
+        out.push(DIGITS[(b >> 4) as usize] as char);
+        out.push(DIGITS[(b & 15) as usize] as char);
+    }
+    out
 }
 
 /// A `pending_writes` row selected as `op, object, started, decided, record`.

@@ -183,7 +183,7 @@ impl Staged {
     }
 
     /// Whether the change creates its object.
-    pub(crate) fn creates_object(&self) -> bool {
+    pub fn creates_object(&self) -> bool {
         self.is_new_object()
     }
 
@@ -597,6 +597,51 @@ impl OcflRoot {
                 return Ok(());
             }
             self.publish_file(staged, file)?;
+        }
+        Ok(())
+    }
+
+    /// [`check`](Self::check) for a store where asking costs a request (S3): a new
+    /// object's place is claimed by writing its declaration only if absent (one conditional
+    /// write instead of a look at its root inventory, then the write), which refuses it as
+    /// [`Error::AlreadyExists`], writing nothing, when an object (or the remains of one)
+    /// holds the place; an existing object is checked as `check` does. Any other failure
+    /// of a new object's claim leaves the outcome unknown (the declaration may have
+    /// landed). Then [`prepare_claimed`](Self::prepare_claimed).
+    pub fn claim(&self, staged: &Staged) -> Result<()> {
+        if !staged.is_new_object() {
+            return self.check(staged);
+        }
+        let Some(RecordFile::Inline { rel, bytes }) = staged
+            .files
+            .iter()
+            .find(|f| matches!(f, RecordFile::Inline { rel, .. } if rel == OBJECT_NAMASTE))
+        else {
+            return self.check(staged);
+        };
+        match self
+            .store
+            .put_if(&staged.key(rel), bytes, Precondition::Absent)
+        {
+            Ok(_) => Ok(()),
+            Err(StoreError::PreconditionFailed { .. }) => {
+                Err(Error::AlreadyExists(staged.object_id.clone()))
+            }
+            Err(e) => Err(e.into()),
+        }
+    }
+
+    /// [`prepare`](Self::prepare) after [`claim`](Self::claim): every file before the
+    /// commit point but a new object's declaration, which the claim wrote.
+    pub fn prepare_claimed(&self, staged: &Staged) -> Result<()> {
+        let commit_point = staged.commit_point();
+        let claimed = staged.is_new_object();
+        for file in &staged.files {
+            match file {
+                RecordFile::Inline { rel, .. } if rel == commit_point => return Ok(()),
+                RecordFile::Inline { rel, .. } if claimed && rel == OBJECT_NAMASTE => {}
+                _ => self.publish_file(staged, file)?,
+            }
         }
         Ok(())
     }

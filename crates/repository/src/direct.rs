@@ -155,20 +155,36 @@ impl Repository {
         };
 
         // Every file before the commit points, once no object moved on since it was
-        // planned (a refusal writes nothing, so nothing is undone).
-        let checked = {
+        // planned: a new object's place claimed by a conditional write of its declaration,
+        // an existing object checked. A refusal writes nothing of its object, so only the
+        // claims before it are undone; a claim whose outcome is unknown leaves the change
+        // to recovery, which never removes what another object holds.
+        let claimed = {
             let (ocfl, staged) = (self.ocfl.clone(), staged.clone());
-            blocking(move || Ok(staged.iter().try_for_each(|s| ocfl.check(s)))).await?
+            blocking(move || {
+                for (i, s) in staged.iter().enumerate() {
+                    if let Err(e) = ocfl.claim(s) {
+                        let unknown =
+                            s.creates_object() && !matches!(e, arca_ocfl::Error::AlreadyExists(_));
+                        let undone = !unknown && undo_all(&ocfl, &staged[..i]);
+                        return Ok(Err((e, undone)));
+                    }
+                }
+                Ok(Ok(()))
+            })
+            .await?
         };
-        if let Err(e) = checked {
-            self.forget_or_leave(forget()).await;
+        if let Err((e, undone)) = claimed {
+            if undone {
+                self.forget_or_leave(forget()).await;
+            }
             return Err(e.into());
         }
         let prepared = {
             let (ocfl, staged) = (self.ocfl.clone(), staged.clone());
             blocking(move || {
                 for (i, s) in staged.iter().enumerate() {
-                    if let Err(e) = ocfl.prepare(s) {
+                    if let Err(e) = ocfl.prepare_claimed(s) {
                         return Ok(Err((e, undo_all(&ocfl, &staged[..=i]))));
                     }
                 }

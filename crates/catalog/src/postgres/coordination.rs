@@ -58,7 +58,8 @@ impl PgCoordination {
         &self.pool
     }
 
-    /// Takes the locks of `exclusive` and `shared` in the global order, on one connection.
+    /// Takes the locks of `exclusive` and `shared` in the global order, on one connection,
+    /// in one round trip (the schema's `arca_lock`).
     pub(super) async fn lock_objects(
         &self,
         exclusive: &[&str],
@@ -67,15 +68,14 @@ impl PgCoordination {
         let mut held = HeldSession {
             conn: Some(self.pool.acquire().await?),
         };
-        for (key, is_exclusive) in lock_order(exclusive, shared) {
-            let sql = if is_exclusive {
-                "SELECT pg_advisory_lock($1)"
-            } else {
-                "SELECT pg_advisory_lock_shared($1)"
-            };
-            let conn = held.conn.as_mut().expect("held until dropped");
-            sqlx::query(sql).bind(key).execute(&mut **conn).await?;
-        }
+        let (keys, modes): (Vec<i64>, Vec<bool>) =
+            lock_order(exclusive, shared).into_iter().unzip();
+        let conn = held.conn.as_mut().expect("held until dropped");
+        sqlx::query("SELECT arca_lock($1, $2)")
+            .bind(keys)
+            .bind(modes)
+            .execute(&mut **conn)
+            .await?;
         Ok(ObjectLockGuard::new(Box::new(held)))
     }
 

@@ -177,6 +177,68 @@ async fn a_consumer_following_two_writing_nodes_misses_no_change() {
     );
 }
 
+/// A group commit sends its writes to PostgreSQL in one statement; a write PostgreSQL
+/// refuses (here a NUL byte in a text column) fails alone with its own error and leaves
+/// nothing, whether alone or batched with others, and the writes batched with it commit.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_refused_write_fails_alone_and_leaves_nothing() {
+    let Some(url) = database().await else { return };
+    let cat = Arc::new(PostgresCatalog::connect(&url).await.unwrap());
+    let bad = |path: &str| {
+        let CatalogOp::Log(mut change) = log(path) else {
+            unreachable!()
+        };
+        change.user = "a\0b".into();
+        vec![
+            CatalogOp::Put(record(path, Some(""), false)),
+            CatalogOp::Log(change),
+        ]
+    };
+    let refused = cat.apply(bad("alone")).await.unwrap_err();
+    assert!(!refused.is_unavailable(), "{refused}");
+    let alone = FedoraId::from_path("alone").unwrap();
+    assert!(cat.get(&alone).await.unwrap().is_none());
+    assert!(cat.changes_since(0, 100).await.unwrap().is_empty());
+
+    let mut writers = Vec::new();
+    for i in 0..40 {
+        let cat = cat.clone();
+        writers.push(tokio::spawn(async move {
+            let path = format!("w{i}");
+            let ops = if i % 10 == 3 {
+                bad(&path)
+            } else {
+                vec![CatalogOp::Put(record(&path, Some(""), false)), log(&path)]
+            };
+            cat.apply(ops).await
+        }));
+    }
+    for (i, w) in writers.into_iter().enumerate() {
+        let outcome = w.await.unwrap();
+        let id = FedoraId::from_path(&format!("w{i}")).unwrap();
+        let stored = cat.get(&id).await.unwrap();
+        if i % 10 == 3 {
+            assert!(outcome.is_err(), "write {i} was refused");
+            assert!(stored.is_none(), "write {i} left nothing");
+        } else {
+            assert!(outcome.unwrap() > 0, "write {i} committed");
+            assert!(stored.is_some(), "write {i} is stored");
+        }
+    }
+    let logged: BTreeSet<String> = cat
+        .changes_since(0, 100)
+        .await
+        .unwrap()
+        .into_iter()
+        .map(|e| e.change.id.to_string())
+        .collect();
+    let expected: BTreeSet<String> = (0..40)
+        .filter(|i| i % 10 != 3)
+        .map(|i| FedoraId::from_path(&format!("w{i}")).unwrap().to_string())
+        .collect();
+    assert_eq!(logged, expected);
+}
+
 /// A node's `last_change` watch wakes for changes another node commits (event delivery
 /// and live streams on every node follow the shared log).
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
