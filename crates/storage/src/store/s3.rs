@@ -798,6 +798,12 @@ fn is_transient(error: &(dyn std::error::Error + 'static), text: &str) -> bool {
         "InternalError",
         "ServiceUnavailable",
         "XMinioServerNotInitialized",
+        // 408, 429, and 499 (MinIO's answer to the requests in flight when it shuts down)
+        "status code: 408",
+        "RequestTimeout",
+        "status code: 429",
+        "status code: 499",
+        "ClientDisconnected",
     ]
     .iter()
     .any(|marker| text.contains(marker))
@@ -807,4 +813,37 @@ fn is_transient(error: &(dyn std::error::Error + 'static), text: &str) -> bool {
 fn is_unsatisfiable_range(error: &object_store::Error) -> bool {
     let text = chain_text(error);
     text.contains("416") || text.contains("InvalidRange")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn error(text: &str) -> object_store::Error {
+        object_store::Error::Generic {
+            store: "S3",
+            source: text.to_string().into(),
+        }
+    }
+
+    /// MinIO answers the requests in flight when it shuts down with 499 ClientDisconnected:
+    /// an outage (503 to the client), not a fault of the request (issue 43's S3 outage test
+    /// once got a 500 from it).
+    #[test]
+    fn a_shutting_down_service_is_transient_and_a_refusal_is_not() {
+        let minio_stopping = "Error performing PUT http://127.0.0.1:1/b/k - Server returned \
+             non-2xx status code: 499 <unknown status code>: <Error><Code>ClientDisconnected\
+             </Code><Message>Client disconnected before response was ready</Message></Error>";
+        assert!(is_transient(&error(minio_stopping), minio_stopping));
+        for text in [
+            "Server returned non-2xx status code: 503 Service Unavailable: <Code>SlowDown</Code>",
+            "Server returned non-2xx status code: 429 Too Many Requests",
+            "Server returned non-2xx status code: 408 Request Timeout: <Code>RequestTimeout</Code>",
+        ] {
+            assert!(is_transient(&error(text), text), "{text}");
+        }
+        let refused =
+            "Server returned non-2xx status code: 403 Forbidden: <Code>AccessDenied</Code>";
+        assert!(!is_transient(&error(refused), refused));
+    }
 }
