@@ -143,18 +143,14 @@ impl Postgres {
             port: 0,
             databases: AtomicU32::new(0),
         };
-        let out = standby
-            .command("pg_basebackup")
-            .arg("-D")
-            .arg(standby.data_path())
-            .args(["-h", "127.0.0.1", "-p", &self.port.to_string()])
-            .args(["-U", SUPERUSER, "-R", "-X", "stream", "-c", "fast"])
-            .output()
-            .expect("pg_basebackup runs");
-        assert!(
-            out.status.success(),
-            "pg_basebackup failed: {}",
-            String::from_utf8_lossy(&out.stderr)
+        succeed(
+            standby
+                .command("pg_basebackup")
+                .arg("-D")
+                .arg(standby.data_path())
+                .args(["-h", "127.0.0.1", "-p", &self.port.to_string()])
+                .args(["-U", SUPERUSER, "-R", "-X", "stream", "-c", "fast"]),
+            "pg_basebackup",
         );
         standby.apply(setup);
         standby.launch();
@@ -164,17 +160,11 @@ impl Postgres {
     /// Promotes this standby to a primary (`pg_ctl promote`) and waits until it takes
     /// writes. A panic if it is not a standby or the promotion fails.
     pub fn promote(&self) {
-        let out = self
-            .command("pg_ctl")
-            .args(["promote", "-w", "-t", "60", "-D"])
-            .arg(self.data_path())
-            .output()
-            .expect("pg_ctl runs");
-        assert!(
-            out.status.success(),
-            "pg_ctl promote failed: {}{}",
-            String::from_utf8_lossy(&out.stdout),
-            String::from_utf8_lossy(&out.stderr)
+        succeed(
+            self.command("pg_ctl")
+                .args(["promote", "-w", "-t", "60", "-D"])
+                .arg(self.data_path()),
+            "pg_ctl promote",
         );
     }
 
@@ -217,16 +207,12 @@ impl Postgres {
     /// Creates a new empty database (`test_1`, `test_2`, …) and returns its URL.
     pub fn create_database(&self) -> String {
         let name = format!("test_{}", self.databases.fetch_add(1, Ordering::SeqCst) + 1);
-        let out = Command::new(self.bin.join("createdb"))
-            .args(["-h", "127.0.0.1", "-p", &self.port.to_string()])
-            .args(["-U", SUPERUSER, &name])
-            .stdin(Stdio::null())
-            .output()
-            .expect("createdb runs");
-        assert!(
-            out.status.success(),
-            "createdb {name} failed: {}",
-            String::from_utf8_lossy(&out.stderr)
+        succeed(
+            Command::new(self.bin.join("createdb"))
+                .args(["-h", "127.0.0.1", "-p", &self.port.to_string()])
+                .args(["-U", SUPERUSER, &name])
+                .stdin(Stdio::null()),
+            &format!("createdb {name}"),
         );
         self.url(&name)
     }
@@ -235,15 +221,11 @@ impl Postgres {
     /// what it printed: rows one a line, fields separated by `|`, no header. A panic, with
     /// psql's message, if it fails.
     pub fn query(&self, url: &str, sql: &str) -> String {
-        let out = Command::new(self.bin.join("psql"))
-            .args(["-X", "-A", "-t", "-v", "ON_ERROR_STOP=1", "-c", sql, url])
-            .stdin(Stdio::null())
-            .output()
-            .expect("psql runs");
-        assert!(
-            out.status.success(),
-            "psql {sql:?} failed: {}",
-            String::from_utf8_lossy(&out.stderr)
+        let out = succeed(
+            Command::new(self.bin.join("psql"))
+                .args(["-X", "-A", "-t", "-v", "ON_ERROR_STOP=1", "-c", sql, url])
+                .stdin(Stdio::null()),
+            &format!("psql {sql:?}"),
         );
         String::from_utf8_lossy(&out.stdout).trim_end().to_string()
     }
@@ -335,18 +317,12 @@ impl Postgres {
 
     /// `initdb`: the cluster in `data/`.
     fn init(&self) {
-        let out = self
-            .command("initdb")
-            .arg("-D")
-            .arg(self.data_path())
-            .args(["--auth=trust", "-U", SUPERUSER, "-E", "UTF8", "--locale=C"])
-            .output()
-            .expect("initdb runs");
-        assert!(
-            out.status.success(),
-            "initdb failed: {}{}",
-            String::from_utf8_lossy(&out.stdout),
-            String::from_utf8_lossy(&out.stderr)
+        succeed(
+            self.command("initdb")
+                .arg("-D")
+                .arg(self.data_path())
+                .args(["--auth=trust", "-U", SUPERUSER, "-E", "UTF8", "--locale=C"]),
+            "initdb",
         );
     }
 
@@ -610,4 +586,19 @@ fn free_port() -> u16 {
         .and_then(|l| l.local_addr())
         .expect("a free port")
         .port()
+}
+
+/// Runs `command` (a PostgreSQL program, `what` in messages) to its end and returns its
+/// output; a panic with what it printed if it cannot run or fails.
+fn succeed(command: &mut Command, what: &str) -> std::process::Output {
+    let out = command
+        .output()
+        .unwrap_or_else(|e| panic!("{what} cannot run: {e}"));
+    assert!(
+        out.status.success(),
+        "{what} failed: {}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    out
 }

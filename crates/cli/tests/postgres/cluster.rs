@@ -142,6 +142,33 @@ pub(crate) async fn send(
         .await
 }
 
+/// Checks what `node` holds at `path` after a write of `body` there: the body when the write
+/// was `acknowledged`; otherwise the body or nothing (whole or absent, never half).
+pub(crate) async fn check_write(
+    http: &Http,
+    node: &Arca,
+    path: &str,
+    body: &str,
+    acknowledged: bool,
+) {
+    let r = send(http, node, Method::GET, path, &[], "").await;
+    if acknowledged {
+        assert_eq!(
+            r.status.as_u16(),
+            200,
+            "acknowledged {path} on {}",
+            node.base
+        );
+    }
+    assert!(
+        (r.status.as_u16() == 200 && r.text() == body) || r.status.as_u16() == 404,
+        "{path} whole or absent on {}: {} {}",
+        node.base,
+        r.status,
+        r.text()
+    );
+}
+
 pub(crate) fn title(n: usize) -> String {
     format!("<> <http://purl.org/dc/terms/title> \"title {n}\" .")
 }
@@ -455,22 +482,7 @@ async fn a_killed_node_leaves_nothing_half_done_for_the_others() {
     );
     for node in [&survivor, &newcomer] {
         for (path, body, ok) in &outcomes {
-            let r = send(&http, node, Method::GET, path, &[], "").await;
-            if *ok {
-                assert_eq!(
-                    r.status.as_u16(),
-                    200,
-                    "acknowledged {path} on {}",
-                    node.base
-                );
-            }
-            assert!(
-                (r.status.as_u16() == 200 && r.text() == *body) || r.status.as_u16() == 404,
-                "{path} whole or absent on {}: {} {}",
-                node.base,
-                r.status,
-                r.text()
-            );
+            check_write(&http, node, path, body, *ok).await;
         }
     }
     let _: &Path = cluster.dir.path();
