@@ -23,13 +23,19 @@ use crate::Result;
 
 /// Locks held for one write; dropping it lets go of them.
 pub struct ObjectLockGuard {
-    _held: Box<dyn Send + Sync>,
+    held: Box<dyn std::any::Any + Send + Sync>,
 }
 
 impl ObjectLockGuard {
     /// A guard that releases what `held` holds when dropped.
-    pub fn new(held: Box<dyn Send + Sync>) -> Self {
-        Self { _held: held }
+    pub fn new(held: Box<dyn std::any::Any + Send + Sync>) -> Self {
+        Self { held }
+    }
+
+    /// What the guard holds, if it is a `T` (a backend letting go of its own locks in its
+    /// own way); the guard back otherwise.
+    pub(crate) fn into_held<T: std::any::Any>(self) -> std::result::Result<Box<T>, Self> {
+        self.held.downcast::<T>().map_err(|held| Self { held })
     }
 }
 

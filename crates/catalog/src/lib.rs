@@ -503,4 +503,72 @@ pub trait Catalog: TransactionStore + Coordination {
     async fn bulk_load(&self, _on: bool) -> Result<()> {
         Ok(())
     }
+    /// Takes the write locks of `exclusive` and `shared` (as
+    /// [`Coordination::lock_objects`]) and then, under them, reads what a write checks
+    /// before it plans ([`WriteReads`]). PostgreSQL does both in one round trip.
+    async fn lock_and_read(
+        &self,
+        exclusive: &[&str],
+        shared: &[&str],
+        reads: &WriteReads,
+    ) -> Result<(ObjectLockGuard, WriteSnapshot)> {
+        let locks = self.lock_objects(exclusive, shared).await?;
+        let mut snapshot = WriteSnapshot::default();
+        for id in &reads.records {
+            if let Some(record) = self.get(id).await? {
+                snapshot.records.push(record);
+            }
+        }
+        if let Some(id) = &reads.descendants_of {
+            snapshot.has_descendants = self.has_descendants(id).await?;
+        }
+        let objects: Vec<&str> = reads.objects.iter().map(String::as_str).collect();
+        snapshot.owners = self.tx_owners(&objects).await?;
+        for object in &objects {
+            snapshot
+                .pending
+                .extend(self.pending_writes_of(object).await?);
+        }
+        Ok((locks, snapshot))
+    }
+    /// Applies `ops` (as [`apply`](Self::apply)) and then lets go of `locks`, those of the
+    /// write that `ops` record. PostgreSQL does both in one round trip, on the locks' own
+    /// connection; the locks go only once the change is committed.
+    async fn apply_and_unlock(&self, ops: Vec<CatalogOp>, locks: ObjectLockGuard) -> Result<i64> {
+        let applied = self.apply(ops).await;
+        drop(locks);
+        applied
+    }
+}
+
+/// What a write reads under its locks before it plans ([`Catalog::lock_and_read`]).
+#[derive(Debug, Clone, Default)]
+pub struct WriteReads {
+    /// Resources whose records the write needs (live or tombstones).
+    pub records: Vec<FedoraId>,
+    /// A resource below which the write checks for any other resource.
+    pub descendants_of: Option<FedoraId>,
+    /// OCFL objects whose transaction owners ([`TransactionStore::tx_owners`]) and changes
+    /// under way ([`Catalog::pending_writes_of`]) the write checks.
+    pub objects: Vec<String>,
+}
+
+/// What [`Catalog::lock_and_read`] found for a [`WriteReads`].
+#[derive(Debug, Clone, Default)]
+pub struct WriteSnapshot {
+    /// The records of those asked for that exist.
+    pub records: Vec<ResourceRecord>,
+    /// Whether a resource exists below `descendants_of`.
+    pub has_descendants: bool,
+    /// `(object, transaction)` for each object a transaction owns.
+    pub owners: Vec<(String, String)>,
+    /// The changes under way of the objects.
+    pub pending: Vec<PendingWrite>,
+}
+
+impl WriteSnapshot {
+    /// The record of `id`, if it exists.
+    pub fn record(&self, id: &FedoraId) -> Option<&ResourceRecord> {
+        self.records.iter().find(|r| &r.id == id)
+    }
 }

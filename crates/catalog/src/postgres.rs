@@ -46,7 +46,8 @@ pub use self::tls::{PgTls, SslMode};
 use crate::columns::{alive_at, join_types, parse_id, split_types};
 use crate::{
     Catalog, CatalogOp, Change, ChangeEntry, ChangeKind, Coordination, Error, Leadership,
-    MembershipRow, MementoRow, ObjectLockGuard, PendingWrite, ResourceRecord, Result,
+    MembershipRow, MementoRow, ObjectLockGuard, PendingWrite, ResourceRecord, Result, WriteReads,
+    WriteSnapshot,
 };
 
 /// The key of the transaction-scoped advisory lock that orders change-log appends (any
@@ -310,6 +311,39 @@ BEGIN
             PERFORM pg_advisory_lock_shared(keys[i]);
         END IF;
     END LOOP;
+END
+$$
+"#,
+    // One round trip for a write's locks and what it checks under them (see
+    // `Catalog::lock_and_read`): the locks as `arca_lock`, then, each query with a snapshot
+    // taken after the locks were granted (a volatile function in READ COMMITTED), the
+    // records of `ids`, whether a resource lies in [`below_lo`, `below_hi`), and the
+    // transaction owners and changes under way of `objects`. One row per finding, its kind
+    // first.
+    r#"
+CREATE FUNCTION arca_lock_read(keys bigint[], exclusive boolean[], ids text[],
+                               below_lo text, below_hi text, objects text[])
+RETURNS TABLE(kind text, id text, parent text, ocfl_id text, headers bytea,
+              content_file text, rdf bytea, children_changed bigint,
+              started bigint, flag boolean, record bytea)
+LANGUAGE plpgsql VOLATILE AS $$
+BEGIN
+    PERFORM arca_lock(keys, exclusive);
+    RETURN QUERY SELECT 'record'::text, r.id, r.parent, r.ocfl_id, r.headers, r.content_file,
+        r.rdf, r.children_changed, NULL::bigint, NULL::boolean, NULL::bytea
+        FROM resources AS r WHERE r.id = ANY(ids);
+    IF below_lo IS NOT NULL THEN
+        RETURN QUERY SELECT 'descendants'::text, NULL::text, NULL::text, NULL::text,
+            NULL::bytea, NULL::text, NULL::bytea, NULL::bigint, NULL::bigint,
+            EXISTS(SELECT 1 FROM resources AS d WHERE d.id >= below_lo AND d.id < below_hi),
+            NULL::bytea;
+    END IF;
+    RETURN QUERY SELECT 'owner'::text, t.ocfl_id, t.tx, NULL::text, NULL::bytea, NULL::text,
+        NULL::bytea, NULL::bigint, NULL::bigint, NULL::boolean, NULL::bytea
+        FROM tx_objects AS t WHERE t.ocfl_id = ANY(objects);
+    RETURN QUERY SELECT 'pending'::text, p.op, p.object, NULL::text, NULL::bytea, NULL::text,
+        NULL::bytea, NULL::bigint, p.started, p.decided, p.record
+        FROM pending_writes AS p WHERE p.object = ANY(objects) ORDER BY p.started, p.op;
 END
 $$
 "#,
@@ -1210,6 +1244,17 @@ fn writes_json(writes: &[Vec<CatalogOp>]) -> Option<String> {
     Some(Value::Array(out).to_string())
 }
 
+/// `text` as a PostgreSQL dollar-quoted literal, with a tag that `text` does not contain.
+fn dollar_quoted(text: &str) -> String {
+    let mut tag = String::from("$arca$");
+    let mut n = 0u32;
+    while text.contains(&tag) {
+        n += 1;
+        tag = format!("$arca{n}$");
+    }
+    format!("{tag}{text}{tag}")
+}
+
 /// `bytes` in lower-case hexadecimal (PostgreSQL's `decode(…, 'hex')` reads it back).
 fn hex(bytes: &[u8]) -> String {
     const DIGITS: &[u8; 16] = b"0123456789abcdef";
@@ -1235,9 +1280,14 @@ fn pending_write(row: (String, String, i64, bool, Vec<u8>)) -> PendingWrite {
 
 /// A row selected as [`COLUMNS`] as a record.
 fn record_from_row(row: &PgRow) -> Result<ResourceRecord> {
-    let id: String = row.try_get(0)?;
-    let parent: Option<String> = row.try_get(1)?;
-    let headers: Vec<u8> = row.try_get(3)?;
+    record_from_columns(row, 0)
+}
+
+/// A record from [`COLUMNS`] in `row` from column `first` on.
+fn record_from_columns(row: &PgRow, first: usize) -> Result<ResourceRecord> {
+    let id: String = row.try_get(first)?;
+    let parent: Option<String> = row.try_get(first + 1)?;
+    let headers: Vec<u8> = row.try_get(first + 3)?;
     let corrupt = |message: String| Error::Corrupt {
         id: id.clone(),
         message,
@@ -1248,11 +1298,11 @@ fn record_from_row(row: &PgRow) -> Result<ResourceRecord> {
             .map(|p| FedoraId::from_internal(&p))
             .transpose()
             .map_err(|e| corrupt(e.to_string()))?,
-        ocfl_id: row.try_get(2)?,
+        ocfl_id: row.try_get(first + 2)?,
         headers: ResourceHeaders::from_json(&headers).map_err(|e| corrupt(e.to_string()))?,
-        content_file: row.try_get(4)?,
-        rdf: row.try_get(5)?,
-        children_changed: row.try_get(6)?,
+        content_file: row.try_get(first + 4)?,
+        rdf: row.try_get(first + 5)?,
+        children_changed: row.try_get(first + 6)?,
     })
 }
 
@@ -1692,6 +1742,87 @@ impl Catalog for PostgresCatalog {
         .execute(self.pool())
         .await?;
         Ok(())
+    }
+
+    async fn lock_and_read(
+        &self,
+        exclusive: &[&str],
+        shared: &[&str],
+        reads: &WriteReads,
+    ) -> Result<(ObjectLockGuard, WriteSnapshot)> {
+        let (locks, rows) = self
+            .coordination
+            .lock_and_read(exclusive, shared, reads)
+            .await?;
+        let mut snapshot = WriteSnapshot::default();
+        for row in &rows {
+            let kind: &str = row.try_get(0)?;
+            match kind {
+                "record" => snapshot.records.push(record_from_columns(row, 1)?),
+                "descendants" => snapshot.has_descendants = row.try_get(9)?,
+                "owner" => snapshot.owners.push((row.try_get(1)?, row.try_get(2)?)),
+                _ => snapshot.pending.push(pending_write((
+                    row.try_get(1)?,
+                    row.try_get(2)?,
+                    row.try_get(8)?,
+                    row.try_get(9)?,
+                    row.try_get(10)?,
+                ))),
+            }
+        }
+        // In the order asked, as the one-by-one reads answer.
+        snapshot
+            .owners
+            .sort_by_key(|(object, _)| reads.objects.iter().position(|o| o == object));
+        Ok((locks, snapshot))
+    }
+
+    async fn apply_and_unlock(&self, ops: Vec<CatalogOp>, locks: ObjectLockGuard) -> Result<i64> {
+        let Some(json) = writes_json(std::slice::from_ref(&ops)) else {
+            let applied = self.apply(ops).await;
+            drop(locks);
+            return applied;
+        };
+        // The change commits before the locks go: a simple query of several statements,
+        // the unlock after an explicit COMMIT.
+        let statements = format!(
+            "BEGIN; SELECT arca_apply({}::jsonb, {CHANGE_LOG_LOCK}, '{CHANGES_CHANNEL}')::text; \
+             COMMIT; SELECT pg_advisory_unlock_all()::text",
+            dollar_quoted(&json)
+        );
+        let outcome = match self.coordination.run_and_unlock(&statements, locks).await {
+            Ok(outcome) => outcome,
+            Err(locks) => {
+                let applied = self.apply(ops).await;
+                drop(locks);
+                return applied;
+            }
+        };
+        let lasts = match outcome {
+            Ok(Some(lasts)) => lasts,
+            Ok(None) => {
+                return Err(Error::Corrupt {
+                    id: "arca_apply".into(),
+                    message: "no outcome for the write".into(),
+                })
+            }
+            Err(e) => {
+                if failover::suggests_failover(&e) {
+                    self.inner.suspect();
+                }
+                return Err(e);
+            }
+        };
+        // `{17}`: the write's last sequence number.
+        let seq = lasts
+            .trim_matches(|c| c == '{' || c == '}')
+            .parse::<i64>()
+            .map_err(|e| Error::Corrupt {
+                id: "arca_apply".into(),
+                message: format!("outcome {lasts:?}: {e}"),
+            })?;
+        advance(&self.inner.last_change, seq);
+        Ok(seq)
     }
 
     async fn clear(&self) -> Result<()> {

@@ -23,6 +23,21 @@ pub(crate) fn log(id: &FedoraId, kind: ChangeKind, at: Timestamp, user: &str) ->
     log_at(id, kind, format_instant(at), user)
 }
 
+/// [`log`] of the resource of `record`, with its types as `record` holds them (the record
+/// is not looked up again).
+pub(crate) fn log_of(
+    record: &ResourceRecord,
+    kind: ChangeKind,
+    at: Timestamp,
+    user: &str,
+) -> CatalogOp {
+    let mut op = log(&record.id, kind, at, user);
+    if let CatalogOp::Log(c) = &mut op {
+        c.types = types_of(record);
+    }
+    op
+}
+
 /// [`log`] at an instant already formatted (RFC 3339).
 pub(crate) fn log_at(id: &FedoraId, kind: ChangeKind, at: String, user: &str) -> CatalogOp {
     CatalogOp::Log(Change {

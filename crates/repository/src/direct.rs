@@ -27,7 +27,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
-use arca_catalog::{CatalogOp, PendingWrite, ResourceRecord};
+use arca_catalog::{CatalogOp, ObjectLockGuard, PendingWrite, ResourceRecord, WriteSnapshot};
 use arca_ocfl::{Recovered, Staged};
 use arca_storage::StoreError;
 
@@ -91,7 +91,8 @@ async fn blocking<T: Send + 'static>(f: impl FnOnce() -> Result<T> + Send + 'sta
 
 impl Repository {
     /// [`execute`](Repository::execute) on a store without a journal (see the module
-    /// documentation). The caller holds the locks of every object of `plans`.
+    /// documentation). The caller holds the locks of every object of `plans`, or hands
+    /// them over as `locks`, which then go with the catalog's record of the change.
     pub(crate) async fn execute_direct(
         &self,
         direct: &Direct,
@@ -99,6 +100,7 @@ impl Repository {
         extra: Vec<CatalogOp>,
         info: VersionInfo,
         created: arca_model::Timestamp,
+        locks: Option<ObjectLockGuard>,
     ) -> Result<Vec<ResourceRecord>> {
         // A change a stopped node left on one of these objects goes first; a plan made
         // before it was finished may be stale, and is not used. (Plans of existing objects
@@ -259,7 +261,13 @@ impl Repository {
         if unfinished.is_none() {
             ops.push(forget());
         }
-        self.catalog.apply(ops).await?;
+        match locks {
+            // Nothing left to do under the locks: they go with the record of the change.
+            Some(locks) if unfinished.is_none() && head_commits.is_empty() => {
+                self.catalog.apply_and_unlock(ops, locks).await?
+            }
+            _ => self.catalog.apply(ops).await?,
+        };
         if let Some(e) = unfinished {
             // Recorded, but a file after a commit point is missing: recovery writes it.
             self.written(records, head_commits).await?;
@@ -306,6 +314,22 @@ impl Repository {
         ops.push(CatalogOp::FinishWrite { op, object: None });
         self.catalog.apply(ops).await?;
         Ok(())
+    }
+
+    /// Whether a new plan may skip the recovery of its objects (`ObjectPlan::recovered`),
+    /// given what the write read under their locks: without a journal, the changes under
+    /// way it found are finished or undone now, before the plan is made; with a journal
+    /// there is nothing to recover.
+    pub(crate) async fn recovered_in(&self, snapshot: &WriteSnapshot) -> Result<bool> {
+        if !matches!(self.durability, crate::Durability::Direct(_)) {
+            return Ok(false);
+        }
+        let mut objects: Vec<String> = snapshot.pending.iter().map(|p| p.object.clone()).collect();
+        objects.dedup();
+        if !objects.is_empty() {
+            self.recover_objects(&objects).await?;
+        }
+        Ok(true)
     }
 
     /// Finishes or undoes the changes under way that stopped nodes left on `objects`,

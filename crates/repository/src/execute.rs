@@ -3,7 +3,7 @@
 
 use std::sync::atomic::Ordering;
 
-use arca_catalog::{CatalogOp, ResourceRecord};
+use arca_catalog::{CatalogOp, ObjectLockGuard, ResourceRecord};
 use arca_model::{format_instant, now, Timestamp, OCFL_USER_ADDRESS, OCFL_USER_NAME};
 use arca_ocfl::{HeadMode, VersionInfo};
 
@@ -18,8 +18,29 @@ impl Repository {
     /// (`execute_direct`).
     pub(crate) async fn execute(
         &self,
+        plans: Vec<ObjectPlan>,
+        extra: Vec<CatalogOp>,
+    ) -> Result<Vec<ResourceRecord>> {
+        self.execute_with(plans, extra, None).await
+    }
+
+    /// [`execute`](Self::execute) for a caller that hands over the locks of its objects:
+    /// they go with the catalog's record of the change (in one round trip where the catalog
+    /// can), or when the change fails.
+    pub(crate) async fn execute_unlocking(
+        &self,
+        plans: Vec<ObjectPlan>,
+        extra: Vec<CatalogOp>,
+        locks: ObjectLockGuard,
+    ) -> Result<Vec<ResourceRecord>> {
+        self.execute_with(plans, extra, Some(locks)).await
+    }
+
+    async fn execute_with(
+        &self,
         mut plans: Vec<ObjectPlan>,
         extra: Vec<CatalogOp>,
+        locks: Option<ObjectLockGuard>,
     ) -> Result<Vec<ResourceRecord>> {
         // Now, unless this node's clock is behind an object's last version (see
         // `ObjectPlan::earliest_version_date`).
@@ -43,7 +64,10 @@ impl Repository {
             Durability::Journaled(j) => {
                 self.execute_journaled(j, plans, extra, info, created).await
             }
-            Durability::Direct(d) => self.execute_direct(d, plans, extra, info, created).await,
+            Durability::Direct(d) => {
+                self.execute_direct(d, plans, extra, info, created, locks)
+                    .await
+            }
         }
     }
 

@@ -40,8 +40,8 @@ use std::sync::Arc;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use arca_catalog::{
-    CatalogOp, ResourceRecord, TxContent, TxEnd, TxFile, TxObject, TxObjectStage, TxRefusal,
-    TxResource, TxStage, TxStatus,
+    CatalogOp, ObjectLockGuard, ResourceRecord, TxContent, TxEnd, TxFile, TxObject, TxObjectStage,
+    TxRefusal, TxResource, TxStage, TxStatus, WriteReads, WriteSnapshot,
 };
 use arca_model::{DigestAlgorithm, DigestValue, FedoraId, MultiHasher};
 use arca_ocfl::{Change, Content, ObjectState};
@@ -661,6 +661,35 @@ impl Repository {
             }
         }
         Ok(())
+    }
+
+    /// Takes a write's locks and reads what it checks under them in one step
+    /// ([`Catalog::lock_and_read`](arca_catalog::Catalog::lock_and_read)), as the current
+    /// request sees it: inside a transaction, its own records first. Refuses the write if
+    /// another transaction owns one of `reads.objects`.
+    pub(crate) async fn lock_reading(
+        &self,
+        exclusive: &[&str],
+        shared: &[&str],
+        reads: WriteReads,
+    ) -> Result<(ObjectLockGuard, WriteSnapshot)> {
+        let (locks, mut snapshot) = self
+            .catalog
+            .lock_and_read(exclusive, shared, &reads)
+            .await?;
+        if let Some(tx) = self.current_transaction() {
+            for id in &reads.records {
+                if let Some(r) = self.catalog.tx_record(&tx, id).await? {
+                    snapshot.records.retain(|have| &have.id != id);
+                    snapshot.records.push(r);
+                }
+            }
+        }
+        if !snapshot.owners.is_empty() {
+            let objects: Vec<&str> = reads.objects.iter().map(String::as_str).collect();
+            self.check_owners(&objects).await?;
+        }
+        Ok((locks, snapshot))
     }
 
     /// The record of `id` as the current request sees it: the transaction's own version

@@ -3,7 +3,9 @@
 
 use std::collections::BTreeMap;
 
-use arca_catalog::{CatalogOp, ChangeKind, ResourceRecord};
+use arca_catalog::{
+    CatalogOp, ChangeKind, ObjectLockGuard, ResourceRecord, WriteReads, WriteSnapshot,
+};
 use arca_model::{format_instant, now, FedoraId, InteractionModel, ResourceHeaders, Timestamp};
 use arca_ocfl::Change;
 use oxrdf::Triple;
@@ -30,9 +32,8 @@ impl Repository {
     ) -> Result<ResourceRecord> {
         check_creatable(&id, model, archival_group)?;
         let content = prepare_content(&id, content, model)?;
-        let parent_record = self.find_parent(&id).await?;
-        let group = archival_group_of(&parent_record)?;
-        let parent = parent_record.id;
+        let (parent_record, group, locks, snapshot) = self.lock_for_create(&id).await?;
+        let parent = parent_record.id.clone();
         if archival_group {
             if let Some(ag) = &group {
                 return Err(Error::constraint(
@@ -41,27 +42,19 @@ impl Repository {
                 ));
             }
         }
-        let object_id = group.clone().unwrap_or_else(|| id.clone());
-        let _locks = self
-            .catalog
-            .lock_objects(&[object_id.as_str()], &[parent.as_str()])
-            .await?;
-        self.check_owners(&[object_id.as_str()]).await?;
-        match self.record(&id).await? {
+        match snapshot.record(&id) {
             Some(r) if r.is_deleted() => return Err(Error::Gone(id)),
             Some(_) => return Err(Error::AlreadyExists(id)),
             None => {}
         }
         // A path with resources below it but none of its own (a "ghost node", left by a
         // Slug or PUT of `a/b`) stays empty, as in Fedora 6.
-        if !id.is_root() && self.catalog.has_descendants(&id).await? {
+        if snapshot.has_descendants {
             return Err(Error::constraint(
                 Constraint::InvalidPath,
                 format!("{id} is an immutable resource: resources exist below it, so it cannot be created"),
             ));
         }
-        // The parent may have been deleted while we waited for the locks.
-        self.get(&parent).await?;
 
         let at = now();
         let mut headers = new_headers(&id, Some(&parent), model, at, user);
@@ -73,7 +66,9 @@ impl Repository {
             }
             None => {
                 headers.archival_group = archival_group;
-                self.new_plan(id.to_string(), None)?
+                let mut plan = self.new_plan(id.to_string(), None)?;
+                plan.recovered = self.recovered_in(&snapshot).await?;
+                plan
             }
         };
         match content {
@@ -108,14 +103,69 @@ impl Repository {
         let extra = vec![
             log(&id, ChangeKind::Create, at, user),
             // Its containment changed (Fedora API 6.1; Fedora 6.1 itself reports none).
-            log(&parent, ChangeKind::Update, at, user),
+            changes::log_of(&parent_record, ChangeKind::Update, at, user),
             CatalogOp::ChildrenChanged(parent, nanos(at)),
         ];
-        let records = self.execute(vec![plan], extra).await?;
+        let records = self.execute_unlocking(vec![plan], extra, locks).await?;
         records
             .into_iter()
             .find(|r| r.id == id)
             .ok_or_else(|| Error::Internal(format!("the write of {id} returned no record for it")))
+    }
+
+    /// The parent a new resource `id` goes into, the Archival Group it joins (if any), the
+    /// write's locks and what it reads under them ([`Repository::lock_reading`]): the
+    /// parent as it is under the locks (it may have gone while the write waited for them).
+    ///
+    /// Most creations make a new object in a container that is `id`'s path parent and in no
+    /// Archival Group: that is tried first, so that the locks and every read come in one
+    /// step. Otherwise the parent is looked for first (the nearest resource up the path),
+    /// then locked.
+    async fn lock_for_create(
+        &self,
+        id: &FedoraId,
+    ) -> Result<(
+        ResourceRecord,
+        Option<FedoraId>,
+        ObjectLockGuard,
+        WriteSnapshot,
+    )> {
+        let reads = |parent: &FedoraId, object: &FedoraId| WriteReads {
+            records: vec![id.clone(), parent.clone()],
+            descendants_of: Some(id.clone()),
+            objects: vec![object.to_string()],
+        };
+        if let Some(guess) = id.path_parent() {
+            let (locks, snapshot) = self
+                .lock_reading(&[id.as_str()], &[guess.as_str()], reads(&guess, id))
+                .await?;
+            if let Some(parent) = snapshot.record(&guess) {
+                if !parent.is_deleted()
+                    && model_of(parent)?.is_container()
+                    && archival_group_of(parent)?.is_none()
+                {
+                    let parent = parent.clone();
+                    return Ok((parent, None, locks, snapshot));
+                }
+            }
+        }
+        let parent_record = self.find_parent(id).await?;
+        let group = archival_group_of(&parent_record)?;
+        let parent = parent_record.id;
+        let object_id = group.clone().unwrap_or_else(|| id.clone());
+        let (locks, snapshot) = self
+            .lock_reading(
+                &[object_id.as_str()],
+                &[parent.as_str()],
+                reads(&parent, &object_id),
+            )
+            .await?;
+        let parent_record = match snapshot.record(&parent) {
+            Some(r) if r.is_deleted() => return Err(Error::Gone(parent)),
+            Some(r) => r.clone(),
+            None => return Err(Error::NotFound(parent)),
+        };
+        Ok((parent_record, group, locks, snapshot))
     }
 
     /// Replaces the content of an existing resource (PUT). `model` is the interaction model

@@ -12,12 +12,13 @@
 use std::sync::Arc;
 use std::time::Duration;
 
+use arca_model::FedoraId;
 use sqlx::pool::PoolConnection;
-use sqlx::postgres::{PgConnectOptions, PgPoolOptions};
-use sqlx::{PgPool, Postgres};
+use sqlx::postgres::{PgConnectOptions, PgPoolOptions, PgRow};
+use sqlx::{Executor, PgPool, Postgres, Row};
 
 use super::failover::Failover;
-use crate::{lock_key, lock_order, Leadership, ObjectLockGuard, Result};
+use crate::{lock_key, lock_order, Leadership, ObjectLockGuard, Result, WriteReads};
 
 /// Connections kept for locks at most: the writes of one node that can hold or wait for
 /// locks at once; more wait for a connection (within the acquire timeout).
@@ -77,6 +78,71 @@ impl PgCoordination {
             .execute(&mut **conn)
             .await?;
         Ok(ObjectLockGuard::new(Box::new(held)))
+    }
+
+    /// [`lock_objects`](Self::lock_objects) and then, in the same round trip and under the
+    /// locks, what `reads` asks for (the schema's `arca_lock_read`; its rows as it returns
+    /// them).
+    pub(super) async fn lock_and_read(
+        &self,
+        exclusive: &[&str],
+        shared: &[&str],
+        reads: &WriteReads,
+    ) -> Result<(ObjectLockGuard, Vec<PgRow>)> {
+        let mut held = HeldSession {
+            conn: Some(self.pool.acquire().await?),
+        };
+        let (keys, modes): (Vec<i64>, Vec<bool>) =
+            lock_order(exclusive, shared).into_iter().unzip();
+        let ids: Vec<&str> = reads.records.iter().map(FedoraId::as_str).collect();
+        let (below_lo, below_hi) = reads
+            .descendants_of
+            .as_ref()
+            .map(super::descendant_range)
+            .unzip();
+        let conn = held.conn.as_mut().expect("held until dropped");
+        let rows = sqlx::query("SELECT * FROM arca_lock_read($1, $2, $3, $4, $5, $6)")
+            .bind(keys)
+            .bind(modes)
+            .bind(ids)
+            .bind(below_lo)
+            .bind(below_hi)
+            .bind(&reads.objects)
+            .fetch_all(&mut **conn)
+            .await?;
+        Ok((ObjectLockGuard::new(Box::new(held)), rows))
+    }
+
+    /// Runs `statements` (several, separated by semicolons, in PostgreSQL's simple query
+    /// protocol: one round trip) on the connection that holds `locks`, then lets go of them
+    /// with the connection; the first text value the statements return. Where the
+    /// statements fail, the connection is closed, which ends its session: whatever
+    /// transaction they left open is rolled back and the locks go. `Err(locks)` if `locks`
+    /// were not taken here.
+    ///
+    /// Boxed: the future holds borrows of a pooled connection, and only a boxed `Send`
+    /// future of a named lifetime satisfies the trait's `async fn`.
+    pub(super) fn run_and_unlock<'a>(
+        &'a self,
+        statements: &'a str,
+        locks: ObjectLockGuard,
+    ) -> super::BoxFuture<'a, std::result::Result<Result<Option<String>>, ObjectLockGuard>> {
+        Box::pin(async move {
+            let mut held = locks.into_held::<HeldSession>()?;
+            let mut conn = held.conn.take().expect("held until dropped");
+            let outcome = match (&mut *conn).fetch_all(sqlx::raw_sql(statements)).await {
+                Ok(rows) => rows
+                    .first()
+                    .map(|row| row.try_get::<String, _>(0))
+                    .transpose()
+                    .map_err(Into::into),
+                Err(e) => Err(e.into()),
+            };
+            if outcome.is_err() {
+                drop(conn.detach());
+            }
+            Ok(outcome)
+        })
     }
 
     /// Takes the write locks of `exclusive` with `pg_try_advisory_lock`, all or none.

@@ -422,3 +422,126 @@ async fn a_killed_node_lets_go_of_its_locks() {
         tokio::time::sleep(std::time::Duration::from_millis(50)).await;
     }
 }
+
+/// A write's locks and its reads come in one call, the reads seeing everything committed
+/// before the locks were granted (a writer waiting on another sees that one's change); its
+/// record and the release of its locks come in another, the locks going only after the
+/// commit; a refused record lets go of the locks too and leaves nothing.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_write_reads_under_its_locks_and_lets_go_of_them_with_its_record() {
+    use arca_catalog::{Coordination, PendingWrite, WriteReads};
+    let Some(url) = database().await else { return };
+    let a = Arc::new(PostgresCatalog::connect(&url).await.unwrap());
+    let b = Arc::new(PostgresCatalog::connect(&url).await.unwrap());
+    let pending = PendingWrite {
+        op: "op1".into(),
+        object: "c/x".into(),
+        started: 1,
+        decided: false,
+        record: vec![0, 1, 2],
+    };
+    a.apply(vec![
+        CatalogOp::Put(record("c", Some(""), false)),
+        CatalogOp::Put(record("c/x/y", Some("c"), false)),
+        CatalogOp::BeginWrite(pending.clone()),
+    ])
+    .await
+    .unwrap();
+    let id = |p: &str| FedoraId::from_path(p).unwrap();
+    let reads = WriteReads {
+        records: vec![id("c"), id("c/x"), id("c/new")],
+        descendants_of: Some(id("c/x")),
+        objects: vec!["c/x".into(), "c/new".into()],
+    };
+    let (locks, seen) = a.lock_and_read(&["c/x"], &["c"], &reads).await.unwrap();
+    assert_eq!(
+        seen.records
+            .iter()
+            .map(|r| r.id.to_string())
+            .collect::<Vec<_>>(),
+        vec![id("c").to_string()]
+    );
+    assert!(seen.has_descendants, "c/x/y lies below c/x");
+    assert!(seen.owners.is_empty());
+    assert_eq!(seen.pending.len(), 1);
+    assert_eq!(seen.pending[0].op, "op1");
+    assert_eq!(seen.pending[0].record, vec![0, 1, 2]);
+
+    // Another node's write of the same object waits, then sees what `a` recorded.
+    let waiting = {
+        let b = b.clone();
+        let reads = WriteReads {
+            records: vec![id("c/x")],
+            descendants_of: None,
+            objects: vec!["c/x".into()],
+        };
+        tokio::spawn(async move {
+            let (locks, seen) = b.lock_and_read(&["c/x"], &[], &reads).await.unwrap();
+            drop(locks);
+            seen
+        })
+    };
+    tokio::time::sleep(WAITS).await;
+    assert!(
+        !waiting.is_finished(),
+        "a locked object was read for a write"
+    );
+    let seq = a
+        .apply_and_unlock(
+            vec![
+                CatalogOp::Put(record("c/x", Some("c"), false)),
+                log("c/x"),
+                CatalogOp::FinishWrite {
+                    op: "op1".into(),
+                    object: None,
+                },
+            ],
+            locks,
+        )
+        .await
+        .unwrap();
+    assert!(seq > 0);
+    assert_eq!(
+        *a.last_change().borrow(),
+        seq,
+        "the node's watch follows its own write"
+    );
+    let seen = tokio::time::timeout(REACHES, waiting)
+        .await
+        .expect("the locks were not let go with the record")
+        .unwrap();
+    assert!(
+        seen.record(&id("c/x")).is_some(),
+        "the waiting write saw the record"
+    );
+    assert!(
+        seen.pending.is_empty(),
+        "the finished change is forgotten with it"
+    );
+
+    // A record the database refuses: an error, nothing stored, the locks gone.
+    let (locks, _) = a
+        .lock_and_read(&["c/z"], &[], &WriteReads::default())
+        .await
+        .unwrap();
+    let CatalogOp::Log(mut change) = log("c/z") else {
+        unreachable!()
+    };
+    change.user = "a\0b".into();
+    let refused = a
+        .apply_and_unlock(
+            vec![
+                CatalogOp::Put(record("c/z", Some("c"), false)),
+                CatalogOp::Log(change),
+            ],
+            locks,
+        )
+        .await
+        .unwrap_err();
+    assert!(!refused.is_unavailable(), "{refused}");
+    assert!(a.get(&id("c/z")).await.unwrap().is_none());
+    let free = tokio::time::timeout(REACHES, b.lock_objects(&["c/z"], &[]))
+        .await
+        .expect("a refused record kept its locks");
+    drop(free.unwrap());
+}
