@@ -137,17 +137,33 @@ impl Repository {
         self.plan_for_object(&record.ocfl_id).await
     }
 
+    /// [`plan_for`](Self::plan_for) an object whose changes under way were recovered under
+    /// its lock already ([`Repository::lock_existing`]).
+    pub(crate) async fn plan_for_locked(&self, record: &ResourceRecord) -> Result<ObjectPlan> {
+        self.plan_for_object_recovered(&record.ocfl_id, true).await
+    }
+
     pub(crate) async fn plan_for_object(&self, ocfl_id: &str) -> Result<ObjectPlan> {
+        self.plan_for_object_recovered(ocfl_id, false).await
+    }
+
+    /// A plan against object `ocfl_id`; `recovered`: its changes under way were finished or
+    /// undone under its lock already (without a journal they are otherwise now, before the
+    /// object is read).
+    async fn plan_for_object_recovered(
+        &self,
+        ocfl_id: &str,
+        recovered: bool,
+    ) -> Result<ObjectPlan> {
         if let Some(current) = self.pending_object(ocfl_id).await? {
             return self.new_plan(ocfl_id.to_string(), current);
         }
         self.settled(ocfl_id).await?;
-        // Without a journal, a change a stopped node left on the object is finished or
-        // undone before the object is read.
-        let recovered = matches!(self.durability, Durability::Direct(_));
-        if recovered {
+        let direct = matches!(self.durability, Durability::Direct(_));
+        if direct && !recovered {
             self.recover_objects(&[ocfl_id.to_string()]).await?;
         }
+        let recovered = direct;
         let current = {
             let (ocfl, id) = (self.ocfl.clone(), ocfl_id.to_string());
             tokio::task::spawn_blocking(move || ocfl.read_object(&id))

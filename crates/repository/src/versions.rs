@@ -93,7 +93,7 @@ impl Repository {
             ));
         }
         let at = now();
-        let mut plan = self.plan_for(&record).await?;
+        let mut plan = self.plan_for_locked(&record).await?;
         plan.new_version = true;
         let mut headers = record.headers.clone();
         headers.memento_created_date = Some(format_instant(at));

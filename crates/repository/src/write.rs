@@ -178,7 +178,7 @@ impl Repository {
         user: &str,
         precondition: Option<Precondition>,
     ) -> Result<ResourceRecord> {
-        let (_locks, record) = self.lock_existing(id, precondition).await?;
+        let (locks, record) = self.lock_existing(id, precondition).await?;
         check_model_change(&record, model)?;
         let current_model = model_of(&record)?;
         let (content, facts) = match content {
@@ -192,7 +192,7 @@ impl Repository {
         };
         let content = prepare_content(id, content, current_model)?;
         let at = now();
-        let mut plan = self.plan_for(&record).await?;
+        let mut plan = self.plan_for_locked(&record).await?;
         match content {
             NewContent::Rdf { triples, .. } => {
                 plan.rewrite_rdf(&record, at, user, &triples)?;
@@ -209,7 +209,7 @@ impl Repository {
                     .await?;
             }
         }
-        self.commit_update(id, plan, at, user).await
+        self.commit_update(id, plan, at, user, locks).await
     }
 
     /// Changes an RDF source's triples with `update` (PATCH with SPARQL Update).
@@ -221,7 +221,7 @@ impl Repository {
         user: &str,
         precondition: Option<Precondition>,
     ) -> Result<ResourceRecord> {
-        let (_locks, record) = self.lock_existing(id, precondition).await?;
+        let (locks, record) = self.lock_existing(id, precondition).await?;
         let model = model_of(&record)?;
         if !model.is_rdf_source() {
             return Err(Error::constraint(
@@ -246,11 +246,11 @@ impl Repository {
         subjects::check_subjects(id, triples.iter().filter(|t| !current.contains(t)))?;
         let triples = membership::complete(id, model, triples)?;
         let at = now();
-        let mut plan = self.plan_for(&record).await?;
+        let mut plan = self.plan_for_locked(&record).await?;
         plan.rewrite_rdf(&record, at, user, &triples)?;
         self.apply_binary_facts(&mut plan, id, facts, at, user)
             .await?;
-        self.commit_update(id, plan, at, user).await
+        self.commit_update(id, plan, at, user, locks).await
     }
 
     /// Gives the binary described by `description` the filename and media type its new
@@ -276,40 +276,52 @@ impl Repository {
         Ok(())
     }
 
-    /// Locks the object holding live resource `id`, re-reads it under the lock and checks
-    /// the request's precondition against that fresh state.
+    /// Locks the object holding live resource `id`, re-reads it under the lock (in the same
+    /// step: [`Repository::lock_reading`]) and checks the request's precondition against
+    /// that fresh state; a change a stopped node left on the object is finished or undone
+    /// then, so that a plan of it may come from [`plan_for_locked`](Self::plan_for_locked).
     pub(crate) async fn lock_existing(
         &self,
         id: &FedoraId,
         precondition: Option<Precondition>,
-    ) -> Result<(arca_catalog::ObjectLockGuard, ResourceRecord)> {
+    ) -> Result<(ObjectLockGuard, ResourceRecord)> {
         let probe = self.get(id).await?;
-        let guard = self
-            .catalog
-            .lock_objects(&[probe.ocfl_id.as_str()], &[])
+        let reads = WriteReads {
+            records: vec![id.clone()],
+            descendants_of: None,
+            objects: vec![probe.ocfl_id.clone()],
+        };
+        let (guard, snapshot) = self
+            .lock_reading(&[probe.ocfl_id.as_str()], &[], reads)
             .await?;
-        self.check_owners(&[probe.ocfl_id.as_str()]).await?;
-        let record = self.get(id).await?;
+        let record = match snapshot.record(id) {
+            Some(r) if r.is_deleted() => return Err(Error::Gone(id.clone())),
+            Some(r) => r.clone(),
+            None => return Err(Error::NotFound(id.clone())),
+        };
         if let Some(check) = precondition {
             check(&record)?;
         }
+        self.recovered_in(&snapshot).await?;
         Ok((guard, record))
     }
 
     /// Commits a one-object update of `id` and returns its new record.
+    /// The object's locks go with the catalog's record of the change.
     pub(crate) async fn commit_update(
         &self,
         id: &FedoraId,
         plan: ObjectPlan,
         at: Timestamp,
         user: &str,
+        locks: ObjectLockGuard,
     ) -> Result<ResourceRecord> {
         let mut extra = vec![log(id, ChangeKind::Update, at, user)];
         if id.is_description() {
             // A description changes its binary too, as Fedora 6 reports it.
             extra.insert(0, log(&id.base(), ChangeKind::Update, at, user));
         }
-        let records = self.execute(vec![plan], extra).await?;
+        let records = self.execute_unlocking(vec![plan], extra, locks).await?;
         records
             .into_iter()
             .find(|r| &r.id == id)
