@@ -529,6 +529,13 @@ pub trait Catalog: TransactionStore + Coordination {
                 .pending
                 .extend(self.pending_writes_of(object).await?);
         }
+        if let Some(begin) = &reads.begin {
+            if snapshot.lets_begin(begin) {
+                let rows = begin.writes.iter().cloned().map(CatalogOp::BeginWrite);
+                self.apply(rows.collect()).await?;
+                snapshot.begun = true;
+            }
+        }
         Ok((locks, snapshot))
     }
     /// Applies `ops` (as [`apply`](Self::apply)) and then lets go of `locks`, those of the
@@ -551,6 +558,24 @@ pub struct WriteReads {
     /// OCFL objects whose transaction owners ([`TransactionStore::tx_owners`]) and changes
     /// under way ([`Catalog::pending_writes_of`]) the write checks.
     pub objects: Vec<String>,
+    /// Changes under way to record in the same step if the reads find that the write may
+    /// go ahead ([`WriteSnapshot::begun`]).
+    pub begin: Option<BeginIf>,
+}
+
+/// Changes under way ([`PendingWrite`]) that [`Catalog::lock_and_read`] records once its
+/// reads found that a new resource may be written: `absent` does not exist (not even as a
+/// tombstone), nothing lies below [`WriteReads::descendants_of`], no transaction owns and
+/// no change is under way of any of [`WriteReads::objects`], and `live` exists and is not
+/// deleted.
+#[derive(Debug, Clone)]
+pub struct BeginIf {
+    /// The rows to record.
+    pub writes: Vec<PendingWrite>,
+    /// The resource that must not exist.
+    pub absent: FedoraId,
+    /// The resource that must exist, live.
+    pub live: FedoraId,
 }
 
 /// What [`Catalog::lock_and_read`] found for a [`WriteReads`].
@@ -562,11 +587,22 @@ pub struct WriteSnapshot {
     pub has_descendants: bool,
     /// `(object, transaction)` for each object a transaction owns.
     pub owners: Vec<(String, String)>,
-    /// The changes under way of the objects.
+    /// The changes under way of the objects (before those recorded here).
     pub pending: Vec<PendingWrite>,
+    /// Whether the rows of [`WriteReads::begin`] were recorded.
+    pub begun: bool,
 }
 
 impl WriteSnapshot {
+    /// Whether these reads let `begin`'s rows be recorded (see [`BeginIf`]).
+    pub fn lets_begin(&self, begin: &BeginIf) -> bool {
+        self.record(&begin.absent).is_none()
+            && self.record(&begin.live).is_some_and(|r| !r.is_deleted())
+            && !self.has_descendants
+            && self.owners.is_empty()
+            && self.pending.is_empty()
+    }
+
     /// The record of `id`, if it exists.
     pub fn record(&self, id: &FedoraId) -> Option<&ResourceRecord> {
         self.records.iter().find(|r| &r.id == id)

@@ -318,11 +318,13 @@ $$
     // `Catalog::lock_and_read`): the locks as `arca_lock`, then, each query with a snapshot
     // taken after the locks were granted (a volatile function in READ COMMITTED), the
     // records of `ids`, whether a resource lies in [`below_lo`, `below_hi`), and the
-    // transaction owners and changes under way of `objects`. One row per finding, its kind
-    // first.
+    // transaction owners and changes under way of `objects`; then, given `begin_rows`, those
+    // changes under way recorded if the write may go ahead (see `BeginIf`). One row per
+    // finding, its kind first.
     r#"
 CREATE FUNCTION arca_lock_read(keys bigint[], exclusive boolean[], ids text[],
-                               below_lo text, below_hi text, objects text[])
+                               below_lo text, below_hi text, objects text[],
+                               begin_rows jsonb, absent text, live text)
 RETURNS TABLE(kind text, id text, parent text, ocfl_id text, headers bytea,
               content_file text, rdf bytea, children_changed bigint,
               started bigint, flag boolean, record bytea)
@@ -344,6 +346,20 @@ BEGIN
     RETURN QUERY SELECT 'pending'::text, p.op, p.object, NULL::text, NULL::bytea, NULL::text,
         NULL::bytea, NULL::bigint, p.started, p.decided, p.record
         FROM pending_writes AS p WHERE p.object = ANY(objects) ORDER BY p.started, p.op;
+    IF begin_rows IS NOT NULL
+       AND NOT EXISTS(SELECT 1 FROM resources AS r WHERE r.id = absent)
+       AND EXISTS(SELECT 1 FROM resources AS r WHERE r.id = live AND NOT r.deleted)
+       AND (below_lo IS NULL
+            OR NOT EXISTS(SELECT 1 FROM resources AS d WHERE d.id >= below_lo AND d.id < below_hi))
+       AND NOT EXISTS(SELECT 1 FROM tx_objects AS t WHERE t.ocfl_id = ANY(objects))
+       AND NOT EXISTS(SELECT 1 FROM pending_writes AS p WHERE p.object = ANY(objects)) THEN
+        INSERT INTO pending_writes (op, object, started, decided, record)
+        SELECT w->>'op', w->>'object', (w->>'started')::bigint, (w->>'decided')::boolean,
+               decode(w->>'record', 'hex')
+        FROM jsonb_array_elements(begin_rows) AS w;
+        RETURN QUERY SELECT 'begun'::text, NULL::text, NULL::text, NULL::text, NULL::bytea,
+            NULL::text, NULL::bytea, NULL::bigint, NULL::bigint, NULL::boolean, NULL::bytea;
+    END IF;
 END
 $$
 "#,
@@ -1244,6 +1260,20 @@ fn writes_json(writes: &[Vec<CatalogOp>]) -> Option<String> {
     Some(Value::Array(out).to_string())
 }
 
+/// Changes under way as the JSON array `arca_lock_read` records (bytes in hex).
+fn pending_json(writes: &[PendingWrite]) -> String {
+    let rows: Vec<serde_json::Value> = writes
+        .iter()
+        .map(|w| {
+            serde_json::json!({
+                "op": w.op, "object": w.object, "started": w.started, "decided": w.decided,
+                "record": hex(&w.record),
+            })
+        })
+        .collect();
+    serde_json::Value::Array(rows).to_string()
+}
+
 /// `text` as a PostgreSQL dollar-quoted literal, with a tag that `text` does not contain.
 fn dollar_quoted(text: &str) -> String {
     let mut tag = String::from("$arca$");
@@ -1761,6 +1791,7 @@ impl Catalog for PostgresCatalog {
                 "record" => snapshot.records.push(record_from_columns(row, 1)?),
                 "descendants" => snapshot.has_descendants = row.try_get(9)?,
                 "owner" => snapshot.owners.push((row.try_get(1)?, row.try_get(2)?)),
+                "begun" => snapshot.begun = true,
                 _ => snapshot.pending.push(pending_write((
                     row.try_get(1)?,
                     row.try_get(2)?,

@@ -31,6 +31,7 @@ use arca_catalog::{CatalogOp, ObjectLockGuard, PendingWrite, ResourceRecord, Wri
 use arca_ocfl::{Recovered, Staged};
 use arca_storage::StoreError;
 
+use crate::plan::Staging;
 use crate::{discard_uploads, Error, ObjectPlan, Repository, Result, VersionInfo};
 
 /// How often the background recovery looks for changes stopped nodes left.
@@ -82,6 +83,11 @@ pub(crate) fn now_millis() -> i64 {
         .unwrap_or(0)
 }
 
+/// A new operation's id (of its rows in the catalog's changes under way).
+pub(crate) fn new_op() -> String {
+    uuid::Uuid::new_v4().simple().to_string()
+}
+
 /// Runs blocking storage work on the blocking pool.
 async fn blocking<T: Send + 'static>(f: impl FnOnce() -> Result<T> + Send + 'static) -> Result<T> {
     tokio::task::spawn_blocking(f)
@@ -122,32 +128,55 @@ impl Repository {
         // What the catalog will record, worked out before storage changes (the catalog is
         // read for it): once a commit point is passed, only recording it remains.
         let (records, mementos) = staging.records(created);
-        let mut ops = match self.catalog_ops(&records, mementos, extra).await {
+        let ops = match self.catalog_ops(&records, mementos, extra).await {
             Ok(ops) => ops,
             Err(e) => {
                 self.abort_all(staging);
                 return Err(e);
             }
         };
-        let op = uuid::Uuid::new_v4().simple().to_string();
-        let started = now_millis();
-        let begin: Vec<CatalogOp> = staging
-            .staged
-            .iter()
-            .map(|(s, _)| {
-                CatalogOp::BeginWrite(PendingWrite {
-                    op: op.clone(),
-                    object: arca_ocfl::OcflRoot::staged_object_id(s).to_string(),
-                    started,
-                    decided: false,
-                    record: arca_ocfl::pending_record(s),
-                })
-            })
+        let op = new_op();
+        let begin: Vec<CatalogOp> = Self::pending_rows(&staging, &op)
+            .into_iter()
+            .map(CatalogOp::BeginWrite)
             .collect();
         if let Err(e) = self.catalog.apply(begin).await {
             self.abort_all(staging);
             return Err(e.into());
         }
+        self.write_begun(direct, staging, records, ops, op, locks)
+            .await
+    }
+
+    /// The rows of a staged change under way of operation `op`, one per object (see the
+    /// module documentation, step 1), recorded as started now.
+    pub(crate) fn pending_rows(staging: &Staging, op: &str) -> Vec<PendingWrite> {
+        let started = now_millis();
+        staging
+            .staged
+            .iter()
+            .map(|(s, _)| PendingWrite {
+                op: op.to_string(),
+                object: arca_ocfl::OcflRoot::staged_object_id(s).to_string(),
+                started,
+                decided: false,
+                record: arca_ocfl::pending_record(s),
+            })
+            .collect()
+    }
+
+    /// Steps 2 to 5 of a change whose pending rows (of operation `op`) are recorded: its
+    /// files, commit points and the catalog's record `ops` of `records`. The caller holds
+    /// the locks of every object, or hands them over as `locks`.
+    pub(crate) async fn write_begun(
+        &self,
+        direct: &Direct,
+        staging: Staging,
+        records: Vec<ResourceRecord>,
+        mut ops: Vec<CatalogOp>,
+        op: String,
+        locks: Option<ObjectLockGuard>,
+    ) -> Result<Vec<ResourceRecord>> {
         let head_commits = staging.head_commits;
         let staged: Arc<Vec<Staged>> =
             Arc::new(staging.staged.into_iter().map(|(s, _)| s).collect());
@@ -295,7 +324,7 @@ impl Repository {
         object_ids: &[&str],
         mut ops: Vec<CatalogOp>,
     ) -> Result<()> {
-        let op = uuid::Uuid::new_v4().simple().to_string();
+        let op = new_op();
         let started = now_millis();
         let begin = object_ids
             .iter()

@@ -48,12 +48,7 @@ impl Repository {
             .iter()
             .filter_map(ObjectPlan::earliest_version_date)
             .fold(now(), Timestamp::max);
-        let info = VersionInfo {
-            created: format_instant(created),
-            message: self.version_message.clone(),
-            user_name: OCFL_USER_NAME.to_string(),
-            user_address: OCFL_USER_ADDRESS.to_string(),
-        };
+        let info = self.version_info(created);
         for plan in &mut plans {
             plan.touch_group_root(self, created).await?;
         }
@@ -68,6 +63,16 @@ impl Repository {
                 self.execute_direct(d, plans, extra, info, created, locks)
                     .await
             }
+        }
+    }
+
+    /// What the OCFL versions written at `created` say of themselves.
+    pub(crate) fn version_info(&self, created: Timestamp) -> VersionInfo {
+        VersionInfo {
+            created: format_instant(created),
+            message: self.version_message.clone(),
+            user_name: OCFL_USER_NAME.to_string(),
+            user_address: OCFL_USER_ADDRESS.to_string(),
         }
     }
 

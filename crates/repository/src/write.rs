@@ -4,7 +4,7 @@
 use std::collections::BTreeMap;
 
 use arca_catalog::{
-    CatalogOp, ChangeKind, ObjectLockGuard, ResourceRecord, WriteReads, WriteSnapshot,
+    BeginIf, CatalogOp, ChangeKind, ObjectLockGuard, ResourceRecord, WriteReads, WriteSnapshot,
 };
 use arca_model::{format_instant, now, FedoraId, InteractionModel, ResourceHeaders, Timestamp};
 use arca_ocfl::Change;
@@ -32,6 +32,13 @@ impl Repository {
     ) -> Result<ResourceRecord> {
         check_creatable(&id, model, archival_group)?;
         let content = prepare_content(&id, content, model)?;
+        let content = match self
+            .create_at_once(&id, model, archival_group, content, user)
+            .await?
+        {
+            Ok(record) => return Ok(record),
+            Err(content) => content,
+        };
         let (parent_record, group, locks, snapshot) = self.lock_for_create(&id).await?;
         let parent = parent_record.id.clone();
         if archival_group {
@@ -113,6 +120,119 @@ impl Repository {
             .ok_or_else(|| Error::Internal(format!("the write of {id} returned no record for it")))
     }
 
+    /// The most frequent creation, a new object of RDF in a container that is `id`'s path
+    /// parent and in no Archival Group, on a store without a journal and outside a
+    /// transaction, in two catalog steps: its version is staged before the locks are
+    /// taken, so that the locks, the reads its checks need and the record of the change
+    /// under way come in one ([`BeginIf`]), before the bucket is touched; the catalog's
+    /// record of the change and the release of the locks in the other, after it. The
+    /// content back, untouched, for [`create`](Self::create)'s way when this is not such a
+    /// creation or a check finds something (it then gives the precise answer).
+    async fn create_at_once(
+        &self,
+        id: &FedoraId,
+        model: InteractionModel,
+        archival_group: bool,
+        content: NewContent,
+        user: &str,
+    ) -> Result<std::result::Result<ResourceRecord, NewContent>> {
+        let (Durability::Direct(direct), None, Some(parent), NewContent::Rdf { triples, .. }) = (
+            &self.durability,
+            self.current_transaction(),
+            id.path_parent(),
+            &content,
+        ) else {
+            return Ok(Err(content));
+        };
+        let at = now();
+        let mut headers = new_headers(id, Some(&parent), model, at, user);
+        headers.archival_group = archival_group;
+        let mut plan = self.new_plan(id.to_string(), None)?;
+        plan.recovered = true;
+        let (header, content_path) = plan.paths(id, false);
+        plan.add_rdf(
+            &header,
+            &content_path,
+            headers,
+            Some(parent.clone()),
+            triples,
+        );
+        let staging = self.stage_all(vec![plan], &self.version_info(at))?;
+        let op = crate::direct::new_op();
+        let reads = WriteReads {
+            records: vec![id.clone(), parent.clone()],
+            descendants_of: Some(id.clone()),
+            objects: vec![id.to_string()],
+            begin: Some(BeginIf {
+                writes: Self::pending_rows(&staging, &op),
+                absent: id.clone(),
+                live: parent.clone(),
+            }),
+        };
+        let (locks, snapshot) = match self
+            .catalog
+            .lock_and_read(&[id.as_str()], &[parent.as_str()], &reads)
+            .await
+        {
+            Ok(taken) => taken,
+            Err(e) => {
+                self.abort_all(staging);
+                return Err(e.into());
+            }
+        };
+        let parent_record = snapshot
+            .record(&parent)
+            .filter(|p| {
+                model_of(p).is_ok_and(|m| m.is_container())
+                    && archival_group_of(p).is_ok_and(|ag| ag.is_none())
+            })
+            .cloned();
+        let (true, Some(parent_record)) = (snapshot.begun, parent_record) else {
+            self.give_up_begun(snapshot.begun, &op, locks).await;
+            self.abort_all(staging);
+            return Ok(Err(content));
+        };
+        let (records, mementos) = staging.records(at);
+        let extra = vec![
+            log(id, ChangeKind::Create, at, user),
+            // Its containment changed (Fedora API 6.1; Fedora 6.1 itself reports none).
+            changes::log_of(&parent_record, ChangeKind::Update, at, user),
+            CatalogOp::ChildrenChanged(parent, nanos(at)),
+        ];
+        let ops = match self.catalog_ops(&records, mementos, extra).await {
+            Ok(ops) => ops,
+            Err(e) => {
+                self.give_up_begun(true, &op, locks).await;
+                self.abort_all(staging);
+                return Err(e);
+            }
+        };
+        let records = self
+            .write_begun(direct, staging, records, ops, op, Some(locks))
+            .await?;
+        records
+            .into_iter()
+            .find(|r| &r.id == id)
+            .map(Ok)
+            .ok_or_else(|| Error::Internal(format!("the write of {id} returned no record for it")))
+    }
+
+    /// Lets go of the locks of a change that will not be written, forgetting its rows of
+    /// changes under way (operation `op`) first if they were `begun` (in the same step);
+    /// if the catalog cannot be reached they stay, and recovery finds nothing to finish.
+    async fn give_up_begun(&self, begun: bool, op: &str, locks: ObjectLockGuard) {
+        if !begun {
+            return;
+        }
+        let forget = CatalogOp::FinishWrite {
+            op: op.to_string(),
+            object: None,
+        };
+        if let Err(e) = self.catalog.apply_and_unlock(vec![forget], locks).await {
+            tracing::warn!(error = %e, "could not forget a change that took no effect; recovery will");
+        }
+    }
+
     /// The parent a new resource `id` goes into, the Archival Group it joins (if any), the
     /// write's locks and what it reads under them ([`Repository::lock_reading`]): the
     /// parent as it is under the locks (it may have gone while the write waited for them).
@@ -134,6 +254,7 @@ impl Repository {
             records: vec![id.clone(), parent.clone()],
             descendants_of: Some(id.clone()),
             objects: vec![object.to_string()],
+            begin: None,
         };
         if let Some(guess) = id.path_parent() {
             let (locks, snapshot) = self
@@ -290,6 +411,7 @@ impl Repository {
             records: vec![id.clone()],
             descendants_of: None,
             objects: vec![probe.ocfl_id.clone()],
+            begin: None,
         };
         let (guard, snapshot) = self
             .lock_reading(&[probe.ocfl_id.as_str()], &[], reads)

@@ -101,15 +101,20 @@ impl PgCoordination {
             .map(super::descendant_range)
             .unzip();
         let conn = held.conn.as_mut().expect("held until dropped");
-        let rows = sqlx::query("SELECT * FROM arca_lock_read($1, $2, $3, $4, $5, $6)")
-            .bind(keys)
-            .bind(modes)
-            .bind(ids)
-            .bind(below_lo)
-            .bind(below_hi)
-            .bind(&reads.objects)
-            .fetch_all(&mut **conn)
-            .await?;
+        let begin = reads.begin.as_ref();
+        let rows =
+            sqlx::query("SELECT * FROM arca_lock_read($1, $2, $3, $4, $5, $6, $7::jsonb, $8, $9)")
+                .bind(keys)
+                .bind(modes)
+                .bind(ids)
+                .bind(below_lo)
+                .bind(below_hi)
+                .bind(&reads.objects)
+                .bind(begin.map(|b| super::pending_json(&b.writes)))
+                .bind(begin.map(|b| b.absent.as_str()))
+                .bind(begin.map(|b| b.live.as_str()))
+                .fetch_all(&mut **conn)
+                .await?;
         Ok((ObjectLockGuard::new(Box::new(held)), rows))
     }
 

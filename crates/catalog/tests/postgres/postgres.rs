@@ -452,6 +452,7 @@ async fn a_write_reads_under_its_locks_and_lets_go_of_them_with_its_record() {
         records: vec![id("c"), id("c/x"), id("c/new")],
         descendants_of: Some(id("c/x")),
         objects: vec!["c/x".into(), "c/new".into()],
+        begin: None,
     };
     let (locks, seen) = a.lock_and_read(&["c/x"], &["c"], &reads).await.unwrap();
     assert_eq!(
@@ -474,6 +475,7 @@ async fn a_write_reads_under_its_locks_and_lets_go_of_them_with_its_record() {
             records: vec![id("c/x")],
             descendants_of: None,
             objects: vec!["c/x".into()],
+            begin: None,
         };
         tokio::spawn(async move {
             let (locks, seen) = b.lock_and_read(&["c/x"], &[], &reads).await.unwrap();
@@ -518,6 +520,54 @@ async fn a_write_reads_under_its_locks_and_lets_go_of_them_with_its_record() {
         seen.pending.is_empty(),
         "the finished change is forgotten with it"
     );
+
+    // A new resource's change under way is recorded with the reads when they let it go
+    // ahead, and only then: not where a resource exists, nor in a parent that does not.
+    let begin = |absent: &str, live: &str, op: &str| WriteReads {
+        records: vec![id(absent), id(live)],
+        descendants_of: Some(id(absent)),
+        objects: vec![absent.into()],
+        begin: Some(arca_catalog::BeginIf {
+            writes: vec![PendingWrite {
+                op: op.into(),
+                object: absent.into(),
+                started: 2,
+                decided: false,
+                record: vec![9; 3000],
+            }],
+            absent: id(absent),
+            live: id(live),
+        }),
+    };
+    for (absent, live, op, expected) in [
+        ("c/x", "c", "taken", false),
+        ("c/n", "nowhere", "orphan", false),
+        ("c/x/y/z", "c/x/y", "below-y", true),
+        ("c/n", "c", "new", true),
+    ] {
+        let (locks, seen) = a
+            .lock_and_read(&[absent], &[live], &begin(absent, live, op))
+            .await
+            .unwrap();
+        assert_eq!(seen.begun, expected, "{absent} in {live}");
+        let rows = b.pending_writes_of(absent).await.unwrap();
+        assert_eq!(
+            rows.iter().any(|r| r.op == op),
+            expected,
+            "{absent} in {live}"
+        );
+        if expected {
+            assert_eq!(rows[0].record, vec![9; 3000]);
+        }
+        drop(locks);
+    }
+    // A change under way of the object holds the next one back (recovery goes first).
+    let (_, seen) = a
+        .lock_and_read(&["c/n"], &["c"], &begin("c/n", "c", "second"))
+        .await
+        .unwrap();
+    assert!(!seen.begun, "a second change began beside one under way");
+    assert_eq!(seen.pending.len(), 1);
 
     // A record the database refuses: an error, nothing stored, the locks gone.
     let (locks, _) = a

@@ -691,3 +691,198 @@ async fn a_bucket_without_versioning_or_with_another_root_is_refused() {
         vec!["0=ocfl_1.1", "ocfl_layout.json"]
     );
 }
+
+/// Creations answer on a root in the bucket as on a local root, whichever way they take
+/// there (a new object of RDF in its path parent comes in two catalog steps, with the change
+/// under way recorded with the checks' reads; every other creation, and every creation
+/// that such a check refuses, the long way), and a refused one leaves no change under way
+/// behind in the catalog and nothing in the bucket.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn creations_answer_in_the_bucket_as_on_a_local_root_and_refusals_leave_nothing() {
+    let Some(minio) = Minio::start() else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let local = Arca::serve(&dir.path().join("local"));
+    let s3_data = dir.path().join("s3");
+    let bucket = serve(&s3_data, &s3_env(&minio, "creations"));
+    let http = Http::new();
+    let title = |t: &str| format!("<> <http://purl.org/dc/terms/title> \"{t}\" .").into_bytes();
+    // What, method, path, headers, body.
+    type Case<'a> = (
+        &'a str,
+        hyper::Method,
+        &'a str,
+        Vec<(&'a str, &'a str)>,
+        Vec<u8>,
+    );
+    let cases: Vec<Case> = vec![
+        (
+            "container",
+            hyper::Method::PUT,
+            "/c",
+            vec![TURTLE],
+            title("c"),
+        ),
+        (
+            "child",
+            hyper::Method::PUT,
+            "/c/a",
+            vec![TURTLE],
+            title("a"),
+        ),
+        (
+            "taken",
+            hyper::Method::PUT,
+            "/c/a",
+            vec![TURTLE, ("if-none-match", "*")],
+            title("again"),
+        ),
+        (
+            "deep, ghosts between",
+            hyper::Method::PUT,
+            "/c/g/h/i",
+            vec![TURTLE],
+            title("i"),
+        ),
+        (
+            "a ghost node",
+            hyper::Method::PUT,
+            "/c/g",
+            vec![TURTLE],
+            title("g"),
+        ),
+        (
+            "binary",
+            hyper::Method::PUT,
+            "/c/b",
+            vec![TEXT],
+            b"bytes".to_vec(),
+        ),
+        (
+            "below a binary",
+            hyper::Method::PUT,
+            "/c/b/x",
+            vec![TURTLE],
+            title("x"),
+        ),
+        (
+            "group",
+            hyper::Method::PUT,
+            "/ag",
+            vec![TURTLE, ARCHIVAL_GROUP],
+            title("ag"),
+        ),
+        (
+            "part of the group",
+            hyper::Method::PUT,
+            "/ag/p",
+            vec![TURTLE],
+            title("p"),
+        ),
+        (
+            "group in a group",
+            hyper::Method::PUT,
+            "/ag/q",
+            vec![TURTLE, ARCHIVAL_GROUP],
+            title("q"),
+        ),
+        (
+            "to delete",
+            hyper::Method::PUT,
+            "/c/d",
+            vec![TURTLE],
+            title("d"),
+        ),
+        ("delete", hyper::Method::DELETE, "/c/d", vec![], Vec::new()),
+        (
+            "on a tombstone",
+            hyper::Method::PUT,
+            "/c/d",
+            vec![TURTLE],
+            title("d2"),
+        ),
+        (
+            "below a tombstone",
+            hyper::Method::PUT,
+            "/c/d/e",
+            vec![TURTLE],
+            title("e"),
+        ),
+        (
+            "bad RDF",
+            hyper::Method::PUT,
+            "/c/bad",
+            vec![TURTLE],
+            b"<> <broken".to_vec(),
+        ),
+        (
+            "post",
+            hyper::Method::POST,
+            "/c",
+            vec![TURTLE, ("slug", "s")],
+            title("s"),
+        ),
+        (
+            "post, same slug",
+            hyper::Method::POST,
+            "/c",
+            vec![TURTLE, ("slug", "s")],
+            title("s2"),
+        ),
+        (
+            "post into a binary",
+            hyper::Method::POST,
+            "/c/b",
+            vec![TURTLE],
+            title("n"),
+        ),
+    ];
+    for (what, method, path, headers, body) in cases {
+        let on_local = http
+            .request(method.clone(), &local.url(path), &headers, body.clone())
+            .await;
+        let on_bucket = http
+            .request(method, &bucket.url(path), &headers, body)
+            .await;
+        assert_eq!(
+            on_bucket.status,
+            on_local.status,
+            "{what}: {} (bucket) vs {} (local)",
+            on_bucket.text(),
+            on_local.text()
+        );
+    }
+    let paths = [
+        "/c", "/c/a", "/c/g/h/i", "/c/g", "/c/b", "/ag", "/ag/p", "/ag/q", "/c/d", "/c/s",
+    ];
+    // What a reader finds (the bodies differ by their dates).
+    let status = |seen: BTreeMap<String, (u16, String)>| -> Vec<(String, u16)> {
+        seen.into_iter()
+            .map(|(path, (status, _))| (path, status))
+            .collect()
+    };
+    assert_eq!(
+        status(snapshot(&http, &bucket, &paths).await),
+        status(snapshot(&http, &local, &paths).await)
+    );
+    bucket.stop();
+    let catalog = rusqlite::Connection::open(s3_data.join("catalog.sqlite")).unwrap();
+    let pending: i64 = catalog
+        .query_row("SELECT COUNT(*) FROM pending_writes", [], |row| row.get(0))
+        .unwrap();
+    assert_eq!(pending, 0, "a refused creation left a change under way");
+    // The same objects as on the local root (the slugged POST's twin has a minted id), and
+    // every one valid.
+    local.stop();
+    let copy = dir.path().join("copy");
+    download(&store(&minio, "creations"), &copy);
+    let objects = common::object_dirs(&copy).len();
+    assert_eq!(
+        objects,
+        common::object_dirs(&dir.path().join("local").join("ocfl-root")).len()
+    );
+    if let Some(valid) = validate_with_ocfl_py(&copy) {
+        assert_eq!(valid, objects);
+    }
+}
