@@ -280,4 +280,23 @@ async fn a_read_record_knows_when_there_is_nothing_to_list() {
         flags(cat.get_for_read(&id("c")).await.unwrap()),
         (false, false)
     );
+
+    // A description lists its binary's membership (an isMemberOfRelation names the binary).
+    cat.apply(vec![
+        CatalogOp::Put(record("c/f/fcr:metadata", None, false)),
+        CatalogOp::ReplaceMembership {
+            source: id("dc"),
+            proxy: None,
+            rows: vec![MembershipRow {
+                proxy: id("dc/m"),
+                subject: id("c/f").iri(),
+                predicate: "urn:x:isPartOf".into(),
+                object: id("dc").iri(),
+            }],
+        },
+    ])
+    .await
+    .unwrap();
+    let description = cat.get_for_read(&id("c/f/fcr:metadata")).await.unwrap();
+    assert_eq!(flags(description), (false, true));
 }
