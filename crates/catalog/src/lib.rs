@@ -14,7 +14,7 @@ mod postgres;
 mod sqlite;
 mod transactions;
 
-use arca_model::{FedoraId, ResourceHeaders};
+use arca_model::{FedoraId, InteractionModel, ResourceHeaders};
 use async_trait::async_trait;
 
 pub use coordination::{
@@ -129,6 +129,23 @@ impl ResourceRecord {
     pub fn is_deleted(&self) -> bool {
         self.headers.deleted
     }
+}
+
+/// A resource's record with what a read of its current state needs beside it
+/// ([`Catalog::get_for_read`]): its description's triples, and whether listing its
+/// children or its membership triples can find anything.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ReadRecord {
+    /// The resource, live or tombstone.
+    pub record: ResourceRecord,
+    /// For a binary, the stored N-Triples of its live description (`None` when it has
+    /// none, or no triples); `None` for other resources.
+    pub description_rdf: Option<Vec<u8>>,
+    /// `false` only when the catalog knows the resource has no live children.
+    pub may_have_children: bool,
+    /// `false` only when the catalog knows no membership triple names the resource (a
+    /// description: its binary) as subject (it is no membership resource of anything).
+    pub may_have_membership: bool,
 }
 
 /// The kind of a change-log entry.
@@ -380,6 +397,28 @@ pub struct Totals {
 pub trait Catalog: TransactionStore + Coordination {
     /// One resource, live or tombstone.
     async fn get(&self, id: &FedoraId) -> Result<Option<ResourceRecord>>;
+    /// One resource, live or tombstone, with what a read of it needs beside it
+    /// ([`ReadRecord`]), in one round where the implementation can. The default reads the
+    /// record and a binary's description apart and knows nothing of children or membership.
+    async fn get_for_read(&self, id: &FedoraId) -> Result<Option<ReadRecord>> {
+        let Some(record) = self.get(id).await? else {
+            return Ok(None);
+        };
+        let description_rdf = if record.headers.model() == Some(InteractionModel::NonRdfSource) {
+            self.get(&id.description())
+                .await?
+                .filter(|d| !d.is_deleted())
+                .and_then(|d| d.rdf)
+        } else {
+            None
+        };
+        Ok(Some(ReadRecord {
+            record,
+            description_rdf,
+            may_have_children: true,
+            may_have_membership: true,
+        }))
+    }
     /// Live children of `parent` in id order, after `after` (exclusive), at most `limit`.
     async fn children(
         &self,

@@ -3,7 +3,7 @@ mod transactions;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
 
-use arca_model::{FedoraId, ResourceHeaders};
+use arca_model::{FedoraId, InteractionModel, ResourceHeaders};
 use async_trait::async_trait;
 use parking_lot::Mutex;
 use rusqlite::{params, Connection, OpenFlags, OptionalExtension, Row};
@@ -11,8 +11,8 @@ use rusqlite::{params, Connection, OpenFlags, OptionalExtension, Row};
 use crate::columns::{alive_at, join_types, parse_id, split_types};
 use crate::{
     Catalog, CatalogOp, Change, ChangeEntry, ChangeKind, Coordination, Error, Leadership,
-    LocalCoordination, MembershipRow, MementoRow, ObjectLockGuard, PendingWrite, ResourceRecord,
-    Result,
+    LocalCoordination, MembershipRow, MementoRow, ObjectLockGuard, PendingWrite, ReadRecord,
+    ResourceRecord, Result,
 };
 
 /// Indexes of [`SCHEMA`] that no lookup by primary key needs: set aside during a bulk load
@@ -195,6 +195,17 @@ ALTER TABLE tx_ops ADD COLUMN types TEXT;";
 
 pub(crate) const COLUMNS: &str =
     "id, parent, ocfl_id, headers, content_file, rdf, children_changed";
+
+/// [`Catalog::get_for_read`]'s statement: the record of `?1` ([`COLUMNS`]), the triples of
+/// `?2` (its description) if live, and whether `?1` has a live child and whether
+/// membership triples name `?3` (its IRI; a description's binary's) as subject. The literal `deleted = 0` lets the
+/// probe use the partial index `resources_by_parent`.
+const READ_RECORD: &str =
+    "SELECT id, parent, ocfl_id, headers, content_file, rdf, children_changed,
+    (SELECT d.rdf FROM resources d WHERE d.id = ?2 AND d.deleted = 0),
+    EXISTS (SELECT 1 FROM resources c WHERE c.parent = ?1 AND c.deleted = 0),
+    EXISTS (SELECT 1 FROM membership m WHERE m.subject = ?3)
+    FROM resources WHERE id = ?1";
 
 /// Turns off SQLite's memory statistics before its first connection opens: with them on,
 /// every allocation of every connection takes one process-wide mutex, which readers on all
@@ -915,6 +926,35 @@ impl Catalog for SqliteCatalog {
             let row = c
                 .prepare_cached(&format!("SELECT {COLUMNS} FROM resources WHERE id = ?1"))?
                 .query_row(params![id.as_str()], record_from_row)
+                .optional()?;
+            row.transpose()
+        })
+    }
+
+    /// One statement: the record, a binary's description's triples, and whether a live
+    /// child or a membership triple about the resource exists (each one index probe).
+    async fn get_for_read(&self, id: &FedoraId) -> Result<Option<ReadRecord>> {
+        let description = id.description();
+        // A description lists the membership of its binary.
+        let iri = id.base().iri();
+        self.with_reader(|c| {
+            let row = c
+                .prepare_cached(READ_RECORD)?
+                .query_row(params![id.as_str(), description.as_str(), iri], |row| {
+                    let record = record_from_row(row)?;
+                    let description_rdf: Option<Vec<u8>> = row.get(7)?;
+                    let children: bool = row.get(8)?;
+                    let membership: bool = row.get(9)?;
+                    Ok(record.map(|record| {
+                        let binary = record.headers.model() == Some(InteractionModel::NonRdfSource);
+                        ReadRecord {
+                            record,
+                            description_rdf: description_rdf.filter(|_| binary),
+                            may_have_children: children,
+                            may_have_membership: membership,
+                        }
+                    }))
+                })
                 .optional()?;
             row.transpose()
         })

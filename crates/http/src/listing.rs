@@ -135,6 +135,24 @@ pub(crate) struct Wanted {
     pub references: bool,
 }
 
+/// Which parts of a resource's listing can find anything ([`arca_repository::ReadView`]):
+/// the others need no query.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Listable {
+    /// It may have live children.
+    pub children: bool,
+    /// It may be the membership resource of a direct or indirect container.
+    pub membership: bool,
+}
+
+impl Listable {
+    /// Nothing known: every part is read.
+    pub(crate) const ALL: Listable = Listable {
+        children: true,
+        membership: true,
+    };
+}
+
 /// One page of the listing.
 pub(crate) struct Listing {
     /// The listed triples, in category order.

@@ -70,6 +70,7 @@ pub use error::{Constraint, Error, Result};
 pub use external::{AllowList, CheckedUrl, ExternalHandling, ExternalLocation};
 pub use fixity::{digest_file, digest_reader, FixityCheck, FixityReport};
 pub use index::{rows_from_object, ObjectRows, RebuildStats};
+pub use read::ReadView;
 pub use stored::{LocalContent, StoredContent};
 pub use transactions::{
     TxInfo, COMMIT_PAGE_OBJECTS, DEFAULT_TIMEOUT as DEFAULT_TRANSACTION_TIMEOUT,

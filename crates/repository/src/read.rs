@@ -16,6 +16,42 @@ impl Repository {
         }
     }
 
+    /// A live resource for a read of its current state, with what that read needs beside
+    /// it, in one catalog round outside a transaction: its [stated types](Self::stated_types)
+    /// and whether listing its children or membership can find anything. Errors as
+    /// [`get`](Self::get).
+    pub async fn get_for_read(&self, id: &FedoraId) -> Result<ReadView> {
+        if self.current_transaction().is_some() {
+            // The transaction's own rows overlay the catalog's: read them as any read does.
+            let record = self.get(id).await?;
+            let stated_types = self.stated_types(&record).await?;
+            return Ok(ReadView {
+                record,
+                stated_types,
+                may_have_children: true,
+                may_have_membership: true,
+            });
+        }
+        let read = match self.catalog.get_for_read(id).await? {
+            Some(r) if r.record.is_deleted() => return Err(Error::Gone(id.clone())),
+            Some(r) => r,
+            None => return Err(Error::NotFound(id.clone())),
+        };
+        let stated_types = match read.record.headers.model() {
+            Some(InteractionModel::NonRdfSource) => match &read.description_rdf {
+                Some(rdf) => types_in(rdf, &[&id.iri(), &id.description().iri()])?,
+                None => Vec::new(),
+            },
+            _ => own_types(&read.record)?,
+        };
+        Ok(ReadView {
+            record: read.record,
+            stated_types,
+            may_have_children: read.may_have_children,
+            may_have_membership: read.may_have_membership,
+        })
+    }
+
     /// A resource, live or tombstone.
     pub async fn lookup(&self, id: &FedoraId) -> Result<Option<ResourceRecord>> {
         self.record(id).await
@@ -46,31 +82,13 @@ impl Repository {
     /// description's those it states of its binary, as in Fedora 6, where they show in
     /// `Link: rel="type"` and count for `acl:accessToClass`.
     pub async fn stated_types(&self, record: &ResourceRecord) -> Result<Vec<String>> {
-        let described;
-        let (record, subject) = if record.headers.model() == Some(InteractionModel::NonRdfSource) {
-            match self.lookup(&record.id.description()).await? {
-                Some(d) if !d.is_deleted() => {
-                    described = d;
-                    (&described, record.id.iri())
-                }
-                _ => return Ok(Vec::new()),
-            }
-        } else {
-            // A description's statements are about its binary.
-            (record, record.id.base().iri())
-        };
-        let mut types = Vec::new();
-        for t in self.triples(record)? {
-            let about = matches!(&t.subject, oxrdf::NamedOrBlankNode::NamedNode(n) if n.as_str() == subject);
-            if about && t.predicate.as_str() == arca_rdf::vocab::RDF_TYPE {
-                if let oxrdf::Term::NamedNode(n) = t.object {
-                    if !types.iter().any(|known| known == n.as_str()) {
-                        types.push(n.into_string());
-                    }
-                }
-            }
+        if record.headers.model() != Some(InteractionModel::NonRdfSource) {
+            return own_types(record);
         }
-        Ok(types)
+        match self.lookup(&record.id.description()).await? {
+            Some(d) if !d.is_deleted() => own_types(&d),
+            _ => Ok(Vec::new()),
+        }
     }
 
     /// The stored triples (internal ids) of an RDF source.
@@ -95,4 +113,55 @@ impl Repository {
         }
         Ok(triples)
     }
+}
+
+/// What a read of a resource's current state needs ([`Repository::get_for_read`]).
+#[derive(Debug, Clone)]
+pub struct ReadView {
+    /// The resource.
+    pub record: ResourceRecord,
+    /// The `rdf:type`s its triples state ([`Repository::stated_types`]).
+    pub stated_types: Vec<String>,
+    /// `false` only when it is known to have no live children: no children page to read.
+    pub may_have_children: bool,
+    /// `false` only when it is known to be no membership resource of anything: no
+    /// membership triples to read.
+    pub may_have_membership: bool,
+}
+
+/// The classes an RDF source's (or a description's) own triples state of the resource they
+/// are about (a description's, of its binary).
+fn own_types(record: &ResourceRecord) -> Result<Vec<String>> {
+    let Some(rdf) = &record.rdf else {
+        return Ok(Vec::new());
+    };
+    let about = record.id.base().iri();
+    if record.id.is_description() {
+        // A description's statements about itself are about its binary (see `triples`).
+        types_in(rdf, &[&about, &record.id.iri()])
+    } else {
+        types_in(rdf, &[&about])
+    }
+}
+
+/// The named classes `rdf:type` gives any of `subjects` in stored N-Triples `rdf`, in order,
+/// once each. Triples without the `rdf:type` IRI written out (and without an escape that
+/// could spell it) are not parsed at all: most resources state no type.
+fn types_in(rdf: &[u8], subjects: &[&str]) -> Result<Vec<String>> {
+    let spelled = |needle: &[u8]| rdf.windows(needle.len()).any(|w| w == needle);
+    if !spelled(arca_rdf::vocab::RDF_TYPE.as_bytes()) && !rdf.contains(&b'\\') {
+        return Ok(Vec::new());
+    }
+    let mut types: Vec<String> = Vec::new();
+    for t in arca_rdf::parse_ntriples(rdf)? {
+        let about = matches!(&t.subject, oxrdf::NamedOrBlankNode::NamedNode(n) if subjects.contains(&n.as_str()));
+        if about && t.predicate.as_str() == arca_rdf::vocab::RDF_TYPE {
+            if let oxrdf::Term::NamedNode(n) = t.object {
+                if !types.iter().any(|known| known == n.as_str()) {
+                    types.push(n.into_string());
+                }
+            }
+        }
+    }
+    Ok(types)
 }

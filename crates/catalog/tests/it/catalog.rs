@@ -2,8 +2,10 @@
 //! PostgreSQL when it is installed): see `common::on_every_catalog`.
 
 use crate::common::{record, Store};
-use arca_catalog::{CatalogOp, Change, ChangeKind, FixityOutcome, MementoRow, PendingWrite};
-use arca_model::FedoraId;
+use arca_catalog::{
+    CatalogOp, Change, ChangeKind, FixityOutcome, MembershipRow, MementoRow, PendingWrite,
+};
+use arca_model::{FedoraId, InteractionModel};
 
 on_every_catalog!(
     stores_and_pages_children,
@@ -16,6 +18,7 @@ on_every_catalog!(
     free_object_locks_are_taken_without_waiting,
     totals_count_objects_and_live_resources,
     fixity_entries_keep_their_outcome_and_detail,
+    a_read_record_comes_with_its_description_and_what_its_listing_may_find,
 );
 
 async fn fixity_entries_keep_their_outcome_and_detail(store: Store) {
@@ -480,4 +483,72 @@ async fn free_object_locks_are_taken_without_waiting(store: Store) {
         tokio::time::sleep(std::time::Duration::from_millis(20)).await;
     }
     assert!(both.is_some());
+}
+
+/// `get_for_read` gives the record `get` gives, a binary's live description's triples (none
+/// once the description is a tombstone, none for other resources), and never says "nothing
+/// to list" of a resource with children or membership triples.
+async fn a_read_record_comes_with_its_description_and_what_its_listing_may_find(store: Store) {
+    let cat = store.open().await;
+    let id = |p: &str| FedoraId::from_path(p).unwrap();
+    let mut binary = record("c/f", Some("c"), false);
+    binary.headers.interaction_model = InteractionModel::NonRdfSource.iri().into();
+    binary.rdf = None;
+    let mut description = record("c/f/fcr:metadata", None, false);
+    description.headers.interaction_model = InteractionModel::NonRdfSourceDescription.iri().into();
+    description.rdf = Some(b"<info:fedora/c/f/fcr:metadata> <urn:p> <urn:o> .\n".to_vec());
+    cat.apply(vec![
+        CatalogOp::Put(record("", None, false)),
+        CatalogOp::Put(record("c", Some(""), false)),
+        CatalogOp::Put(binary.clone()),
+        CatalogOp::Put(description.clone()),
+        CatalogOp::Put(record("target", Some(""), false)),
+    ])
+    .await
+    .unwrap();
+    assert!(cat.get_for_read(&id("nope")).await.unwrap().is_none());
+
+    let read = cat.get_for_read(&id("c/f")).await.unwrap().unwrap();
+    assert_eq!(read.record, binary);
+    assert_eq!(read.description_rdf, description.rdf);
+    let read = cat.get_for_read(&id("c")).await.unwrap().unwrap();
+    assert_eq!(read.record, record("c", Some(""), false));
+    assert_eq!(read.description_rdf, None, "a container has no description");
+    assert!(read.may_have_children, "c has a live child");
+    let read = cat
+        .get_for_read(&id("c/f/fcr:metadata"))
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(read.record, description);
+    assert_eq!(read.description_rdf, None);
+
+    // A deleted description leaves its binary without stated triples.
+    let mut gone = description.clone();
+    gone.headers.deleted = true;
+    cat.apply(vec![CatalogOp::Put(gone)]).await.unwrap();
+    let read = cat.get_for_read(&id("c/f")).await.unwrap().unwrap();
+    assert_eq!(read.description_rdf, None);
+
+    // A membership resource may have membership triples to list.
+    let mut dc = record("dc", Some(""), false);
+    dc.headers.interaction_model = InteractionModel::DirectContainer.iri().into();
+    cat.apply(vec![
+        CatalogOp::Put(dc),
+        CatalogOp::ReplaceMembership {
+            source: id("dc"),
+            proxy: None,
+            rows: vec![MembershipRow {
+                proxy: id("dc/m"),
+                subject: id("target").iri(),
+                predicate: "urn:x:has".into(),
+                object: id("dc/m").iri(),
+            }],
+        },
+    ])
+    .await
+    .unwrap();
+    let read = cat.get_for_read(&id("target")).await.unwrap().unwrap();
+    assert!(read.may_have_membership);
+    assert_eq!(read.record, record("target", Some(""), false));
 }

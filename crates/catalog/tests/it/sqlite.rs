@@ -2,7 +2,8 @@
 
 use crate::common::{record, sha256, stage, top};
 use arca_catalog::{
-    Catalog, CatalogOp, Change, ChangeKind, SqliteCatalog, TransactionStore, TxContent,
+    Catalog, CatalogOp, Change, ChangeKind, MembershipRow, SqliteCatalog, TransactionStore,
+    TxContent,
 };
 use arca_model::{DigestAlgorithm, DigestValue, FedoraId};
 
@@ -211,4 +212,91 @@ async fn a_bulk_load_builds_the_secondary_indexes_at_its_end_or_at_the_next_open
     cat.bulk_load(true).await.unwrap();
     cat.bulk_load(false).await.unwrap();
     assert_eq!(cat.count().await.unwrap(), 0);
+}
+
+/// SQLite's `get_for_read` knows when a resource has no live child and is no membership
+/// resource, in step with the rows: a child's creation and deletion, membership rows
+/// replaced and forgotten.
+#[tokio::test]
+async fn a_read_record_knows_when_there_is_nothing_to_list() {
+    let dir = tempfile::tempdir().unwrap();
+    let cat = SqliteCatalog::open(&dir.path().join("catalog.db")).unwrap();
+    let id = |p: &str| FedoraId::from_path(p).unwrap();
+    let flags = |r: Option<arca_catalog::ReadRecord>| {
+        let r = r.unwrap();
+        (r.may_have_children, r.may_have_membership)
+    };
+    cat.apply(vec![
+        CatalogOp::Put(record("", None, false)),
+        CatalogOp::Put(record("c", Some(""), false)),
+    ])
+    .await
+    .unwrap();
+    assert_eq!(
+        flags(cat.get_for_read(&id("c")).await.unwrap()),
+        (false, false)
+    );
+    cat.apply(vec![CatalogOp::Put(record("c/x", Some("c"), false))])
+        .await
+        .unwrap();
+    assert_eq!(
+        flags(cat.get_for_read(&id("c")).await.unwrap()),
+        (true, false)
+    );
+    // A tombstone is no child to list.
+    cat.apply(vec![CatalogOp::Put(record("c/x", Some("c"), true))])
+        .await
+        .unwrap();
+    assert_eq!(
+        flags(cat.get_for_read(&id("c")).await.unwrap()),
+        (false, false)
+    );
+
+    let row = MembershipRow {
+        proxy: id("dc/m"),
+        subject: id("c").iri(),
+        predicate: "urn:x:has".into(),
+        object: id("dc/m").iri(),
+    };
+    cat.apply(vec![CatalogOp::ReplaceMembership {
+        source: id("dc"),
+        proxy: None,
+        rows: vec![row],
+    }])
+    .await
+    .unwrap();
+    assert_eq!(
+        flags(cat.get_for_read(&id("c")).await.unwrap()),
+        (false, true)
+    );
+    cat.apply(vec![CatalogOp::ReplaceMembership {
+        source: id("dc"),
+        proxy: None,
+        rows: Vec::new(),
+    }])
+    .await
+    .unwrap();
+    assert_eq!(
+        flags(cat.get_for_read(&id("c")).await.unwrap()),
+        (false, false)
+    );
+
+    // A description lists its binary's membership (an isMemberOfRelation names the binary).
+    cat.apply(vec![
+        CatalogOp::Put(record("c/f/fcr:metadata", None, false)),
+        CatalogOp::ReplaceMembership {
+            source: id("dc"),
+            proxy: None,
+            rows: vec![MembershipRow {
+                proxy: id("dc/m"),
+                subject: id("c/f").iri(),
+                predicate: "urn:x:isPartOf".into(),
+                object: id("dc").iri(),
+            }],
+        },
+    ])
+    .await
+    .unwrap();
+    let description = cat.get_for_read(&id("c/f/fcr:metadata")).await.unwrap();
+    assert_eq!(flags(description), (false, true));
 }

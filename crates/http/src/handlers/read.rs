@@ -25,7 +25,22 @@ use crate::response::{add_link, range_not_satisfiable, rdf_output_content_type, 
 use http::HeaderValue;
 
 pub(crate) async fn read(ctx: &Ctx, id: FedoraId, head: bool, req: Request) -> HandlerResult {
-    let record = ctx.record(&id).await.map_err(|e| ctx.err(e))?;
+    // The current state: the record, its stated types and what its listing can skip, in
+    // one catalog round; a memento's from its version.
+    let (record, types, listable) = match ctx.memento {
+        None => {
+            let view = ctx.repo.get_for_read(&id).await.map_err(|e| ctx.err(e))?;
+            let listable = listing::Listable {
+                children: view.may_have_children,
+                membership: view.may_have_membership,
+            };
+            (view.record, view.stated_types, listable)
+        }
+        Some(_) => {
+            let record = ctx.record(&id).await.map_err(|e| ctx.err(e))?;
+            (record, Vec::new(), listing::Listable::ALL)
+        }
+    };
     let h = req.headers();
     if let Some(r) = check_condition(ctx, h, &record, true)? {
         return Ok(r);
@@ -36,17 +51,12 @@ pub(crate) async fn read(ctx: &Ctx, id: FedoraId, head: bool, req: Request) -> H
         // A browser: the resource's page (a binary's is its description's).
         return crate::html::resource::page(ctx, &record, head, req.uri().query()).await;
     } else {
-        read_rdf(ctx, &record, head, req).await
+        read_rdf(ctx, &record, listable, head, req).await
     }?;
     crate::external::advertise(ctx, out.headers_mut());
     if ctx.memento.is_none() && !id.is_acl() {
         // As Fedora 6: the classes a resource's triples state are named with its model's
         // (a binary's are its description's).
-        let types = ctx
-            .repo
-            .stated_types(&record)
-            .await
-            .map_err(|e| ctx.err(e))?;
         for t in types {
             let t = ctx.mapper().to_external(&t);
             add_link(out.headers_mut(), format!("<{t}>;rel=\"type\""));
@@ -324,6 +334,7 @@ pub(super) async fn digest_header(
 pub(super) async fn read_rdf(
     ctx: &Ctx,
     record: &ResourceRecord,
+    listable: listing::Listable,
     head: bool,
     req: Request,
 ) -> HandlerResult {
@@ -373,9 +384,9 @@ pub(super) async fn read_rdf(
     }
     let contains = container && prefer.wants(vocab::LDP_PREFER_CONTAINMENT);
     let wanted = listing::Wanted {
-        children: contains || embed,
+        children: (contains || embed) && listable.children,
         contains,
-        membership: prefer.wants(vocab::LDP_PREFER_MEMBERSHIP),
+        membership: prefer.wants(vocab::LDP_PREFER_MEMBERSHIP) && listable.membership,
         references: prefer.wants(vocab::FEDORA_PREFER_INBOUND_REFERENCES),
     };
     let listed = match ctx.memento {

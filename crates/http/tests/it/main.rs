@@ -28,6 +28,7 @@ mod patch;
 mod prefer;
 mod premis3;
 mod rdf_formats;
+mod reads;
 mod references;
 mod search;
 mod search_fedora7;
