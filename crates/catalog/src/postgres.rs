@@ -46,8 +46,8 @@ pub use self::tls::{PgTls, SslMode};
 use crate::columns::{alive_at, join_types, parse_id, split_types};
 use crate::{
     Catalog, CatalogOp, Change, ChangeEntry, ChangeKind, Coordination, Error, Leadership,
-    MembershipRow, MementoRow, ObjectLockGuard, PendingWrite, ResourceRecord, Result, WriteReads,
-    WriteSnapshot,
+    MembershipRow, MementoRow, ObjectLockGuard, PendingWrite, ReadRecord, ResourceRecord, Result,
+    WriteReads, WriteSnapshot,
 };
 
 /// The key of the transaction-scoped advisory lock that orders change-log appends (any
@@ -1368,6 +1368,32 @@ impl Catalog for PostgresCatalog {
             .fetch_optional(self.pool())
             .await?;
         row.as_ref().map(record_from_row).transpose()
+    }
+
+    async fn get_for_read(&self, id: &FedoraId) -> Result<Option<ReadRecord>> {
+        // A description lists the membership of its binary.
+        let row = sqlx::query(&format!(
+            "SELECT {COLUMNS},
+                (SELECT d.rdf FROM resources d WHERE d.id = $2 AND NOT d.deleted),
+                EXISTS (SELECT 1 FROM resources c WHERE c.parent = $1 AND NOT c.deleted),
+                EXISTS (SELECT 1 FROM membership m WHERE m.subject = $3)
+             FROM resources WHERE id = $1"
+        ))
+        .bind(id.as_str())
+        .bind(id.description().as_str())
+        .bind(id.base().iri())
+        .fetch_optional(self.pool())
+        .await?;
+        let Some(row) = row else { return Ok(None) };
+        let record = record_from_row(&row)?;
+        let binary = record.headers.model() == Some(arca_model::InteractionModel::NonRdfSource);
+        let description_rdf: Option<Vec<u8>> = row.try_get(7)?;
+        Ok(Some(ReadRecord {
+            record,
+            description_rdf: description_rdf.filter(|_| binary),
+            may_have_children: row.try_get::<bool, _>(8)?,
+            may_have_membership: row.try_get::<bool, _>(9)?,
+        }))
     }
 
     async fn children(
