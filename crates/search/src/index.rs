@@ -230,6 +230,19 @@ impl SearchIndex {
         })
     }
 
+    /// Adds a document without first removing one of the same resource: only for a full
+    /// rebuild into an index emptied by [`clear`](Self::clear), which adds each resource
+    /// once. (A removal is kept in memory until the next commit — tantivy holds a query
+    /// of about a kilobyte for each — and a rebuild commits once: at 353,000 documents,
+    /// removals of documents that could not be there held 430 of the 650 MB of
+    /// `arca reindex`, BENCHMARKS.md.)
+    pub fn add(&self, doc: TantivyDocument) -> Result<()> {
+        self.with_writer(|w| {
+            w.add_document(doc)?;
+            Ok(())
+        })
+    }
+
     /// Removes the document of resource `path`.
     pub fn remove(&self, path: &str) -> Result<()> {
         self.with_writer(|w| {

@@ -846,7 +846,8 @@ impl Indexer {
 
     /// Builds and stores the document of `record`. With `live` (the sequence number that
     /// asked), a text not extracted yet is asked for and the document stored without it
-    /// (returns true); without (a rebuild), the text is waited for.
+    /// (returns true); without (a rebuild), the text is waited for and the document added to
+    /// the emptied index.
     async fn index_record(
         self: &Arc<Self>,
         record: &ResourceRecord,
@@ -868,7 +869,7 @@ impl Indexer {
             None => self.repo.triples(record)?,
         };
         if let Some(desc) = &description {
-            self.index_description(record, desc, &triples)?;
+            self.index_description(record, desc, &triples, live.is_none())?;
         }
         let mut asked = false;
         let text = if binary {
@@ -923,8 +924,18 @@ impl Indexer {
             child_texts: &child_texts,
         };
         let doc = document::build(self.index.schema(), &view);
-        self.index.upsert(record.id.path(), doc)?;
+        self.store(record.id.path(), doc, live.is_none())?;
         Ok(asked)
+    }
+
+    /// Stores the document of resource `path`: added to the emptied index of a rebuild,
+    /// which stores each resource once, else in place of the one there is.
+    fn store(&self, path: &str, doc: tantivy::TantivyDocument, rebuild: bool) -> Result<()> {
+        if rebuild {
+            self.index.add(doc)
+        } else {
+            self.index.upsert(path, doc)
+        }
     }
 
     /// Stores the document of a binary's description, an item of its own as Fedora 7 indexes
@@ -936,6 +947,7 @@ impl Indexer {
         binary: &ResourceRecord,
         desc: &ResourceRecord,
         triples: &[oxrdf::Triple],
+        rebuild: bool,
     ) -> Result<()> {
         let mut types = arca_repository::types_of(desc);
         let about = binary.id.iri();
@@ -961,7 +973,7 @@ impl Indexer {
             child_texts: &[],
         };
         let doc = document::build(self.index.schema(), &view);
-        self.index.upsert(desc.id.path(), doc)
+        self.store(desc.id.path(), doc, rebuild)
     }
 
     /// The text of a binary: from the cache, or extracted (waited for in a rebuild, asked
