@@ -507,7 +507,7 @@ impl PostgresCatalog {
     ) -> Result<Self> {
         let coordination = coordination::PgCoordination::new(&options, failover.as_ref());
         let server = format!("{}:{}", options.get_host(), options.get_port());
-        let pool = with_checks(
+        let pool = with_failover(
             PgPoolOptions::new()
                 .max_connections(max_connections.max(1))
                 .acquire_timeout(ACQUIRE_TIMEOUT),
@@ -735,45 +735,26 @@ fn advance(last_change: &tokio::sync::watch::Sender<i64>, seq: i64) {
     });
 }
 
-/// How long a pooled connection may have sat idle and still be handed out without a ping
-/// first. sqlx pings every connection it hands out by default, one more round trip per
-/// query (and per write's locks); a busy node's connections are handed out unchecked, one
-/// idle for longer (PostgreSQL may have restarted meanwhile) is pinged, and dropped if it
-/// does not answer.
-const PING_AFTER_IDLE: std::time::Duration = std::time::Duration::from_secs(1);
-
-/// `options` with the checks made when a connection is handed out (see [`PING_AFTER_IDLE`])
-/// and those of `failover`'s host list, if any: a new connection to a read-only server is
-/// refused (and the host chosen again), and a connection made before the current host was
-/// chosen is dropped instead of handed out.
-fn with_checks(
+/// `options` with the checks of `failover`'s host list, if any: a new connection to a
+/// read-only server is refused (and the host chosen again), and a connection made before
+/// the current host was chosen is dropped instead of handed out.
+fn with_failover(
     options: PgPoolOptions,
     failover: Option<&Arc<failover::Failover>>,
 ) -> PgPoolOptions {
-    use sqlx::Connection;
-    let on_acquire = failover.cloned();
-    let options = options
-        .test_before_acquire(false)
-        .before_acquire(move |conn, meta| {
-            let stale = on_acquire.as_ref().is_some_and(|f| f.is_stale(meta.age));
-            Box::pin(async move {
-                if stale {
-                    return Ok(false);
-                }
-                if meta.idle_for >= PING_AFTER_IDLE {
-                    return Ok(conn.ping().await.is_ok());
-                }
-                Ok(true)
-            })
-        });
     let Some(failover) = failover else {
         return options;
     };
-    let on_connect = failover.clone();
-    options.after_connect(move |conn, _| {
-        let failover = on_connect.clone();
-        Box::pin(async move { failover.check_new(conn).await })
-    })
+    let (on_connect, on_acquire) = (failover.clone(), failover.clone());
+    options
+        .after_connect(move |conn, _| {
+            let failover = on_connect.clone();
+            Box::pin(async move { failover.check_new(conn).await })
+        })
+        .before_acquire(move |_, meta| {
+            let fresh = !on_acquire.is_stale(meta.age);
+            Box::pin(async move { Ok(fresh) })
+        })
 }
 
 impl Inner {

@@ -43,7 +43,7 @@ impl PgCoordination {
     /// A lock pool on the database of `options` (connections are made when first needed),
     /// whose connections `failover` checks when the catalog has several hosts.
     pub(super) fn new(options: &PgConnectOptions, failover: Option<&Arc<Failover>>) -> Self {
-        let pool = super::with_checks(
+        let pool = super::with_failover(
             PgPoolOptions::new()
                 .max_connections(LOCK_CONNECTIONS)
                 .min_connections(0)
