@@ -1835,19 +1835,22 @@ impl Catalog for PostgresCatalog {
     }
 
     async fn apply_and_unlock(&self, ops: Vec<CatalogOp>, locks: ObjectLockGuard) -> Result<i64> {
-        let Some(json) = writes_json(std::slice::from_ref(&ops)) else {
-            let applied = self.apply(ops).await;
-            drop(locks);
-            return applied;
-        };
         // The change commits before the locks go: a simple query of several statements,
-        // the unlock after an explicit COMMIT.
-        let statements = format!(
-            "BEGIN; SELECT arca_apply({}::jsonb, {CHANGE_LOG_LOCK}, '{CHANGES_CHANNEL}')::text; \
-             COMMIT; SELECT pg_advisory_unlock_all()::text",
-            dollar_quoted(&json)
-        );
-        let outcome = match self.coordination.run_and_unlock(&statements, locks).await {
+        // the unlock after an explicit COMMIT. Operations `arca_apply` does not know (a
+        // transaction's), or locks not taken on a connection of this catalog: applied, then
+        // let go of.
+        let sent = match writes_json(std::slice::from_ref(&ops)) {
+            Some(json) => {
+                let statements = format!(
+                    "BEGIN; SELECT arca_apply({}::jsonb, {CHANGE_LOG_LOCK}, '{CHANGES_CHANNEL}')::text; \
+                     COMMIT; SELECT pg_advisory_unlock_all()::text",
+                    dollar_quoted(&json)
+                );
+                self.coordination.run_and_unlock(&statements, locks).await
+            }
+            None => Err(locks),
+        };
+        let outcome = match sent {
             Ok(outcome) => outcome,
             Err(locks) => {
                 let applied = self.apply(ops).await;

@@ -207,7 +207,7 @@ impl Repository {
         };
         if let Err((e, undone)) = claimed {
             if undone {
-                self.forget_or_leave(forget()).await;
+                self.forget_or_leave(forget(), None).await;
             }
             return Err(e.into());
         }
@@ -226,7 +226,7 @@ impl Repository {
         if let Err((e, undone)) = prepared {
             // What could not be removed stays named by the pending rows, for recovery.
             if undone {
-                self.forget_or_leave(forget()).await;
+                self.forget_or_leave(forget(), None).await;
             }
             return Err(e.into());
         }
@@ -270,7 +270,7 @@ impl Repository {
             Ok(unfinished) => unfinished,
             Err(Failure::Refused(e, undone)) => {
                 if undone {
-                    self.forget_or_leave(forget()).await;
+                    self.forget_or_leave(forget(), None).await;
                 }
                 return Err(e.into());
             }
@@ -308,10 +308,15 @@ impl Repository {
         self.written(records, head_commits).await
     }
 
-    /// Forgets the pending rows of a change that took no effect; if the catalog cannot be
-    /// reached, they stay for recovery, which finds nothing to finish.
-    async fn forget_or_leave(&self, forget: CatalogOp) {
-        if let Err(e) = self.catalog.apply(vec![forget]).await {
+    /// Forgets the pending rows of a change that took no effect (and lets go of `locks`
+    /// with them, if given); if the catalog cannot be reached, they stay for recovery,
+    /// which finds nothing to finish.
+    pub(crate) async fn forget_or_leave(&self, forget: CatalogOp, locks: Option<ObjectLockGuard>) {
+        let forgotten = match locks {
+            Some(locks) => self.catalog.apply_and_unlock(vec![forget], locks).await,
+            None => self.catalog.apply(vec![forget]).await,
+        };
+        if let Err(e) = forgotten {
             tracing::warn!(error = %e, "could not forget a change that took no effect; recovery will");
         }
     }

@@ -107,17 +107,9 @@ impl Repository {
                 plan.add_rdf(&header, &content, desc, None, &[]);
             }
         }
-        let extra = vec![
-            log(&id, ChangeKind::Create, at, user),
-            // Its containment changed (Fedora API 6.1; Fedora 6.1 itself reports none).
-            changes::log_of(&parent_record, ChangeKind::Update, at, user),
-            CatalogOp::ChildrenChanged(parent, nanos(at)),
-        ];
+        let extra = creation_ops(&id, &parent_record, at, user);
         let records = self.execute_unlocking(vec![plan], extra, locks).await?;
-        records
-            .into_iter()
-            .find(|r| r.id == id)
-            .ok_or_else(|| Error::Internal(format!("the write of {id} returned no record for it")))
+        record_of(records, &id)
     }
 
     /// The most frequent creation, a new object of RDF in a container that is `id`'s path
@@ -160,14 +152,12 @@ impl Repository {
         let staging = self.stage_all(vec![plan], &self.version_info(at))?;
         let op = crate::direct::new_op();
         let reads = WriteReads {
-            records: vec![id.clone(), parent.clone()],
-            descendants_of: Some(id.clone()),
-            objects: vec![id.to_string()],
             begin: Some(BeginIf {
                 writes: Self::pending_rows(&staging, &op),
                 absent: id.clone(),
                 live: parent.clone(),
             }),
+            ..creation_reads(id, &parent, id)
         };
         let (locks, snapshot) = match self
             .catalog
@@ -182,10 +172,7 @@ impl Repository {
         };
         let parent_record = snapshot
             .record(&parent)
-            .filter(|p| {
-                model_of(p).is_ok_and(|m| m.is_container())
-                    && archival_group_of(p).is_ok_and(|ag| ag.is_none())
-            })
+            .filter(|p| takes_new_objects(p))
             .cloned();
         let (true, Some(parent_record)) = (snapshot.begun, parent_record) else {
             self.give_up_begun(snapshot.begun, &op, locks).await;
@@ -193,12 +180,7 @@ impl Repository {
             return Ok(Err(content));
         };
         let (records, mementos) = staging.records(at);
-        let extra = vec![
-            log(id, ChangeKind::Create, at, user),
-            // Its containment changed (Fedora API 6.1; Fedora 6.1 itself reports none).
-            changes::log_of(&parent_record, ChangeKind::Update, at, user),
-            CatalogOp::ChildrenChanged(parent, nanos(at)),
-        ];
+        let extra = creation_ops(id, &parent_record, at, user);
         let ops = match self.catalog_ops(&records, mementos, extra).await {
             Ok(ops) => ops,
             Err(e) => {
@@ -210,11 +192,7 @@ impl Repository {
         let records = self
             .write_begun(direct, staging, records, ops, op, Some(locks))
             .await?;
-        records
-            .into_iter()
-            .find(|r| &r.id == id)
-            .map(Ok)
-            .ok_or_else(|| Error::Internal(format!("the write of {id} returned no record for it")))
+        record_of(records, id).map(Ok)
     }
 
     /// Lets go of the locks of a change that will not be written, forgetting its rows of
@@ -228,9 +206,7 @@ impl Repository {
             op: op.to_string(),
             object: None,
         };
-        if let Err(e) = self.catalog.apply_and_unlock(vec![forget], locks).await {
-            tracing::warn!(error = %e, "could not forget a change that took no effect; recovery will");
-        }
+        self.forget_or_leave(forget, Some(locks)).await;
     }
 
     /// The parent a new resource `id` goes into, the Archival Group it joins (if any), the
@@ -250,24 +226,17 @@ impl Repository {
         ObjectLockGuard,
         WriteSnapshot,
     )> {
-        let reads = |parent: &FedoraId, object: &FedoraId| WriteReads {
-            records: vec![id.clone(), parent.clone()],
-            descendants_of: Some(id.clone()),
-            objects: vec![object.to_string()],
-            begin: None,
-        };
         if let Some(guess) = id.path_parent() {
             let (locks, snapshot) = self
-                .lock_reading(&[id.as_str()], &[guess.as_str()], reads(&guess, id))
+                .lock_reading(
+                    &[id.as_str()],
+                    &[guess.as_str()],
+                    creation_reads(id, &guess, id),
+                )
                 .await?;
-            if let Some(parent) = snapshot.record(&guess) {
-                if !parent.is_deleted()
-                    && model_of(parent)?.is_container()
-                    && archival_group_of(parent)?.is_none()
-                {
-                    let parent = parent.clone();
-                    return Ok((parent, None, locks, snapshot));
-                }
+            if let Some(parent) = snapshot.record(&guess).filter(|p| takes_new_objects(p)) {
+                let parent = parent.clone();
+                return Ok((parent, None, locks, snapshot));
             }
         }
         let parent_record = self.find_parent(id).await?;
@@ -278,14 +247,10 @@ impl Repository {
             .lock_reading(
                 &[object_id.as_str()],
                 &[parent.as_str()],
-                reads(&parent, &object_id),
+                creation_reads(id, &parent, &object_id),
             )
             .await?;
-        let parent_record = match snapshot.record(&parent) {
-            Some(r) if r.is_deleted() => return Err(Error::Gone(parent)),
-            Some(r) => r.clone(),
-            None => return Err(Error::NotFound(parent)),
-        };
+        let parent_record = live_in(&snapshot, &parent)?;
         Ok((parent_record, group, locks, snapshot))
     }
 
@@ -416,11 +381,7 @@ impl Repository {
         let (guard, snapshot) = self
             .lock_reading(&[probe.ocfl_id.as_str()], &[], reads)
             .await?;
-        let record = match snapshot.record(id) {
-            Some(r) if r.is_deleted() => return Err(Error::Gone(id.clone())),
-            Some(r) => r.clone(),
-            None => return Err(Error::NotFound(id.clone())),
-        };
+        let record = live_in(&snapshot, id)?;
         if let Some(check) = precondition {
             check(&record)?;
         }
@@ -444,10 +405,7 @@ impl Repository {
             extra.insert(0, log(&id.base(), ChangeKind::Update, at, user));
         }
         let records = self.execute_unlocking(vec![plan], extra, locks).await?;
-        records
-            .into_iter()
-            .find(|r| &r.id == id)
-            .ok_or_else(|| Error::Internal(format!("the write of {id} returned no record for it")))
+        record_of(records, id)
     }
 
     /// Deletes a resource and everything it contains, leaving tombstones.
@@ -779,4 +737,57 @@ pub fn check_model_change(record: &ResourceRecord, asked: Option<InteractionMode
         }),
         _ => Ok(()),
     }
+}
+
+/// The record of `id` among those a write returned.
+fn record_of(records: Vec<ResourceRecord>, id: &FedoraId) -> Result<ResourceRecord> {
+    records
+        .into_iter()
+        .find(|r| &r.id == id)
+        .ok_or_else(|| Error::Internal(format!("the write of {id} returned no record for it")))
+}
+
+/// The live resource `id` as a write read it under its locks ([`Repository::get`]'s
+/// answers: [`Error::Gone`] for a tombstone, [`Error::NotFound`] otherwise).
+fn live_in(snapshot: &WriteSnapshot, id: &FedoraId) -> Result<ResourceRecord> {
+    match snapshot.record(id) {
+        Some(r) if r.is_deleted() => Err(Error::Gone(id.clone())),
+        Some(r) => Ok(r.clone()),
+        None => Err(Error::NotFound(id.clone())),
+    }
+}
+
+/// Whether a new resource below `parent` makes an OCFL object of its own there: `parent`
+/// is a live container in no Archival Group (a header that cannot be read: no, and the
+/// long way reports it).
+fn takes_new_objects(parent: &ResourceRecord) -> bool {
+    !parent.is_deleted()
+        && model_of(parent).is_ok_and(|m| m.is_container())
+        && archival_group_of(parent).is_ok_and(|ag| ag.is_none())
+}
+
+/// What a creation of `id` in `parent`, in OCFL object `object`, checks under its locks:
+/// both records, anything below `id`, the object's owners and changes under way.
+fn creation_reads(id: &FedoraId, parent: &FedoraId, object: &FedoraId) -> WriteReads {
+    WriteReads {
+        records: vec![id.clone(), parent.clone()],
+        descendants_of: Some(id.clone()),
+        objects: vec![object.to_string()],
+        begin: None,
+    }
+}
+
+/// What a creation of `id` in `parent` logs and changes beside its rows: its creation, and
+/// its parent's containment (Fedora API 6.1; Fedora 6.1 itself reports none).
+fn creation_ops(
+    id: &FedoraId,
+    parent: &ResourceRecord,
+    at: Timestamp,
+    user: &str,
+) -> Vec<CatalogOp> {
+    vec![
+        log(id, ChangeKind::Create, at, user),
+        changes::log_of(parent, ChangeKind::Update, at, user),
+        CatalogOp::ChildrenChanged(parent.id.clone(), nanos(at)),
+    ]
 }
