@@ -591,14 +591,42 @@ impl OcflRoot {
     /// file before the commit point. Nothing is visible to readers of the object yet.
     /// After a failure, [`undo`](Self::undo) removes what was written.
     pub fn prepare(&self, staged: &Staged) -> Result<()> {
+        self.publish_before_commit_point(staged, false)
+    }
+
+    /// The files of `staged` before its commit point, in order, but a new object's
+    /// declaration when `claimed`. Small files written one after the other go to the store
+    /// together ([`ObjectStorage::put_all`]: one round of requests on S3): until the commit
+    /// point nothing depends on their order.
+    fn publish_before_commit_point(&self, staged: &Staged, claimed: bool) -> Result<()> {
         let commit_point = staged.commit_point();
-        for file in &staged.files {
-            if matches!(file, RecordFile::Inline { rel, .. } if rel == commit_point) {
-                return Ok(());
+        let claimed = claimed && staged.is_new_object();
+        let mut plain: Vec<(String, &[u8])> = Vec::new();
+        let flush = |plain: &mut Vec<(String, &[u8])>| -> Result<()> {
+            if !plain.is_empty() {
+                let files: Vec<(&str, &[u8])> = plain
+                    .iter()
+                    .map(|(key, bytes)| (key.as_str(), *bytes))
+                    .collect();
+                self.store.put_all(&files)?;
+                plain.clear();
             }
-            self.publish_file(staged, file)?;
+            Ok(())
+        };
+        for file in &staged.files {
+            match file {
+                RecordFile::Inline { rel, .. } if rel == commit_point => break,
+                RecordFile::Inline { rel, .. } if claimed && rel == OBJECT_NAMASTE => {}
+                RecordFile::Inline { rel, bytes } if is_plain_write(rel) => {
+                    plain.push((staged.key(rel), bytes));
+                }
+                _ => {
+                    flush(&mut plain)?;
+                    self.publish_file(staged, file)?;
+                }
+            }
         }
-        Ok(())
+        flush(&mut plain)
     }
 
     /// [`check`](Self::check) for a store where asking costs a request (S3): a new
@@ -634,16 +662,7 @@ impl OcflRoot {
     /// [`prepare`](Self::prepare) after [`claim`](Self::claim): every file before the
     /// commit point but a new object's declaration, which the claim wrote.
     pub fn prepare_claimed(&self, staged: &Staged) -> Result<()> {
-        let commit_point = staged.commit_point();
-        let claimed = staged.is_new_object();
-        for file in &staged.files {
-            match file {
-                RecordFile::Inline { rel, .. } if rel == commit_point => return Ok(()),
-                RecordFile::Inline { rel, .. } if claimed && rel == OBJECT_NAMASTE => {}
-                _ => self.publish_file(staged, file)?,
-            }
-        }
-        Ok(())
+        self.publish_before_commit_point(staged, true)
     }
 
     /// The second half of [`publish`](Self::publish), after [`prepare`](Self::prepare):
@@ -715,6 +734,7 @@ impl OcflRoot {
                 };
             }
             RecordFile::Inline { rel, bytes } => {
+                debug_assert!(is_plain_write(rel));
                 store.put(&staged.key(rel), bytes)?;
             }
             RecordFile::External { rel, locations, .. } => {
@@ -1160,4 +1180,11 @@ pub(crate) fn push_version_inventories(
 pub(crate) fn local_root(root: &Path, staging: &Path) -> Result<OcflRoot> {
     let store = arca_storage::FsStorage::open_deferred(root)?;
     OcflRoot::open(Arc::new(store), staging)
+}
+
+/// Whether the inline file `rel` of a staged change is written as it is, with no condition
+/// and no copy kept: anything but the root inventory, its sidecar and the mutable HEAD's
+/// inventory (see [`OcflRoot::publish_file`]).
+fn is_plain_write(rel: &str) -> bool {
+    rel != INVENTORY && !is_sidecar_of(rel, INVENTORY) && rel != HEAD_INVENTORY
 }

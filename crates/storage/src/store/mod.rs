@@ -154,6 +154,20 @@ pub trait ObjectStorage: Send + Sync + std::fmt::Debug {
     /// read the key to learn it.
     fn put_if(&self, key: &str, bytes: &[u8], precondition: Precondition) -> StoreResult<ETag>;
 
+    /// Stores each `(key, bytes)` of `files`, replacing what is there, as
+    /// [`put`](Self::put) would one after the other, and returns their new tags in the same
+    /// order. The files are independent of each other: a store may write them concurrently
+    /// (an S3 store sends the requests together), so nothing may depend on their order.
+    ///
+    /// # Errors
+    /// The first failure; any of the files, written or not, may then hold its new bytes.
+    fn put_all(&self, files: &[(&str, &[u8])]) -> StoreResult<Vec<ETag>> {
+        files
+            .iter()
+            .map(|(key, bytes)| self.put(key, bytes))
+            .collect()
+    }
+
     /// Moves the local file `source` into the store at `key` (replacing what is there) and
     /// returns the new version's tag; `source` is gone afterwards. Memory stays flat
     /// whatever the file's size: a filesystem store renames it (or copies it when it is on

@@ -510,6 +510,31 @@ impl ObjectStorage for S3Storage {
         self.put_payload(key, PutPayload::from(bytes.to_vec()), PutMode::Overwrite)
     }
 
+    fn put_all(&self, files: &[(&str, &[u8])]) -> StoreResult<Vec<ETag>> {
+        let locations = files
+            .iter()
+            .map(|(key, _)| self.location(key))
+            .collect::<StoreResult<Vec<_>>>()?;
+        let puts = locations
+            .into_iter()
+            .zip(files)
+            .map(|(location, (_, bytes))| {
+                let (store, payload) = (Arc::clone(&self.store), PutPayload::from(bytes.to_vec()));
+                async move { store.put(&location, payload).await }
+            });
+        // One hand-over to the store's runtime for all of them, the requests in flight
+        // together.
+        let results = self.runtime.block_on(futures_util::future::join_all(puts));
+        results
+            .into_iter()
+            .zip(files)
+            .map(|(put, (key, _))| {
+                let result = put.map_err(|e| self.classify(e, "put", key))?;
+                self.etag_after_put(key, result.e_tag)
+            })
+            .collect()
+    }
+
     fn put_if(&self, key: &str, bytes: &[u8], precondition: Precondition) -> StoreResult<ETag> {
         let mode = match precondition {
             Precondition::Absent => PutMode::Create,

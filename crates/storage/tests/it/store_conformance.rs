@@ -113,6 +113,7 @@ macro_rules! on_every_store {
 
 on_every_store!(
     bytes_round_trip,
+    files_written_together,
     empty_files,
     keys_as_ocfl_spells_them,
     metadata_of_files_and_of_what_is_not_one,
@@ -176,6 +177,44 @@ fn bytes_round_trip(store: &Store) {
     let read = store.read(key).unwrap();
     assert_eq!(read.bytes, b"goodbye");
     assert_eq!(read.etag, replaced);
+}
+
+fn files_written_together(store: &Store) {
+    store.put("together/v1/content/a", b"old").unwrap();
+    let contents: Vec<(String, Vec<u8>)> = (0..6)
+        .map(|n| {
+            (
+                format!("together/v1/content/{n}"),
+                pattern(100 + n * 3000, n as u64),
+            )
+        })
+        .chain([("together/v1/content/a".to_string(), b"new".to_vec())])
+        .collect();
+    let files: Vec<(&str, &[u8])> = contents
+        .iter()
+        .map(|(key, bytes)| (key.as_str(), bytes.as_slice()))
+        .collect();
+    let tags = store.put_all(&files).unwrap();
+    assert_eq!(tags.len(), files.len(), "one tag per file, in order");
+    for ((key, bytes), tag) in files.iter().zip(&tags) {
+        let read = store.read(key).unwrap();
+        assert_eq!(&read.bytes, bytes, "{key}");
+        assert_eq!(&read.etag, tag, "{key}: the tag of the version written");
+    }
+    assert_eq!(
+        store.list("together").unwrap().len(),
+        7,
+        "a replaced, 0-5 added"
+    );
+    assert_eq!(store.put_all(&[]).unwrap(), Vec::new(), "nothing to write");
+
+    // A malformed key refuses the whole call before anything is sent on S3; either way
+    // the error names the key.
+    let refused = store.put_all(&[("together/b", b"x"), ("bad//key", b"y")]);
+    assert!(
+        matches!(&refused, Err(StoreError::InvalidKey { key, .. }) if key == "bad//key"),
+        "{refused:?}"
+    );
 }
 
 fn empty_files(store: &Store) {
