@@ -389,6 +389,24 @@ pub struct Totals {
     pub resources: u64,
 }
 
+/// A change-log consumer's next read: [`Catalog::changes_since`]`(after, limit)`, or
+/// nothing without asking when nothing can be new — the consumer's last read was short
+/// (`caught_up`: it got everything committed then) and `last_change` (the catalog's
+/// [`Catalog::last_change`]) announces nothing after `after`. The consumer then waits on
+/// `last_change` as after any empty read; a commit announced meanwhile is seen there.
+pub async fn changes_if_announced(
+    catalog: &dyn Catalog,
+    last_change: &tokio::sync::watch::Receiver<i64>,
+    caught_up: bool,
+    after: i64,
+    limit: usize,
+) -> Result<Vec<ChangeEntry>> {
+    if caught_up && *last_change.borrow() <= after {
+        return Ok(Vec::new());
+    }
+    catalog.changes_since(after, limit).await
+}
+
 /// The catalog as the kernel sees it, with the state of open transactions
 /// ([`TransactionStore`]). Implementations: [`SqliteCatalog`] (embedded) and
 /// [`PostgresCatalog`] (shared by several nodes). Lookups of missing resources return `Ok(None)` or an empty list,

@@ -185,11 +185,20 @@ impl Worker {
         let mut recorded = position;
         let mut recorded_at = Instant::now();
         let mut lag_reported = Instant::now();
+        let mut caught_up = false;
         loop {
             if *stop.borrow() {
                 break;
             }
-            let batch = match self.catalog.changes_since(position, BATCH).await {
+            // After a short batch the log is read again only once a commit announced more.
+            let read = arca_catalog::changes_if_announced(
+                &*self.catalog,
+                &last_change,
+                caught_up,
+                position,
+                BATCH,
+            );
+            let batch = match read.await {
                 Ok(b) => b,
                 Err(e) => {
                     tracing::error!(error = %e, "event delivery cannot read the change log");
@@ -199,6 +208,7 @@ impl Worker {
                     continue;
                 }
             };
+            caught_up = batch.len() < BATCH;
             if batch.is_empty() {
                 *self.status.behind_since.lock() = None;
                 if recorded != position {

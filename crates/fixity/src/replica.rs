@@ -922,11 +922,20 @@ impl Copier {
         let mut last_change = catalog.last_change();
         let mut recorded = position;
         let mut recorded_at = Instant::now();
+        let mut caught_up = false;
         loop {
             if *stop.borrow() {
                 break;
             }
-            let batch = match catalog.changes_since(position, BATCH).await {
+            // After a short batch the log is read again only once a commit announced more.
+            let read = arca_catalog::changes_if_announced(
+                &*catalog,
+                &last_change,
+                caught_up,
+                position,
+                BATCH,
+            );
+            let batch = match read.await {
                 Ok(b) => b,
                 Err(e) => {
                     self.failed(&format!("cannot read the change log: {e}"));
@@ -937,6 +946,7 @@ impl Copier {
                     continue;
                 }
             };
+            caught_up = batch.len() < BATCH;
             if batch.is_empty() {
                 if recorded != position && record(&catalog, &consumer, position).await {
                     recorded = position;

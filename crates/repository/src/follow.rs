@@ -28,8 +28,18 @@ pub(crate) fn spawn(
 ) {
     tokio::spawn(async move {
         let mut last_change = catalog.last_change();
+        let mut caught_up = false;
         loop {
-            let batch = match catalog.changes_since(position, BATCH).await {
+            // After a short batch the log is read again only once a commit announced more.
+            let batch = match arca_catalog::changes_if_announced(
+                &*catalog,
+                &last_change,
+                caught_up,
+                position,
+                BATCH,
+            )
+            .await
+            {
                 Ok(batch) => batch,
                 Err(e) => {
                     tracing::warn!(error = %e, "cannot follow other nodes' changes; retrying");
@@ -40,13 +50,16 @@ pub(crate) fn spawn(
             let Some(watchers) = watchers.upgrade() else {
                 return;
             };
+            caught_up = batch.len() < BATCH;
             if let Some(last) = batch.last() {
                 position = last.seq;
                 let ids: Vec<FedoraId> = batch.into_iter().map(|e| e.change.id).collect();
                 for watcher in watchers.read().iter() {
                     watcher(&ids);
                 }
-                continue;
+                if !caught_up {
+                    continue;
+                }
             }
             drop(watchers);
             last_change.borrow_and_update();
