@@ -429,6 +429,8 @@ struct Inner {
     last_change: tokio::sync::watch::Sender<i64>,
     /// The host list, when the URL names several hosts (or `target_session_attrs`).
     failover: Option<Arc<failover::Failover>>,
+    /// When the server was last seen gone, for the checks of pooled connections.
+    outages: Arc<Outages>,
 }
 
 type Reply = tokio::sync::oneshot::Sender<Result<i64>>;
@@ -505,13 +507,15 @@ impl PostgresCatalog {
         max_connections: u32,
         failover: Option<Arc<failover::Failover>>,
     ) -> Result<Self> {
-        let coordination = coordination::PgCoordination::new(&options, failover.as_ref());
+        let outages = Arc::new(Outages::default());
+        let coordination = coordination::PgCoordination::new(&options, failover.as_ref(), &outages);
         let server = format!("{}:{}", options.get_host(), options.get_port());
-        let pool = with_failover(
+        let pool = with_checks(
             PgPoolOptions::new()
                 .max_connections(max_connections.max(1))
                 .acquire_timeout(ACQUIRE_TIMEOUT),
             failover.as_ref(),
+            &outages,
         )
         .connect_with(options)
         .await?;
@@ -548,6 +552,7 @@ impl PostgresCatalog {
             committing: AtomicBool::new(false),
             last_change: tokio::sync::watch::Sender::new(last),
             failover,
+            outages,
         });
         let (follower, stop) = tokio::sync::oneshot::channel();
         tokio::spawn(follow_changes(Arc::downgrade(&inner), listener, stop));
@@ -640,7 +645,7 @@ async fn follow_changes(
                     advance(&inner.last_change, seq);
                 }
             }
-            Ok(None) => match inner.suspect().pool.acquire().await {
+            Ok(None) => match inner.suspect().seen_gone().pool.acquire().await {
                 Ok(mut conn) => match last_seq(&mut conn).await {
                     Ok(seq) => advance(&inner.last_change, seq),
                     Err(e) => tracing::warn!(error = %e, "catalog: cannot read the change log"),
@@ -650,7 +655,7 @@ async fn follow_changes(
             Err(sqlx::Error::PoolClosed) => return,
             Err(e) => {
                 tracing::warn!(error = %e, "catalog: not following other nodes' changes; retrying");
-                inner.suspect();
+                inner.suspect().seen_gone();
                 drop(inner);
                 tokio::select! {
                     _ = &mut stop => return,
@@ -735,29 +740,81 @@ fn advance(last_change: &tokio::sync::watch::Sender<i64>, seq: i64) {
     });
 }
 
-/// `options` with the checks of `failover`'s host list, if any: a new connection to a
-/// read-only server is refused (and the host chosen again), and a connection made before
-/// the current host was chosen is dropped instead of handed out.
-fn with_failover(
+/// How long a pooled connection may have sat idle and still be handed out without a ping
+/// first, unless the server was seen gone meanwhile ([`Outages`]).
+const PING_AFTER_IDLE: std::time::Duration = std::time::Duration::from_secs(1);
+
+/// When the catalog last saw its server go away: the change listener, which always waits
+/// on a connection of its own, loses it the moment the server stops, restarts or fails
+/// over. A pooled connection that went back to the pool before that moment (or within
+/// [`PING_AFTER_IDLE`] after it) is pinged before it is handed out again, and dropped if
+/// it does not answer; the others are handed out unchecked (sqlx's default pings every
+/// one: a round trip more per query, per write's locks).
+#[derive(Debug, Default)]
+struct Outages {
+    last: Mutex<Option<std::time::Instant>>,
+}
+
+impl Outages {
+    /// Notes that the server was seen gone now.
+    fn seen(&self) {
+        *self.last.lock() = Some(std::time::Instant::now());
+    }
+
+    /// Whether a connection idle for `idle_for` must be pinged before it is handed out.
+    fn must_ping(&self, idle_for: std::time::Duration) -> bool {
+        if idle_for >= PING_AFTER_IDLE {
+            return true;
+        }
+        let Some(last) = *self.last.lock() else {
+            return false;
+        };
+        std::time::Instant::now()
+            .checked_sub(idle_for)
+            .is_none_or(|released| released <= last + PING_AFTER_IDLE)
+    }
+}
+
+/// `options` with the checks made when a connection is handed out (see [`Outages`]) and
+/// those of `failover`'s host list, if any: a new connection to a read-only server is
+/// refused (and the host chosen again), and a connection made before the current host
+/// was chosen is dropped instead of handed out.
+fn with_checks(
     options: PgPoolOptions,
     failover: Option<&Arc<failover::Failover>>,
+    outages: &Arc<Outages>,
 ) -> PgPoolOptions {
+    use sqlx::Connection;
+    let (on_acquire, outages) = (failover.cloned(), outages.clone());
+    let options = options
+        .test_before_acquire(false)
+        .before_acquire(move |conn, meta| {
+            let stale = on_acquire.as_ref().is_some_and(|f| f.is_stale(meta.age));
+            let ping = outages.must_ping(meta.idle_for);
+            Box::pin(async move {
+                if stale {
+                    return Ok(false);
+                }
+                Ok(!ping || conn.ping().await.is_ok())
+            })
+        });
     let Some(failover) = failover else {
         return options;
     };
-    let (on_connect, on_acquire) = (failover.clone(), failover.clone());
-    options
-        .after_connect(move |conn, _| {
-            let failover = on_connect.clone();
-            Box::pin(async move { failover.check_new(conn).await })
-        })
-        .before_acquire(move |_, meta| {
-            let fresh = !on_acquire.is_stale(meta.age);
-            Box::pin(async move { Ok(fresh) })
-        })
+    let on_connect = failover.clone();
+    options.after_connect(move |conn, _| {
+        let failover = on_connect.clone();
+        Box::pin(async move { failover.check_new(conn).await })
+    })
 }
 
 impl Inner {
+    /// Notes that the server was seen gone (see [`Outages`]); `self` for chaining.
+    fn seen_gone(&self) -> &Self {
+        self.outages.seen();
+        self
+    }
+
     /// Asks the failover watcher, if any, to choose the host again; `self` for chaining.
     fn suspect(&self) -> &Self {
         if let Some(failover) = &self.failover {
@@ -1901,5 +1958,33 @@ impl Catalog for PostgresCatalog {
         }
         tx.commit().await?;
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{Outages, PING_AFTER_IDLE};
+    use std::time::{Duration, Instant};
+
+    #[test]
+    fn a_connection_is_pinged_when_idle_long_or_idle_across_an_outage() {
+        let outages = Outages::default();
+        let short = Duration::from_millis(10);
+        assert!(!outages.must_ping(short), "no outage seen, briefly idle");
+        assert!(outages.must_ping(PING_AFTER_IDLE), "idle for long");
+
+        outages.seen();
+        assert!(
+            outages.must_ping(short),
+            "released before the outage just seen"
+        );
+        assert!(outages.must_ping(Duration::from_millis(900)));
+
+        // An outage seen five seconds ago: connections released since (a second after it
+        // at the latest) went back after a successful use, and go out unchecked.
+        *outages.last.lock() = Some(Instant::now() - Duration::from_secs(5));
+        assert!(!outages.must_ping(short));
+        assert!(!outages.must_ping(Duration::from_millis(900)));
+        assert!(outages.must_ping(Duration::from_secs(4) + Duration::from_millis(500)));
     }
 }

@@ -41,14 +41,20 @@ pub(super) struct PgCoordination {
 
 impl PgCoordination {
     /// A lock pool on the database of `options` (connections are made when first needed),
-    /// whose connections `failover` checks when the catalog has several hosts.
-    pub(super) fn new(options: &PgConnectOptions, failover: Option<&Arc<Failover>>) -> Self {
-        let pool = super::with_failover(
+    /// whose connections are checked as the catalog's are (`with_checks`: `outages`, and
+    /// `failover` when the catalog has several hosts).
+    pub(super) fn new(
+        options: &PgConnectOptions,
+        failover: Option<&Arc<Failover>>,
+        outages: &Arc<super::Outages>,
+    ) -> Self {
+        let pool = super::with_checks(
             PgPoolOptions::new()
                 .max_connections(LOCK_CONNECTIONS)
                 .min_connections(0)
                 .acquire_timeout(super::ACQUIRE_TIMEOUT),
             failover,
+            outages,
         )
         .connect_lazy_with(lock_options(options));
         Self { pool }
