@@ -488,6 +488,14 @@ pub trait Catalog: TransactionStore + Coordination {
     /// The sequence number of the last committed change, kept current: a receiver wakes when
     /// changes commit (event delivery and live streams follow it instead of polling).
     fn last_change(&self) -> tokio::sync::watch::Receiver<i64>;
+    /// The sequence number of the last change committed by another node sharing the
+    /// catalog (or announced while whose it was could not be told), kept current: what a
+    /// follower of other nodes' changes waits on, since this node's own commits reach their
+    /// watchers before they are answered. The default, for a catalog of one node, is
+    /// [`last_change`](Self::last_change).
+    fn last_foreign_change(&self) -> tokio::sync::watch::Receiver<i64> {
+        self.last_change()
+    }
     /// The lowest sequence number still in the change log (0 when empty).
     async fn first_change(&self) -> Result<i64>;
     /// Forgets change-log entries older than `before` (RFC 3339) whose sequence number is at

@@ -427,6 +427,12 @@ struct Inner {
     committing: AtomicBool,
     /// The last change-log sequence number this node committed or saw.
     last_change: tokio::sync::watch::Sender<i64>,
+    /// The last one another node's commit announced (or one announced while whose it was
+    /// could not be told).
+    last_foreign_change: tokio::sync::watch::Sender<i64>,
+    /// The last sequence numbers of this node's commits whose announcements have not come
+    /// back yet: an announcement of one of them is this node's own.
+    committed_here: Mutex<std::collections::BTreeSet<i64>>,
     /// The host list, when the URL names several hosts (or `target_session_attrs`).
     failover: Option<Arc<failover::Failover>>,
     /// When the server was last seen gone, for the checks of pooled connections.
@@ -551,6 +557,8 @@ impl PostgresCatalog {
             pending: Mutex::new(Vec::new()),
             committing: AtomicBool::new(false),
             last_change: tokio::sync::watch::Sender::new(last),
+            last_foreign_change: tokio::sync::watch::Sender::new(last),
+            committed_here: Mutex::new(std::collections::BTreeSet::new()),
             failover,
             outages,
         });
@@ -623,9 +631,10 @@ impl PostgresCatalog {
     }
 }
 
-/// Moves the last-change watch forward as commits of any node announce their sequence
-/// numbers, until the catalog is dropped or its pool closed. A lost connection is
-/// reconnected and the watch caught up from the log (announcements are not kept).
+/// Moves the last-change watches forward as commits of any node announce their sequence
+/// numbers (the foreign one for other nodes' commits, [`Inner::announced`]), until the
+/// catalog is dropped or its pool closed. A lost connection is reconnected and both
+/// watches caught up from the log (announcements are not kept).
 async fn follow_changes(
     inner: std::sync::Weak<Inner>,
     mut listener: PgListener,
@@ -642,12 +651,16 @@ async fn follow_changes(
         match next {
             Ok(Some(notification)) => {
                 if let Ok(seq) = notification.payload().parse::<i64>() {
-                    advance(&inner.last_change, seq);
+                    inner.announced(seq);
                 }
             }
             Ok(None) => match inner.suspect().seen_gone().pool.acquire().await {
+                // Announcements made meanwhile are lost: whose they were is unknown.
                 Ok(mut conn) => match last_seq(&mut conn).await {
-                    Ok(seq) => advance(&inner.last_change, seq),
+                    Ok(seq) => {
+                        advance(&inner.last_change, seq);
+                        advance(&inner.last_foreign_change, seq);
+                    }
                     Err(e) => tracing::warn!(error = %e, "catalog: cannot read the change log"),
                 },
                 Err(e) => tracing::warn!(error = %e, "catalog: cannot read the change log"),
@@ -809,6 +822,29 @@ fn with_checks(
 }
 
 impl Inner {
+    /// A commit of this node whose last change-log entry is `seq`: the last-change watch
+    /// moves on, and the announcement, when it comes back, is known as this node's own.
+    fn committed_here(&self, seq: i64) {
+        self.committed_here.lock().insert(seq);
+        advance(&self.last_change, seq);
+    }
+
+    /// A commit announced `seq` (announcements come in commit order): another node's
+    /// unless it is one of [`committed_here`](Self::committed_here)'s.
+    fn announced(&self, seq: i64) {
+        let own = {
+            let mut here = self.committed_here.lock();
+            let own = here.remove(&seq);
+            // Anything older was announced before (or its announcement was lost).
+            *here = here.split_off(&seq);
+            own
+        };
+        advance(&self.last_change, seq);
+        if !own {
+            advance(&self.last_foreign_change, seq);
+        }
+    }
+
     /// Notes that the server was seen gone (see [`Outages`]); `self` for chaining.
     fn seen_gone(&self) -> &Self {
         self.outages.seen();
@@ -881,7 +917,7 @@ impl Inner {
             .filter_map(|o| o.as_ref().ok().copied().flatten())
             .max()
         {
-            advance(&self.last_change, seq);
+            self.committed_here(seq);
         }
         let mut current = None;
         for (outcome, reply) in outcomes.into_iter().zip(replies) {
@@ -1652,6 +1688,10 @@ impl Catalog for PostgresCatalog {
         self.inner.last_change.subscribe()
     }
 
+    fn last_foreign_change(&self) -> tokio::sync::watch::Receiver<i64> {
+        self.inner.last_foreign_change.subscribe()
+    }
+
     async fn first_change(&self) -> Result<i64> {
         Ok(
             sqlx::query_scalar("SELECT COALESCE(MIN(seq), 0) FROM changes")
@@ -1687,7 +1727,7 @@ impl Catalog for PostgresCatalog {
         let last = last_seq(&mut tx).await?;
         announce(&mut tx, last).await?;
         tx.commit().await?;
-        advance(&self.inner.last_change, last);
+        self.inner.committed_here(last);
         Ok(n)
     }
 
@@ -1938,7 +1978,7 @@ impl Catalog for PostgresCatalog {
                 id: "arca_apply".into(),
                 message: format!("outcome {lasts:?}: {e}"),
             })?;
-        advance(&self.inner.last_change, seq);
+        self.inner.committed_here(seq);
         Ok(seq)
     }
 

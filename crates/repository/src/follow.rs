@@ -27,7 +27,9 @@ pub(crate) fn spawn(
     mut position: i64,
 ) {
     tokio::spawn(async move {
-        let mut last_change = catalog.last_change();
+        // This node's own commits told the watchers before they were answered: the log is
+        // read again once another node's commit is announced.
+        let mut last_change = catalog.last_foreign_change();
         let mut caught_up = false;
         loop {
             // After a short batch the log is read again only once a commit announced more.

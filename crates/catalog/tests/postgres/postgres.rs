@@ -263,6 +263,73 @@ async fn the_last_change_watch_follows_other_nodes() {
     assert_eq!(*b.last_change().borrow(), seq);
 }
 
+/// A node's `last_foreign_change` watch moves for other nodes' commits only: its own
+/// commits reach its watchers before they are answered, so its follower of other nodes'
+/// changes need not read the log for them.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_foreign_change_watch_skips_the_nodes_own_commits() {
+    let Some(url) = database().await else { return };
+    let a = PostgresCatalog::connect(&url).await.unwrap();
+    let b = PostgresCatalog::connect(&url).await.unwrap();
+    let bound = std::time::Duration::from_secs(60);
+    // Every value a's foreign watch takes (a watch keeps the last; the commits below are
+    // hundreds of milliseconds apart, so no value goes unseen).
+    let mut on_a = a.last_foreign_change();
+    let seen = tokio::spawn(async move {
+        let mut seen = vec![*on_a.borrow_and_update()];
+        while on_a.changed().await.is_ok() {
+            let v = *on_a.borrow_and_update();
+            seen.push(v);
+            if v >= 2 {
+                return seen;
+            }
+        }
+        seen
+    });
+    let first = a
+        .apply(vec![
+            CatalogOp::Put(record("own", Some(""), false)),
+            log("own"),
+        ])
+        .await
+        .unwrap();
+    assert_eq!(first, 1);
+    assert_eq!(
+        *a.last_change().borrow(),
+        first,
+        "its own commit moved a's last change"
+    );
+    let mut on_b = b.last_foreign_change();
+    tokio::time::timeout(bound, on_b.wait_for(|v| *v >= first))
+        .await
+        .expect("b's foreign watch woke for a's commit")
+        .unwrap();
+    // a's announcement has reached the listeners; give a's time to handle it.
+    tokio::time::sleep(std::time::Duration::from_millis(300)).await;
+    let second = b
+        .apply(vec![
+            CatalogOp::Put(record("other", Some(""), false)),
+            log("other"),
+        ])
+        .await
+        .unwrap();
+    assert_eq!(second, 2);
+    let seen = tokio::time::timeout(bound, seen)
+        .await
+        .expect("a's foreign watch woke for b's commit")
+        .unwrap();
+    assert_eq!(
+        seen,
+        [0, second],
+        "a's own commit did not move its foreign watch"
+    );
+    assert_eq!(
+        *b.last_foreign_change().borrow(),
+        first,
+        "b's own commit did not either"
+    );
+}
+
 /// How long a lock request is watched to see that it waits (it must not be granted in
 /// this time while another node holds the lock).
 const WAITS: std::time::Duration = std::time::Duration::from_millis(300);
