@@ -65,7 +65,12 @@ fn http_date(datetime: i64) -> String {
 
 /// The URL of a resource's TimeMap.
 pub(crate) fn timemap_url(ctx: &Ctx, id: &FedoraId) -> String {
-    format!("{}/fcr:versions", ctx.url(id).trim_end_matches('/'))
+    timemap_of(&ctx.url(id))
+}
+
+/// The URL of the TimeMap of the resource at `url`.
+fn timemap_of(url: &str) -> String {
+    format!("{}/fcr:versions", url.trim_end_matches('/'))
 }
 
 /// The URL of a memento.
@@ -77,9 +82,10 @@ pub(crate) fn memento_url(ctx: &Ctx, id: &FedoraId, datetime: i64) -> String {
 /// TimeMap and its mementos alike).
 pub(crate) fn add_memento_links(ctx: &Ctx, id: &FedoraId, h: &mut HeaderMap) {
     let url = ctx.url(id);
+    let timemap = timemap_of(&url);
     add_link(h, format!("<{url}>; rel=\"timegate\""));
     add_link(h, format!("<{url}>; rel=\"original\""));
-    add_link(h, format!("<{}>; rel=\"timemap\"", timemap_url(ctx, id)));
+    add_link(h, format!("<{timemap}>; rel=\"timemap\""));
 }
 
 /// The `Accept-Datetime` of a request: `None` when absent, 400 when it is not an HTTP date
