@@ -65,12 +65,7 @@ fn http_date(datetime: i64) -> String {
 
 /// The URL of a resource's TimeMap.
 pub(crate) fn timemap_url(ctx: &Ctx, id: &FedoraId) -> String {
-    timemap_of(&ctx.url(id))
-}
-
-/// The URL of the TimeMap of the resource at `url`.
-fn timemap_of(url: &str) -> String {
-    format!("{}/fcr:versions", url.trim_end_matches('/'))
+    format!("{}/fcr:versions", ctx.url(id).trim_end_matches('/'))
 }
 
 /// The URL of a memento.
@@ -82,10 +77,9 @@ pub(crate) fn memento_url(ctx: &Ctx, id: &FedoraId, datetime: i64) -> String {
 /// TimeMap and its mementos alike).
 pub(crate) fn add_memento_links(ctx: &Ctx, id: &FedoraId, h: &mut HeaderMap) {
     let url = ctx.url(id);
-    let timemap = timemap_of(&url);
     add_link(h, format!("<{url}>; rel=\"timegate\""));
     add_link(h, format!("<{url}>; rel=\"original\""));
-    add_link(h, format!("<{timemap}>; rel=\"timemap\""));
+    add_link(h, format!("<{}>; rel=\"timemap\"", timemap_url(ctx, id)));
 }
 
 /// The `Accept-Datetime` of a request: `None` when absent, 400 when it is not an HTTP date

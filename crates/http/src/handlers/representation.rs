@@ -6,15 +6,12 @@ use arca_model::{FedoraId, InteractionModel};
 use arca_rdf::vocab;
 use axum::body::Body;
 use axum::response::Response;
-use std::collections::HashMap;
-use std::sync::LazyLock;
-
-use http::{header, HeaderMap, HeaderValue, StatusCode};
+use http::{header, HeaderMap, StatusCode};
 
 use super::{ACCEPT_PATCH, ACCEPT_POST};
 use crate::context::Ctx;
 use crate::headers;
-use crate::response::{add_link, header_value, response, set};
+use crate::response::{add_link, response, set};
 
 /// The interaction model of `record` (a basic container when its headers name none).
 pub(crate) fn model_of(record: &ResourceRecord) -> InteractionModel {
@@ -100,71 +97,23 @@ pub(super) fn fedora_link_types(
     types
 }
 
-/// The `fedora:` types [`fedora_link_types`] may name.
-const FEDORA_LINK_TYPES: [&str; 6] = [
-    "Binary",
-    "Resource",
-    "NonRdfSourceDescription",
-    "Container",
-    "RepositoryRoot",
-    "ArchivalGroup",
-];
-
-/// The `memento:` types a resource or memento is named with.
-const MEMENTO_LINK_TYPES: [&str; 3] = ["Memento", "OriginalResource", "TimeGate"];
-
-/// The `Link: <ns name>;rel="type"` header (`ns` empty for a whole IRI). Every response about
-/// a resource names several types, all from a small fixed set: their headers are built once
-/// per process, and a `HeaderValue` clone shares the bytes.
-fn type_link(ns: &'static str, name: &'static str) -> HeaderValue {
-    type Links = HashMap<(&'static str, &'static str), HeaderValue>;
-    static LINKS: LazyLock<Links> = LazyLock::new(|| {
-        let models = [
-            InteractionModel::BasicContainer,
-            InteractionModel::DirectContainer,
-            InteractionModel::IndirectContainer,
-            InteractionModel::NonRdfSource,
-            InteractionModel::NonRdfSourceDescription,
-            InteractionModel::Acl,
-        ];
-        let ldp = models
-            .into_iter()
-            .flat_map(|m| m.rdf_types())
-            .map(|t| ("", *t));
-        let fedora = FEDORA_LINK_TYPES.map(|t| (vocab::FEDORA_NS, t));
-        let memento = MEMENTO_LINK_TYPES.map(|t| (vocab::MEMENTO_NS, t));
-        ldp.chain(fedora)
-            .chain(memento)
-            .map(|key| (key, built_type_link(key.0, key.1)))
-            .collect()
-    });
-    LINKS
-        .get(&(ns, name))
-        .cloned()
-        .unwrap_or_else(|| built_type_link(ns, name))
-}
-
-fn built_type_link(ns: &str, name: &str) -> HeaderValue {
-    header_value(&format!("<{ns}{name}>;rel=\"type\""))
-}
-
 /// Headers every response about a resource carries: type links, ETag, Last-Modified,
 /// Allow, Accept-Post/Accept-Patch, describedby/describes.
 pub(crate) fn resource_headers(ctx: &Ctx, record: &ResourceRecord, h: &mut HeaderMap) {
     let model = model_of(record);
     for t in model.rdf_types() {
-        h.append(header::LINK, type_link("", t));
+        add_link(h, format!("<{t}>;rel=\"type\""));
     }
     for t in fedora_link_types(record, model) {
-        h.append(header::LINK, type_link(vocab::FEDORA_NS, t));
+        add_link(h, format!("<{}{t}>;rel=\"type\"", vocab::FEDORA_NS));
     }
     crate::versions::add_memento_links(ctx, &record.id, h);
-    let memento_types: &[&'static str] = match ctx.memento {
-        Some(_) => &MEMENTO_LINK_TYPES[..1],
-        None => &MEMENTO_LINK_TYPES[1..],
+    let memento_types: &[&str] = match ctx.memento {
+        Some(_) => &["Memento"],
+        None => &["OriginalResource", "TimeGate"],
     };
     for t in memento_types {
-        h.append(header::LINK, type_link(vocab::MEMENTO_NS, t));
+        add_link(h, format!("<{}{t}>;rel=\"type\"", vocab::MEMENTO_NS));
     }
     // As Fedora 6: every resource but an ACL and a memento names its ACL (5.3), existing
     // or not; a description names its binary's.
