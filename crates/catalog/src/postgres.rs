@@ -33,6 +33,7 @@ mod failover;
 mod tls;
 mod transactions;
 
+use std::collections::BTreeSet;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 
@@ -430,9 +431,8 @@ struct Inner {
     /// The last one another node's commit announced (or one announced while whose it was
     /// could not be told).
     last_foreign_change: tokio::sync::watch::Sender<i64>,
-    /// The last sequence numbers of this node's commits whose announcements have not come
-    /// back yet: an announcement of one of them is this node's own.
-    committed_here: Mutex<std::collections::BTreeSet<i64>>,
+    /// This node's commits under way and done, to tell its announcements from others'.
+    own_commits: Mutex<OwnCommits>,
     /// The host list, when the URL names several hosts (or `target_session_attrs`).
     failover: Option<Arc<failover::Failover>>,
     /// When the server was last seen gone, for the checks of pooled connections.
@@ -558,7 +558,7 @@ impl PostgresCatalog {
             committing: AtomicBool::new(false),
             last_change: tokio::sync::watch::Sender::new(last),
             last_foreign_change: tokio::sync::watch::Sender::new(last),
-            committed_here: Mutex::new(std::collections::BTreeSet::new()),
+            own_commits: Mutex::new(OwnCommits::default()),
             failover,
             outages,
         });
@@ -821,27 +821,128 @@ fn with_checks(
     })
 }
 
-impl Inner {
-    /// A commit of this node whose last change-log entry is `seq`: the last-change watch
-    /// moves on, and the announcement, when it comes back, is known as this node's own.
-    fn committed_here(&self, seq: i64) {
-        self.committed_here.lock().insert(seq);
-        advance(&self.last_change, seq);
+/// This node's commits, to tell their announcements from other nodes' ([`Inner::announced`]).
+#[derive(Debug, Default)]
+struct OwnCommits {
+    /// The id of the last commit started.
+    next: u64,
+    /// The commits sent and not answered yet.
+    in_flight: BTreeSet<u64>,
+    /// The last sequence numbers of commits of this node whose announcements have not come
+    /// back yet.
+    committed: BTreeSet<i64>,
+    /// Announcements that came while commits of this node were under way, each with the
+    /// last of those commits: one of them may claim it.
+    undecided: Vec<(i64, u64)>,
+}
+
+impl OwnCommits {
+    /// A commit about to be sent; its id.
+    fn start(&mut self) -> u64 {
+        self.next += 1;
+        self.in_flight.insert(self.next);
+        self.next
     }
 
-    /// A commit announced `seq` (announcements come in commit order): another node's
-    /// unless it is one of [`committed_here`](Self::committed_here)'s.
+    /// Commit `id` ended, with `seq` its last change-log entry if it committed one, whose
+    /// announcement is then this node's own, whether it came back already or comes later.
+    /// Returns the highest announcement now known to be another node's.
+    fn end(&mut self, id: u64, seq: Option<i64>) -> Option<i64> {
+        self.in_flight.remove(&id);
+        if let Some(seq) = seq {
+            match self.undecided.iter().position(|(s, _)| *s == seq) {
+                Some(i) => drop(self.undecided.remove(i)),
+                None => drop(self.committed.insert(seq)),
+            }
+        }
+        self.decided_foreign()
+    }
+
+    /// A commit announced `seq` (announcements come in commit order). Returns it if it is
+    /// another node's: not one a commit of this node returned, and none under way that
+    /// could (an announcement often beats its commit's answer back: it stays undecided
+    /// until those end).
+    fn announced(&mut self, seq: i64) -> Option<i64> {
+        let mine = self.committed.remove(&seq);
+        // Anything older was announced before (or its announcement was lost).
+        self.committed = self.committed.split_off(&seq);
+        if mine {
+            None
+        } else if let Some(&last) = self.in_flight.last() {
+            self.undecided.push((seq, last));
+            None
+        } else {
+            Some(seq)
+        }
+    }
+
+    /// Takes out the undecided announcements that no commit still under way can claim
+    /// (other nodes'), and returns the highest.
+    fn decided_foreign(&mut self) -> Option<i64> {
+        let first = self.in_flight.first().copied();
+        let mut highest = None;
+        self.undecided.retain(|&(seq, last)| {
+            let open = first.is_some_and(|f| f <= last);
+            if !open {
+                highest = highest.max(Some(seq));
+            }
+            open
+        });
+        highest
+    }
+}
+
+/// A commit of this node under way ([`Inner::commit_starts`]): dropped, it ended, with
+/// the sequence number [`done`](Self::done) gave or without one.
+struct CommitInFlight<'a> {
+    inner: &'a Inner,
+    id: u64,
+    seq: Option<i64>,
+}
+
+impl CommitInFlight<'_> {
+    /// The commit returned `seq`, its last change-log entry.
+    fn done(mut self, seq: i64) {
+        self.seq = Some(seq);
+    }
+}
+
+impl Drop for CommitInFlight<'_> {
+    fn drop(&mut self) {
+        self.inner.commit_ended(self.id, self.seq.take());
+    }
+}
+
+impl Inner {
+    /// Notes a commit of this node about to be sent; [`CommitInFlight::done`] with its
+    /// last change-log entry when it returns.
+    fn commit_starts(&self) -> CommitInFlight<'_> {
+        CommitInFlight {
+            inner: self,
+            id: self.own_commits.lock().start(),
+            seq: None,
+        }
+    }
+
+    /// A commit of this node ended (`seq`: its last change-log entry, if it committed
+    /// one): the last-change watch moves on ([`OwnCommits::end`] for the foreign one).
+    fn commit_ended(&self, id: u64, seq: Option<i64>) {
+        let foreign = self.own_commits.lock().end(id, seq);
+        if let Some(seq) = seq {
+            advance(&self.last_change, seq);
+        }
+        if let Some(foreign) = foreign {
+            advance(&self.last_foreign_change, foreign);
+        }
+    }
+
+    /// A commit announced `seq`: the last-change watch moves on, the foreign one if it
+    /// is another node's ([`OwnCommits::announced`]).
     fn announced(&self, seq: i64) {
-        let own = {
-            let mut here = self.committed_here.lock();
-            let own = here.remove(&seq);
-            // Anything older was announced before (or its announcement was lost).
-            *here = here.split_off(&seq);
-            own
-        };
+        let foreign = self.own_commits.lock().announced(seq);
         advance(&self.last_change, seq);
-        if !own {
-            advance(&self.last_foreign_change, seq);
+        if let Some(foreign) = foreign {
+            advance(&self.last_foreign_change, foreign);
         }
     }
 
@@ -898,6 +999,7 @@ impl Inner {
 
     async fn commit_batch_inner(&self, batch: Vec<QueuedWrite>) {
         let (writes, replies): (Vec<Vec<CatalogOp>>, Vec<Reply>) = batch.into_iter().unzip();
+        let flight = self.commit_starts();
         let committed = commit_writes(&self.pool, writes).await;
         let outcomes = match committed {
             Ok(outcomes) => outcomes,
@@ -917,7 +1019,7 @@ impl Inner {
             .filter_map(|o| o.as_ref().ok().copied().flatten())
             .max()
         {
-            self.committed_here(seq);
+            flight.done(seq);
         }
         let mut current = None;
         for (outcome, reply) in outcomes.into_iter().zip(replies) {
@@ -1712,6 +1814,7 @@ impl Catalog for PostgresCatalog {
     }
 
     async fn regenerate_changes(&self) -> Result<u64> {
+        let flight = self.inner.commit_starts();
         let mut tx = self.pool().begin().await?;
         lock_change_log(&mut tx).await?;
         let empty: bool = sqlx::query_scalar("SELECT NOT EXISTS(SELECT 1 FROM changes)")
@@ -1727,7 +1830,7 @@ impl Catalog for PostgresCatalog {
         let last = last_seq(&mut tx).await?;
         announce(&mut tx, last).await?;
         tx.commit().await?;
-        self.inner.committed_here(last);
+        flight.done(last);
         Ok(n)
     }
 
@@ -1936,6 +2039,7 @@ impl Catalog for PostgresCatalog {
         // the unlock after an explicit COMMIT. Operations `arca_apply` does not know (a
         // transaction's), or locks not taken on a connection of this catalog: applied, then
         // let go of.
+        let flight = self.inner.commit_starts();
         let sent = match writes_json(std::slice::from_ref(&ops)) {
             Some(json) => {
                 let statements = format!(
@@ -1950,6 +2054,7 @@ impl Catalog for PostgresCatalog {
         let outcome = match sent {
             Ok(outcome) => outcome,
             Err(locks) => {
+                drop(flight);
                 let applied = self.apply(ops).await;
                 drop(locks);
                 return applied;
@@ -1978,7 +2083,7 @@ impl Catalog for PostgresCatalog {
                 id: "arca_apply".into(),
                 message: format!("outcome {lasts:?}: {e}"),
             })?;
-        self.inner.committed_here(seq);
+        flight.done(seq);
         Ok(seq)
     }
 
@@ -2003,7 +2108,7 @@ impl Catalog for PostgresCatalog {
 
 #[cfg(test)]
 mod tests {
-    use super::{Outages, PING_AFTER_IDLE};
+    use super::{Outages, OwnCommits, PING_AFTER_IDLE};
     use std::time::{Duration, Instant};
 
     #[test]
@@ -2026,5 +2131,42 @@ mod tests {
         assert!(!outages.must_ping(short));
         assert!(!outages.must_ping(Duration::from_millis(900)));
         assert!(outages.must_ping(Duration::from_secs(4) + Duration::from_millis(500)));
+    }
+
+    #[test]
+    fn a_nodes_own_announcements_are_told_from_other_nodes() {
+        let mut own = OwnCommits::default();
+        // Another node's, nothing of this one under way.
+        assert_eq!(own.announced(1), Some(1));
+        // This node's, answered before its announcement came back.
+        let a = own.start();
+        assert_eq!(own.end(a, Some(2)), None);
+        assert_eq!(own.announced(2), None);
+        // This node's, announced before its answer: undecided until then.
+        let b = own.start();
+        assert_eq!(own.announced(3), None);
+        assert_eq!(own.end(b, Some(3)), None, "its own after all");
+        // Another node's while a commit of this node was under way: decided when it ends.
+        let c = own.start();
+        assert_eq!(own.announced(4), None);
+        let d = own.start();
+        assert_eq!(own.announced(5), None);
+        assert_eq!(
+            own.end(d, Some(6)),
+            None,
+            "c, under way when 4 came, may still claim it"
+        );
+        assert_eq!(
+            own.end(c, None),
+            Some(5),
+            "c failed: 4 and 5 were another node's"
+        );
+        assert_eq!(own.announced(6), None, "d's");
+        assert!(own.committed.is_empty() && own.undecided.is_empty());
+        // A commit whose announcement was lost: pruned by the next one.
+        let e = own.start();
+        assert_eq!(own.end(e, Some(7)), None);
+        assert_eq!(own.announced(8), Some(8));
+        assert!(own.committed.is_empty());
     }
 }
