@@ -27,18 +27,13 @@ pub(crate) fn spawn(
     mut position: i64,
 ) {
     tokio::spawn(async move {
-        // This node's own commits told the watchers before they were answered: the log is
-        // read again once another node's commit is announced.
-        let mut last_change = catalog.last_foreign_change();
+        // This node's own commits told the watchers before they were answered: after a
+        // short batch the log is read again only once another node's commit is announced.
+        let mut foreign = catalog.last_foreign_change();
         let mut caught_up = false;
         loop {
-            // After a short batch the log is read again only once a commit announced more.
             let batch = match arca_catalog::changes_if_announced(
-                &*catalog,
-                &last_change,
-                caught_up,
-                position,
-                BATCH,
+                &*catalog, &foreign, caught_up, position, BATCH,
             )
             .await
             {
@@ -64,11 +59,11 @@ pub(crate) fn spawn(
                 }
             }
             drop(watchers);
-            last_change.borrow_and_update();
-            if *last_change.borrow() > position {
+            foreign.borrow_and_update();
+            if *foreign.borrow() > position {
                 continue;
             }
-            if last_change.changed().await.is_err() {
+            if foreign.changed().await.is_err() {
                 return;
             }
         }
