@@ -1,13 +1,16 @@
+mod read_cache;
 mod transactions;
 
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
 
 use arca_model::{FedoraId, InteractionModel, ResourceHeaders};
 use async_trait::async_trait;
 use parking_lot::Mutex;
 use rusqlite::{params, Connection, OpenFlags, OptionalExtension, Row};
 
+use self::read_cache::{HeldWriter, ReadCache, WriterLock};
 use crate::columns::{alive_at, join_types, parse_id, split_types};
 use crate::{
     Catalog, CatalogOp, Change, ChangeEntry, ChangeKind, Coordination, Error, Leadership,
@@ -260,8 +263,11 @@ const STATEMENT_CACHE: usize = 256;
 /// which is why the database must live on the same filesystem as the OCFL root.
 pub struct SqliteCatalog {
     path: PathBuf,
-    writer: Mutex<Connection>,
+    /// The one writer connection; its lock counts the writes, for `reads`.
+    writer: WriterLock,
     readers: Mutex<Vec<Connection>>,
+    /// Recent answers of [`Catalog::get_for_read`], good until the next write.
+    reads: ReadCache,
     /// Writes waiting for the writer; whoever holds the writer commits them all in one
     /// transaction (group commit: many requests, one WAL append).
     pending: Mutex<Vec<QueuedWrite>>,
@@ -275,11 +281,19 @@ pub struct SqliteCatalog {
     /// A bulk load is under way: records, mementos and references go to the staging
     /// tables ([`STAGING`]) and into place, in key order, at its end.
     bulk: AtomicBool,
+    /// The background checkpoints wait: a bulk load checkpoints its own WAL of gigabytes
+    /// while it holds the writer (a restarting checkpoint of it in the background would
+    /// hold the write lock for minutes).
+    checkpoints_paused: Arc<AtomicBool>,
 }
 
 /// Above this size the WAL is checkpointed with RESTART, so that the next write starts it
 /// over, and it is cut back to this size.
 const WAL_RESTART_BYTES: u64 = 64 << 20;
+
+/// How long a write waits for the write lock held by a checkpoint (normally a fraction of
+/// a second: the WAL copied since the last passive checkpoint, and a sync).
+const WRITER_BUSY_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(30);
 
 /// The catalog's write-ahead log file.
 fn wal_path(db: &Path) -> PathBuf {
@@ -317,7 +331,7 @@ ORDER BY t, id;
 
 /// The writer connection held outside the group commit ([`SqliteCatalog::write_lock`]).
 pub(crate) struct WriterGuard<'a> {
-    conn: Option<parking_lot::MutexGuard<'a, Connection>>,
+    conn: Option<HeldWriter<'a>>,
     catalog: &'a SqliteCatalog,
 }
 
@@ -480,15 +494,23 @@ impl SqliteCatalog {
         let tx_claims: bool =
             writer.query_row("SELECT EXISTS(SELECT 1 FROM tx_objects)", [], |r| r.get(0))?;
         let last_change = Self::last_seq(&writer, None)?;
+        // A restarting checkpoint holds the write lock while it copies the WAL: a write
+        // meanwhile waits for it instead of failing with "database is locked".
+        writer.busy_timeout(WRITER_BUSY_TIMEOUT)?;
         let checkpointer = Connection::open(path)?;
         // A restarting checkpoint waits this long for readers and the writer.
         checkpointer.busy_timeout(std::time::Duration::from_secs(2))?;
         checkpointer.execute_batch(&format!("PRAGMA journal_size_limit = {WAL_RESTART_BYTES};"))?;
         let wal = wal_path(path);
+        let checkpoints_paused = Arc::new(AtomicBool::new(false));
+        let paused = checkpoints_paused.clone();
         std::thread::Builder::new()
             .name("arca-catalog-checkpoint".into())
             .spawn(move || loop {
                 std::thread::sleep(std::time::Duration::from_millis(500));
+                if paused.load(Ordering::Relaxed) {
+                    continue;
+                }
                 if let Err(e) = checkpoint_wal(&checkpointer, &wal) {
                     tracing::warn!(error = %e, "catalog checkpoint failed");
                 }
@@ -496,11 +518,13 @@ impl SqliteCatalog {
             .map_err(|e| rusqlite::Error::ToSqlConversionFailure(Box::new(e)))?;
         Ok(Self {
             path: path.to_path_buf(),
-            writer: Mutex::new(writer),
+            writer: WriterLock::new(writer),
             readers: Mutex::new(Vec::new()),
+            reads: ReadCache::default(),
             pending: Mutex::new(Vec::new()),
             tx_claims: AtomicBool::new(tx_claims),
             bulk: AtomicBool::new(false),
+            checkpoints_paused,
             last_change: tokio::sync::watch::Sender::new(last_change),
             coordination: LocalCoordination::new(),
         })
@@ -536,6 +560,34 @@ impl SqliteCatalog {
             pool.push(conn);
         }
         result
+    }
+
+    /// [`Catalog::get_for_read`]'s answer from SQLite.
+    fn read_record(&self, id: &FedoraId) -> Result<Option<ReadRecord>> {
+        let description = id.description();
+        // A description lists the membership of its binary.
+        let iri = id.base().iri();
+        self.with_reader(|c| {
+            let row = c
+                .prepare_cached(READ_RECORD)?
+                .query_row(params![id.as_str(), description.as_str(), iri], |row| {
+                    let record = record_from_row(row)?;
+                    let description_rdf: Option<Vec<u8>> = row.get(7)?;
+                    let children: bool = row.get(8)?;
+                    let membership: bool = row.get(9)?;
+                    Ok(record.map(|record| {
+                        let binary = record.headers.model() == Some(InteractionModel::NonRdfSource);
+                        ReadRecord {
+                            record,
+                            description_rdf: description_rdf.filter(|_| binary),
+                            may_have_children: children,
+                            may_have_membership: membership,
+                        }
+                    }))
+                })
+                .optional()?;
+            row.transpose()
+        })
     }
 
     /// Applies ops synchronously in their own transaction.
@@ -932,32 +984,16 @@ impl Catalog for SqliteCatalog {
     }
 
     /// One statement: the record, a binary's description's triples, and whether a live
-    /// child or a membership triple about the resource exists (each one index probe).
+    /// child or a membership triple about the resource exists (each one index probe); the
+    /// answer kept until the next write ([`ReadCache`]).
     async fn get_for_read(&self, id: &FedoraId) -> Result<Option<ReadRecord>> {
-        let description = id.description();
-        // A description lists the membership of its binary.
-        let iri = id.base().iri();
-        self.with_reader(|c| {
-            let row = c
-                .prepare_cached(READ_RECORD)?
-                .query_row(params![id.as_str(), description.as_str(), iri], |row| {
-                    let record = record_from_row(row)?;
-                    let description_rdf: Option<Vec<u8>> = row.get(7)?;
-                    let children: bool = row.get(8)?;
-                    let membership: bool = row.get(9)?;
-                    Ok(record.map(|record| {
-                        let binary = record.headers.model() == Some(InteractionModel::NonRdfSource);
-                        ReadRecord {
-                            record,
-                            description_rdf: description_rdf.filter(|_| binary),
-                            may_have_children: children,
-                            may_have_membership: membership,
-                        }
-                    }))
-                })
-                .optional()?;
-            row.transpose()
-        })
+        let generation = self.writer.generation();
+        if let Some(answer) = self.reads.get(id.as_str(), generation) {
+            return Ok(answer);
+        }
+        let answer = self.read_record(id)?;
+        self.reads.put(id.as_str(), generation, &answer);
+        Ok(answer)
     }
 
     async fn children(
@@ -1404,19 +1440,31 @@ impl Catalog for SqliteCatalog {
                     .map(|name| format!("DROP INDEX IF EXISTS {name};"))
                     .collect::<String>()
             ))?;
+            self.checkpoints_paused.store(true, Ordering::Relaxed);
             self.bulk.store(true, Ordering::Relaxed);
         } else {
             self.bulk.store(false, Ordering::Relaxed);
-            // The sort of the staged rows goes to temporary files, not to memory.
-            conn.execute_batch("PRAGMA temp_store=FILE;")?;
-            let tx = conn.transaction()?;
-            tx.execute_batch(&format!("{STAGING} {UNSTAGE}"))?;
-            tx.commit()?;
-            // The schema creates what is missing; the cache goes back to its size.
-            conn.execute_batch(SCHEMA)?;
-            conn.execute_batch(
-                "PRAGMA temp_store=MEMORY; PRAGMA cache_size=-4096; PRAGMA shrink_memory;",
-            )?;
+            let mut unstage = || -> Result<()> {
+                // The sort of the staged rows goes to temporary files, not to memory.
+                conn.execute_batch("PRAGMA temp_store=FILE;")?;
+                let tx = conn.transaction()?;
+                tx.execute_batch(&format!("{STAGING} {UNSTAGE}"))?;
+                tx.commit()?;
+                // The tables' WAL (the size of the catalog) copied while the writer is
+                // held, then the indexes': a background checkpoint would hold the write
+                // lock for minutes.
+                conn.execute_batch("PRAGMA wal_checkpoint(TRUNCATE);")?;
+                // The schema creates what is missing; the cache goes back to its size.
+                conn.execute_batch(SCHEMA)?;
+                conn.execute_batch(
+                    "PRAGMA wal_checkpoint(TRUNCATE); PRAGMA temp_store=MEMORY;
+                     PRAGMA cache_size=-4096; PRAGMA shrink_memory;",
+                )?;
+                Ok(())
+            };
+            let unstaged = unstage();
+            self.checkpoints_paused.store(false, Ordering::Relaxed);
+            unstaged?;
         }
         Ok(())
     }

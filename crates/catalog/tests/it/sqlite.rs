@@ -214,6 +214,58 @@ async fn a_bulk_load_builds_the_secondary_indexes_at_its_end_or_at_the_next_open
     assert_eq!(cat.count().await.unwrap(), 0);
 }
 
+/// `get_for_read` answers from memory between writes, yet a read after a write was
+/// acknowledged sees that write, however the cache was filled meanwhile: readers on other
+/// threads read the same resource throughout, before, during and after each write, through
+/// the group commit and through the writer taken directly (`clear`).
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn a_read_after_an_acknowledged_write_sees_it_while_others_read() {
+    let dir = tempfile::tempdir().unwrap();
+    let cat = std::sync::Arc::new(SqliteCatalog::open(&dir.path().join("catalog.db")).unwrap());
+    let id = FedoraId::from_path("c").unwrap();
+    let version = |n: usize| {
+        let mut r = record("c", Some(""), false);
+        r.rdf = Some(format!("<a> <b> \"{n}\" .\n").into_bytes());
+        r
+    };
+    let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let readers: Vec<_> = (0..3)
+        .map(|_| {
+            let (cat, id, stop) = (cat.clone(), id.clone(), stop.clone());
+            tokio::spawn(async move {
+                let mut reads = 0u64;
+                while !stop.load(std::sync::atomic::Ordering::Relaxed) {
+                    cat.get_for_read(&id).await.unwrap();
+                    reads += 1;
+                    tokio::task::yield_now().await;
+                }
+                reads
+            })
+        })
+        .collect();
+    cat.apply(vec![CatalogOp::Put(record("", None, false))])
+        .await
+        .unwrap();
+    for n in 0..300 {
+        cat.apply(vec![CatalogOp::Put(version(n))]).await.unwrap();
+        for _ in 0..3 {
+            let read = cat.get_for_read(&id).await.unwrap().expect("written");
+            assert_eq!(read.record, version(n), "after write {n}");
+        }
+        if n % 100 == 99 {
+            cat.clear().await.unwrap();
+            assert_eq!(cat.get_for_read(&id).await.unwrap(), None, "after clear");
+            cat.apply(vec![CatalogOp::Put(record("", None, false))])
+                .await
+                .unwrap();
+        }
+    }
+    stop.store(true, std::sync::atomic::Ordering::Relaxed);
+    for r in readers {
+        assert!(r.await.unwrap() > 0, "the readers read meanwhile");
+    }
+}
+
 /// SQLite's `get_for_read` knows when a resource has no live child and is no membership
 /// resource, in step with the rows: a child's creation and deletion, membership rows
 /// replaced and forgotten.
