@@ -39,7 +39,7 @@ pub use record::{
     cancel_record, pending_purge_record, pending_record, purge_record, versions_record, Recovered,
 };
 pub use root::{
-    check_sidecar_in, list_objects_in, read_object_in, Change, Content, HeadMode, ObjectState,
-    OcflRoot, Staged, VersionInfo,
+    check_sidecar_in, list_objects_in, read_object_in, walk_order, Change, Content, HeadMode,
+    ObjectState, OcflRoot, Staged, VersionInfo,
 };
 pub use transfer::{copy_object, moved_id, ROOT_FILES};

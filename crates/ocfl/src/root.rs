@@ -904,6 +904,30 @@ impl OcflRoot {
         list_objects_in(self.store.as_ref())
     }
 
+    /// The storage root's first-level directories that may hold objects (all but
+    /// `extensions`), in [`walk_order`]: the objects of the root are those of each in turn
+    /// ([`objects_in_group`](Self::objects_in_group)), so that a walk of a large root can
+    /// use the objects of the first groups while it lists the others.
+    pub fn object_groups(&self) -> Result<Vec<String>> {
+        let mut groups: Vec<String> = self
+            .store
+            .list_dir("")?
+            .dirs
+            .into_iter()
+            .filter(|d| d != "extensions")
+            .collect();
+        groups.sort_by(|a, b| walk_order(a, b));
+        Ok(groups)
+    }
+
+    /// The object roots at or below `group` (one of [`object_groups`](Self::object_groups)),
+    /// as key prefixes in [`walk_order`].
+    pub fn objects_in_group(&self, group: &str) -> Result<Vec<String>> {
+        let mut out = objects_below(self.store.as_ref(), group)?;
+        out.sort_by(|a, b| walk_order(a, b));
+        Ok(out)
+    }
+
     /// Verifies the inventory file below `prefix` (an object root or a version directory)
     /// against its sidecar: see [`check_sidecar_in`].
     pub fn check_sidecar(&self, prefix: &str) -> Result<bool> {
@@ -932,6 +956,18 @@ pub fn list_objects_in(store: &dyn ObjectStorage) -> Result<Vec<String>> {
     let mut out = objects_below(store, "")?;
     out.sort();
     Ok(out)
+}
+
+/// The order of a walk of the root group by group ([`OcflRoot::object_groups`]): key
+/// prefixes compared as directories, each with a `/` appended (`a-b` before `a/c`, as `-`
+/// sorts before `/`), so that every object of a first-level directory comes before those
+/// of the next one. For the hashed layouts, whose directory names at each level have one
+/// length, it is byte order.
+pub fn walk_order(a: &str, b: &str) -> std::cmp::Ordering {
+    fn dir(s: &str) -> impl Iterator<Item = u8> + '_ {
+        s.bytes().chain(std::iter::once(b'/'))
+    }
+    dir(a).cmp(dir(b))
 }
 
 /// The object roots at or below directory `prefix` of `store`.

@@ -2,11 +2,12 @@
 //! in parallel (rebuild, resumable).
 
 use std::collections::HashMap;
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::Arc;
 
 use arca_catalog::{CatalogOp, ChangeKind, MementoRow, ResourceRecord};
 use arca_model::{FedoraId, InteractionModel, ResourceHeaders};
-use arca_ocfl::{ObjectState, OcflRoot};
+use arca_ocfl::{walk_order, ObjectState, OcflRoot};
 use rayon::prelude::*;
 
 use crate::{Error, Repository, Result};
@@ -27,6 +28,106 @@ const CHUNK: usize = 2048;
 /// root waits on the disk, one directory or small file at a time per thread, so the depth of
 /// the disk's queue is what sets the pace.
 const READ_THREADS: usize = 32;
+/// Channel depth of the listing: batches of first-level directories listed ahead of the
+/// reading (each batch, [`READ_THREADS`] directories).
+const LISTED_AHEAD: usize = 2;
+
+/// The objects of the storage root in [`walk_order`], for a rebuild: its first-level
+/// directories are listed a batch at a time on the rebuild's thread pool, in the
+/// background, while the objects already listed are read. (A cold walk of a million
+/// objects' layout reads about three million directories: minutes on its own.)
+struct ObjectListing {
+    batches: tokio::sync::mpsc::Receiver<Result<Vec<String>>>,
+    /// Listed, not yet handed out.
+    listed: std::collections::VecDeque<String>,
+    /// The channel closed: everything was listed (or the listing failed, said before).
+    finished: bool,
+    groups: usize,
+    groups_listed: Arc<AtomicUsize>,
+    found: Arc<AtomicU64>,
+}
+
+impl ObjectListing {
+    /// Starts listing `groups` (the root's [`object_groups`](OcflRoot::object_groups)) in
+    /// order on `pool`; with `after`, only the objects after that one.
+    fn start(
+        ocfl: Arc<OcflRoot>,
+        pool: Arc<rayon::ThreadPool>,
+        mut groups: Vec<String>,
+        after: Option<String>,
+    ) -> Self {
+        if let Some(after) = &after {
+            let first = after.split('/').next().unwrap_or_default();
+            groups.retain(|g| walk_order(g, first).is_ge());
+        }
+        let (sender, batches) = tokio::sync::mpsc::channel(LISTED_AHEAD);
+        let groups_listed = Arc::new(AtomicUsize::new(0));
+        let found = Arc::new(AtomicU64::new(0));
+        let listing = Self {
+            batches,
+            listed: Default::default(),
+            finished: false,
+            groups: groups.len(),
+            groups_listed: groups_listed.clone(),
+            found: found.clone(),
+        };
+        tokio::task::spawn_blocking(move || {
+            pool.install(|| {
+                for batch in groups.chunks(READ_THREADS) {
+                    let objects = batch
+                        .par_iter()
+                        .map(|g| ocfl.objects_in_group(g))
+                        .collect::<arca_ocfl::Result<Vec<_>>>()
+                        .map(|lists| {
+                            lists
+                                .into_iter()
+                                .flatten()
+                                .filter(|o| after.as_ref().is_none_or(|a| walk_order(o, a).is_gt()))
+                                .collect::<Vec<_>>()
+                        })
+                        .map_err(Error::from);
+                    let failed = objects.is_err();
+                    if let Ok(objects) = &objects {
+                        found.fetch_add(objects.len() as u64, Ordering::Relaxed);
+                    }
+                    groups_listed.fetch_add(batch.len(), Ordering::Relaxed);
+                    // A closed channel: the rebuild stopped.
+                    if sender.blocking_send(objects).is_err() || failed {
+                        return;
+                    }
+                }
+            })
+        });
+        listing
+    }
+
+    /// The next `size` objects listed (fewer at the end), waiting for the listing; `None`
+    /// when all were handed out.
+    async fn next_chunk(&mut self, size: usize) -> Result<Option<Vec<String>>> {
+        while self.listed.len() < size && !self.finished {
+            match self.batches.recv().await {
+                Some(batch) => self.listed.extend(batch?),
+                None => self.finished = true,
+            }
+        }
+        if self.listed.is_empty() {
+            return Ok(None);
+        }
+        let n = size.min(self.listed.len());
+        Ok(Some(self.listed.drain(..n).collect()))
+    }
+
+    /// The objects to rebuild: those found, once the listing is done; until then
+    /// extrapolated from the share of directories listed.
+    fn total_estimate(&self) -> u64 {
+        let found = self.found.load(Ordering::Relaxed);
+        let listed = self.groups_listed.load(Ordering::Relaxed);
+        if listed >= self.groups || listed == 0 {
+            return found;
+        }
+        found * self.groups as u64 / listed as u64
+    }
+}
 
 /// What the catalog holds about one object, derived from storage.
 #[derive(Debug, Default)]
@@ -324,9 +425,9 @@ impl Repository {
                 .build()
                 .map_err(|e| Error::Io(std::io::Error::other(e)))?,
         );
-        let dirs = {
-            let (ocfl, readers) = (self.ocfl.clone(), readers.clone());
-            tokio::task::spawn_blocking(move || readers.install(|| ocfl.list_objects()))
+        let groups = {
+            let ocfl = self.ocfl.clone();
+            tokio::task::spawn_blocking(move || ocfl.object_groups())
                 .await
                 .map_err(|e| Error::Io(std::io::Error::other(e)))??
         };
@@ -339,25 +440,27 @@ impl Repository {
             self.catalog.clear().await?;
         }
         self.catalog.set_meta(REBUILD_STATE, RUNNING).await?;
-        let todo: Vec<String> = match &cursor {
-            Some(c) => dirs.into_iter().filter(|d| d > c).collect(),
-            None => dirs,
-        };
-        let total = todo.len() as u64;
+        let mut listing = ObjectListing::start(self.ocfl.clone(), readers.clone(), groups, cursor);
         let mut stats = RebuildStats::default();
         // Containers' last change of children, which only the catalog records: derived
         // again from the children's headers. (A resumed rebuild sees only the objects
         // after its cursor, so it can only under-estimate; a purged child leaves no trace.)
         let mut children_changed: HashMap<FedoraId, i64> = HashMap::new();
         self.catalog.bulk_load(true).await?;
-        // Storage is read a chunk ahead: while one chunk is committed, the next is read.
-        let mut chunks = todo.chunks(CHUNK);
-        let mut reading = chunks.next().map(|c| self.read_chunk(&readers, c.to_vec()));
+        // Storage is read a chunk ahead: while one chunk is committed, the next is read
+        // (and the root listed further meanwhile).
+        let mut reading = listing
+            .next_chunk(CHUNK)
+            .await?
+            .map(|c| self.read_chunk(&readers, c));
         while let Some(read) = reading {
             let read = read
                 .await
                 .map_err(|e| Error::Io(std::io::Error::other(e)))?;
-            reading = chunks.next().map(|c| self.read_chunk(&readers, c.to_vec()));
+            reading = listing
+                .next_chunk(CHUNK)
+                .await?
+                .map(|c| self.read_chunk(&readers, c));
             let mut ops = Vec::new();
             let mut last = None;
             for (dir, result) in read {
@@ -385,7 +488,7 @@ impl Repository {
             if let Some(last) = last {
                 self.catalog.set_meta(REBUILD_CURSOR, &last).await?;
             }
-            progress(stats.objects + stats.failed, total);
+            progress(stats.objects + stats.failed, listing.total_estimate());
         }
         // The loaded rows in place before what reads or updates them.
         self.catalog.bulk_load(false).await?;

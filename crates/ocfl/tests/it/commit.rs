@@ -369,6 +369,14 @@ fn reads_the_fedora_written_sample_root() {
     let root = crate::common::local_root(&copy, &tmp.path().join("staging")).unwrap();
     let dirs = root.list_objects().unwrap();
     assert_eq!(dirs.len(), 6);
+    // Walked group by group (as a rebuild lists), the same objects in the same order.
+    let groups = root.object_groups().unwrap();
+    assert!(groups.len() > 1 && !groups.iter().any(|g| g == "extensions"));
+    let walked: Vec<String> = groups
+        .iter()
+        .flat_map(|g| root.objects_in_group(g).unwrap())
+        .collect();
+    assert_eq!(walked, dirs);
     let ag = root.read_object("info:fedora/ag1").unwrap().unwrap();
     assert_eq!(
         fs::read(head_file(&root, &ag, "sub/data file.bin").unwrap()).unwrap(),
@@ -397,4 +405,13 @@ fn walk(dir: &Path) -> Vec<String> {
     rec(dir, dir, &mut out);
     out.sort();
     out
+}
+
+/// A directory's objects stay together in the walk's order, where byte order would put
+/// another directory's between them (`a`, `a-b/d`, `a/c`).
+#[test]
+fn the_walk_order_keeps_a_directorys_objects_together() {
+    let mut keys = vec!["a/c", "ab/x", "a-b/d", "a"];
+    keys.sort_by(|a, b| arca_ocfl::walk_order(a, b));
+    assert_eq!(keys, ["a-b/d", "a", "a/c", "ab/x"]);
 }

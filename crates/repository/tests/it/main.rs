@@ -1,6 +1,7 @@
 //! arca-repository's integration tests, one binary.
 
 mod digest_algorithm;
+mod rebuild;
 mod transactions;
 
 /// The OCFL root in the local directory `root`, created if missing, over the store the
