@@ -4,11 +4,21 @@ use std::sync::Arc;
 
 use arca_catalog::{Catalog, SqliteCatalog};
 use arca_model::{FedoraId, InteractionModel};
-use arca_repository::{NewContent, Repository};
+use arca_repository::{NewContent, RebuildStats, Repository};
 use parking_lot::Mutex;
 
 fn id(path: &str) -> FedoraId {
     FedoraId::from_path(path).unwrap()
+}
+
+/// Rebuilds `repo`'s catalog; its stats and the last progress it reported (done, total).
+async fn rebuild(repo: &Repository, resume: bool) -> (RebuildStats, Option<(u64, u64)>) {
+    let last = Mutex::new(None);
+    let stats = repo
+        .rebuild(resume, &|done, total| *last.lock() = Some((done, total)))
+        .await
+        .unwrap();
+    (stats, last.into_inner())
 }
 
 /// A rebuild finds every object while it lists the root (the total it reports ends exact);
@@ -53,13 +63,9 @@ async fn a_resumed_rebuild_reads_only_the_objects_after_its_cursor() {
     let objects = crate::local_root(&root, &staging).list_objects().unwrap();
     assert_eq!(objects.len(), 41, "the root's object and one per container");
 
-    let seen = Mutex::new(Vec::new());
-    let stats = repo
-        .rebuild(false, &|done, total| seen.lock().push((done, total)))
-        .await
-        .unwrap();
+    let (stats, last_progress) = rebuild(&repo, false).await;
     assert_eq!((stats.objects, stats.failed), (41, 0));
-    assert_eq!(seen.lock().last(), Some(&(41, 41)));
+    assert_eq!(last_progress, Some((41, 41)));
 
     // Stopped after the tenth object's chunk: resumed, the 31 after it are read.
     catalog.set_meta("rebuild.state", "running").await.unwrap();
@@ -67,13 +73,9 @@ async fn a_resumed_rebuild_reads_only_the_objects_after_its_cursor() {
         .set_meta("rebuild.cursor", &objects[9])
         .await
         .unwrap();
-    seen.lock().clear();
-    let stats = repo
-        .rebuild(true, &|done, total| seen.lock().push((done, total)))
-        .await
-        .unwrap();
+    let (stats, last_progress) = rebuild(&repo, true).await;
     assert_eq!((stats.objects, stats.failed), (31, 0));
-    assert_eq!(seen.lock().last(), Some(&(31, 31)));
+    assert_eq!(last_progress, Some((31, 31)));
     assert_eq!(
         catalog.meta("rebuild.state").await.unwrap().as_deref(),
         Some("complete")
