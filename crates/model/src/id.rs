@@ -131,12 +131,15 @@ impl FedoraId {
                 chars,
             });
         }
-        let segments: Vec<&str> = trimmed.split('/').collect();
-        let last = segments.len() - 1;
-        for (i, seg) in segments.iter().enumerate() {
-            validate_segment(trimmed, seg, i == last)?;
+        let mut segments = trimmed.split('/').peekable();
+        while let Some(seg) = segments.next() {
+            validate_segment(trimmed, seg, segments.peek().is_none())?;
         }
-        Ok(Self(format!("{ROOT_ID}/{trimmed}")))
+        let mut id = String::with_capacity(ROOT_ID.len() + 1 + trimmed.len());
+        id.push_str(ROOT_ID);
+        id.push('/');
+        id.push_str(trimmed);
+        Ok(Self(id))
     }
 
     /// Parses an internal id (`info:fedora/...`), as found in headers and inventories.
@@ -206,12 +209,21 @@ impl FedoraId {
 
     /// The description (`fcr:metadata`) id of this binary id.
     pub fn description(&self) -> FedoraId {
-        FedoraId(format!("{}/{DESCRIPTION_SUFFIX}", self.0))
+        self.with_suffix(DESCRIPTION_SUFFIX)
     }
 
     /// The access control list (`fcr:acl`) id of this resource id.
     pub fn acl(&self) -> FedoraId {
-        FedoraId(format!("{}/{ACL_SUFFIX}", self.0))
+        self.with_suffix(ACL_SUFFIX)
+    }
+
+    /// This id with `/{suffix}` appended.
+    fn with_suffix(&self, suffix: &str) -> FedoraId {
+        let mut id = String::with_capacity(self.0.len() + 1 + suffix.len());
+        id.push_str(&self.0);
+        id.push('/');
+        id.push_str(suffix);
+        FedoraId(id)
     }
 
     /// The id one path segment up; `None` for the root.
@@ -246,26 +258,44 @@ impl FedoraId {
     /// IRIs allow, including non-ASCII letters, are kept.
     pub fn encoded_path(&self) -> String {
         let mut out = String::with_capacity(self.path().len());
-        for ch in self.path().chars() {
-            if ch.is_control() || " %\"<>\\^`{|}#?[]".contains(ch) {
+        self.push_encoded_path(&mut out);
+        out
+    }
+
+    /// Appends [`encoded_path`](Self::encoded_path) to `out` (one allocation for a URL or
+    /// IRI built around it).
+    pub fn push_encoded_path(&self, out: &mut String) {
+        let path = self.path();
+        // Most paths need no escape: copied whole.
+        if path.bytes().all(|b| !needs_escape(b)) {
+            out.push_str(path);
+            return;
+        }
+        for ch in path.chars() {
+            if ch.is_control() || (ch.is_ascii() && needs_escape(ch as u8)) {
                 let mut buf = [0u8; 4];
                 for b in ch.encode_utf8(&mut buf).bytes() {
-                    out.push_str(&format!("%{b:02X}"));
+                    const HEX: &[u8; 16] = b"0123456789ABCDEF";
+                    out.push('%');
+                    out.push(HEX[usize::from(b >> 4)] as char);
+                    out.push(HEX[usize::from(b & 0xf)] as char);
                 }
             } else {
                 out.push(ch);
             }
         }
-        out
     }
 
     /// The IRI of this resource inside stored RDF: `info:fedora/` + [`encoded_path`](Self::encoded_path).
     pub fn iri(&self) -> String {
         if self.is_root() {
-            ROOT_ID.to_string()
-        } else {
-            format!("{ROOT_ID}/{}", self.encoded_path())
+            return ROOT_ID.to_string();
         }
+        let mut out = String::with_capacity(ROOT_ID.len() + 1 + self.path().len());
+        out.push_str(ROOT_ID);
+        out.push('/');
+        self.push_encoded_path(&mut out);
+        out
     }
 
     /// Whether `self` lies strictly below `ancestor` in the path hierarchy.
@@ -276,8 +306,31 @@ impl FedoraId {
     }
 }
 
+/// Whether byte `b` of a path is escaped in its IRI: ASCII controls, the characters IRIs
+/// do not allow, and every byte of a non-ASCII character (which then decides by itself:
+/// only its control characters are escaped).
+fn needs_escape(b: u8) -> bool {
+    const ESCAPED: [bool; 256] = {
+        let mut table = [false; 256];
+        let mut b = 0;
+        while b < 256 {
+            table[b] = b < 0x20 || b >= 0x7f;
+            b += 1;
+        }
+        let marks = b" %\"<>\\^`{|}#?[]";
+        let mut i = 0;
+        while i < marks.len() {
+            table[marks[i] as usize] = true;
+            i += 1;
+        }
+        table
+    };
+    ESCAPED[usize::from(b)]
+}
+
 fn validate_segment(path: &str, seg: &str, is_last: bool) -> Result<(), IdError> {
-    let path = &excerpt(path, QUOTED_CHARS);
+    // The path is quoted only in an error.
+    let path = || excerpt(path, QUOTED_CHARS);
     let bytes = stored_segment_bytes(seg);
     if bytes > MAX_SEGMENT_BYTES {
         return Err(IdError::SegmentTooLong {
@@ -286,13 +339,13 @@ fn validate_segment(path: &str, seg: &str, is_last: bool) -> Result<(), IdError>
         });
     }
     if seg.is_empty() {
-        return Err(IdError::EmptySegment(path.to_string()));
+        return Err(IdError::EmptySegment(path()));
     }
     if seg == "." || seg == ".." {
-        return Err(IdError::RelativeSegment(path.to_string()));
+        return Err(IdError::RelativeSegment(path()));
     }
     if seg.chars().any(|c| c.is_control()) {
-        return Err(IdError::ControlCharacter(path.to_string()));
+        return Err(IdError::ControlCharacter(path()));
     }
     let reserved = matches!(
         seg,
@@ -304,7 +357,7 @@ fn validate_segment(path: &str, seg: &str, is_last: bool) -> Result<(), IdError>
             && !(is_last && (seg == DESCRIPTION_SUFFIX || seg == ACL_SUFFIX)));
     if reserved {
         return Err(IdError::Reserved {
-            path: path.to_string(),
+            path: path(),
             segment: seg.to_string(),
         });
     }
@@ -411,6 +464,18 @@ mod tests {
         assert_eq!(id.encoded_path(), "a/b%20c/ü%25");
         assert_eq!(id.iri(), "info:fedora/a/b%20c/ü%25");
         assert_eq!(FedoraId::root().iri(), "info:fedora");
+        // Paths with nothing to escape are copied whole; each character IRIs refuse is
+        // escaped, and the IRI reads back as the same id.
+        let plain = FedoraId::from_path("a/b-c_d.e~f:g@h!$&'()*+,;=").unwrap();
+        assert_eq!(plain.encoded_path(), plain.path());
+        let odd = FedoraId::from_path("x\"<>\\^`{|}#?[]é").unwrap();
+        assert_eq!(
+            odd.encoded_path(),
+            "x%22%3C%3E%5C%5E%60%7B%7C%7D%23%3F%5B%5Dé"
+        );
+        assert_eq!(FedoraId::from_iri(&odd.iri()).as_ref(), Some(&odd));
+        let spaced = FedoraId::from_path("ü b/[c]").unwrap();
+        assert_eq!(FedoraId::from_iri(&spaced.iri()), Some(spaced));
     }
 
     #[test]
