@@ -461,12 +461,15 @@ async fn dispatch(State(state): State<AppState>, req: Request) -> Response {
         idle: state.config.limits.body_idle_timeout,
     };
     let tag = metrics::Tag::default();
+    // The request's future is boxed here, once: the futures around it (and axum's box of
+    // them) then hold a pointer, not its kilobytes of state, each copied on its way in.
     let Some(observer) = metrics::recording(&state).cloned() else {
-        return drain::draining_refused_body(req, limits, |req| route(state, req, &tag)).await;
+        return drain::draining_refused_body(req, limits, |req| Box::pin(route(state, req, &tag)))
+            .await;
     };
     let method = req.method().clone();
     let answer = drain::draining_refused_body(req, limits, |req| {
-        route(state, metrics::count_upload(&observer, req), &tag)
+        Box::pin(route(state, metrics::count_upload(&observer, req), &tag))
     });
     metrics::recorded(&observer, method, &tag, answer).await
 }
@@ -604,6 +607,10 @@ fn software_agent(headers: &http::HeaderMap) -> Option<Arc<str>> {
 }
 
 /// Carries out one operation.
+///
+/// Each handler's future is boxed: the largest (a write's) hold over 10 KiB of state, and
+/// unboxed they would make every future around this one as large, copied several times
+/// per request on its way into the connection's task.
 async fn run(
     mut ctx: crate::context::Ctx,
     op: Operation,
@@ -611,51 +618,51 @@ async fn run(
 ) -> Result<Response, ApiError> {
     match op {
         Operation::Read { id, head } => match versions::accept_datetime(req.headers()) {
-            Ok(Some(datetime)) => versions::timegate(&ctx, id, datetime).await,
-            Ok(None) => handlers::read(&ctx, id, head, req).await,
+            Ok(Some(datetime)) => Box::pin(versions::timegate(&ctx, id, datetime)).await,
+            Ok(None) => Box::pin(handlers::read(&ctx, id, head, req)).await,
             Err(e) => Err(e),
         },
-        Operation::TimeMap { id, head } => versions::timemap(&ctx, id, head, req).await,
-        Operation::TimeMapOptions(id) => versions::timemap_options(&ctx, id).await,
-        Operation::CreateVersion(id) => versions::create(&ctx, id, req.headers()).await,
+        Operation::TimeMap { id, head } => Box::pin(versions::timemap(&ctx, id, head, req)).await,
+        Operation::TimeMapOptions(id) => Box::pin(versions::timemap_options(&ctx, id)).await,
+        Operation::CreateVersion(id) => Box::pin(versions::create(&ctx, id, req.headers())).await,
         Operation::Memento { id, datetime, head } => {
             ctx.memento = Some(datetime);
-            handlers::read(&ctx, id, head, req).await
+            Box::pin(handlers::read(&ctx, id, head, req)).await
         }
         Operation::MementoOptions { id, datetime } => {
             ctx.memento = Some(datetime);
-            handlers::options(&ctx, id).await
+            Box::pin(handlers::options(&ctx, id)).await
         }
-        Operation::BeginTx => transactions::begin(&ctx).await,
-        Operation::Events { head } => events::read(&ctx, head, req).await,
+        Operation::BeginTx => Box::pin(transactions::begin(&ctx)).await,
+        Operation::Events { head } => Box::pin(events::read(&ctx, head, req)).await,
         Operation::EventsOptions => Ok(events::options()),
-        Operation::Search { head } => search::search(&ctx, head, req).await,
+        Operation::Search { head } => Box::pin(search::search(&ctx, head, req)).await,
         Operation::SearchOptions => Ok(search::options()),
-        Operation::SearchStatus => search::status(&ctx, req).await,
+        Operation::SearchStatus => Box::pin(search::status(&ctx, req)).await,
         Operation::SearchReindex => search::reindex(&ctx),
-        Operation::GSearch => search::gsearch(&ctx, req).await,
+        Operation::GSearch => Box::pin(search::gsearch(&ctx, req)).await,
         Operation::AuditStatus => audit::status(&ctx),
         Operation::AuditRun => audit::run(&ctx),
         Operation::AuditReports => audit::reports(&ctx, req.uri().query()),
         Operation::AuditReport(id) => audit::report(&ctx, &id),
-        Operation::ImportFedora3 => import::fedora3(&ctx, req).await,
-        Operation::Fedora3(r) => fedora3::handle(&ctx, r, req).await,
-        Operation::TxStatus(id) => transactions::status(&ctx, &id).await,
-        Operation::TxRefresh(id) => transactions::refresh(&ctx, &id).await,
-        Operation::TxCommit(id) => transactions::commit(&ctx, &id).await,
-        Operation::TxRollback(id) => transactions::rollback(&ctx, &id).await,
-        Operation::Options(id) => handlers::options(&ctx, id).await,
-        Operation::Create(id) => handlers::create(&ctx, id, req).await,
-        Operation::Put(id) => handlers::put(&ctx, id, req).await,
-        Operation::Patch(id) => handlers::patch(&ctx, id, req).await,
-        Operation::Delete(id) => handlers::delete(&ctx, id, req).await,
-        Operation::Purge(id) => handlers::purge(&ctx, id).await,
+        Operation::ImportFedora3 => Box::pin(import::fedora3(&ctx, req)).await,
+        Operation::Fedora3(r) => Box::pin(fedora3::handle(&ctx, r, req)).await,
+        Operation::TxStatus(id) => Box::pin(transactions::status(&ctx, &id)).await,
+        Operation::TxRefresh(id) => Box::pin(transactions::refresh(&ctx, &id)).await,
+        Operation::TxCommit(id) => Box::pin(transactions::commit(&ctx, &id)).await,
+        Operation::TxRollback(id) => Box::pin(transactions::rollback(&ctx, &id)).await,
+        Operation::Options(id) => Box::pin(handlers::options(&ctx, id)).await,
+        Operation::Create(id) => Box::pin(handlers::create(&ctx, id, req)).await,
+        Operation::Put(id) => Box::pin(handlers::put(&ctx, id, req)).await,
+        Operation::Patch(id) => Box::pin(handlers::patch(&ctx, id, req)).await,
+        Operation::Delete(id) => Box::pin(handlers::delete(&ctx, id, req)).await,
+        Operation::Purge(id) => Box::pin(handlers::purge(&ctx, id)).await,
         Operation::Tombstone => Err(ApiError::method_not_allowed("DELETE")),
-        Operation::Acl(id, method) => acl::handle(&ctx, id, method, req).await,
-        Operation::Fixity(id) => fixity::get(&ctx, id, req).await,
+        Operation::Acl(id, method) => Box::pin(acl::handle(&ctx, id, method, req)).await,
+        Operation::Fixity(id) => Box::pin(fixity::get(&ctx, id, req)).await,
         Operation::MementoFixity { id, datetime } => {
             ctx.memento = Some(datetime);
-            fixity::get(&ctx, id, req).await
+            Box::pin(fixity::get(&ctx, id, req)).await
         }
         Operation::FixityOptions => Ok(fixity::options()),
         Operation::NotSupported(what) => Err(ApiError::constraint(
