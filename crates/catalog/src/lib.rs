@@ -14,6 +14,8 @@ mod postgres;
 mod sqlite;
 mod transactions;
 
+use std::sync::Arc;
+
 use arca_model::{FedoraId, InteractionModel, ResourceHeaders};
 use async_trait::async_trait;
 
@@ -418,7 +420,7 @@ pub trait Catalog: TransactionStore + Coordination {
     /// One resource, live or tombstone, with what a read of it needs beside it
     /// ([`ReadRecord`]), in one round where the implementation can. The default reads the
     /// record and a binary's description apart and knows nothing of children or membership.
-    async fn get_for_read(&self, id: &FedoraId) -> Result<Option<ReadRecord>> {
+    async fn get_for_read(&self, id: &FedoraId) -> Result<Option<Arc<ReadRecord>>> {
         let Some(record) = self.get(id).await? else {
             return Ok(None);
         };
@@ -430,12 +432,12 @@ pub trait Catalog: TransactionStore + Coordination {
         } else {
             None
         };
-        Ok(Some(ReadRecord {
+        Ok(Some(Arc::new(ReadRecord {
             record,
             description_rdf,
             may_have_children: true,
             may_have_membership: true,
-        }))
+        })))
     }
     /// Live children of `parent` in id order, after `after` (exclusive), at most `limit`.
     async fn children(

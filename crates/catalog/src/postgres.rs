@@ -1565,7 +1565,7 @@ impl Catalog for PostgresCatalog {
         row.as_ref().map(record_from_row).transpose()
     }
 
-    async fn get_for_read(&self, id: &FedoraId) -> Result<Option<ReadRecord>> {
+    async fn get_for_read(&self, id: &FedoraId) -> Result<Option<Arc<ReadRecord>>> {
         // A description lists the membership of its binary.
         let row = sqlx::query(&format!(
             "SELECT {COLUMNS},
@@ -1583,12 +1583,12 @@ impl Catalog for PostgresCatalog {
         let record = record_from_row(&row)?;
         let binary = record.headers.model() == Some(arca_model::InteractionModel::NonRdfSource);
         let description_rdf: Option<Vec<u8>> = row.try_get(7)?;
-        Ok(Some(ReadRecord {
+        Ok(Some(Arc::new(ReadRecord {
             record,
             description_rdf: description_rdf.filter(|_| binary),
             may_have_children: row.try_get::<bool, _>(8)?,
             may_have_membership: row.try_get::<bool, _>(9)?,
-        }))
+        })))
     }
 
     async fn children(

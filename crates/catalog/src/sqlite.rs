@@ -986,12 +986,12 @@ impl Catalog for SqliteCatalog {
     /// One statement: the record, a binary's description's triples, and whether a live
     /// child or a membership triple about the resource exists (each one index probe); the
     /// answer kept until the next write ([`ReadCache`]).
-    async fn get_for_read(&self, id: &FedoraId) -> Result<Option<ReadRecord>> {
+    async fn get_for_read(&self, id: &FedoraId) -> Result<Option<Arc<ReadRecord>>> {
         let generation = self.writer.generation();
         if let Some(answer) = self.reads.get(id.as_str(), generation) {
             return Ok(answer);
         }
-        let answer = self.read_record(id)?;
+        let answer = self.read_record(id)?.map(Arc::new);
         self.reads.put(id.as_str(), generation, &answer);
         Ok(answer)
     }

@@ -13,7 +13,7 @@ use oxrdf::{Literal, NamedNode, Triple};
 use crate::context::Ctx;
 use crate::error::ApiError;
 use crate::handlers::model_of;
-use crate::response::{add_link, response, set};
+use crate::response::{add_type_link, response, set};
 
 /// Methods `fcr:fixity` answers, as Fedora 6 lists them.
 pub(crate) const ALLOW: &str = "OPTIONS, GET";
@@ -57,11 +57,8 @@ pub(crate) async fn get(ctx: &Ctx, id: FedoraId, req: Request) -> Result<Respons
         .map_err(|e| ctx.err(Error::Rdf(e)))?;
     let mut out = response(StatusCode::OK, Body::from(body));
     let h = out.headers_mut();
-    add_link(h, "<http://www.w3.org/ns/ldp#Resource>;rel=\"type\"".into());
-    add_link(
-        h,
-        "<http://www.w3.org/ns/ldp#RDFSource>;rel=\"type\"".into(),
-    );
+    add_type_link(h, "", "http://www.w3.org/ns/ldp#Resource");
+    add_type_link(h, "", "http://www.w3.org/ns/ldp#RDFSource");
     set(
         h,
         header::CONTENT_TYPE,

@@ -454,6 +454,20 @@ pub enum Condition {
 /// For writes (`is_read` false), an `X-If-State-Token` that differs from the resource's
 /// [`state_token`] fails too.
 pub fn evaluate(headers: &HeaderMap, record: Option<&ResourceRecord>, is_read: bool) -> Condition {
+    use http::header::{IF_MATCH, IF_MODIFIED_SINCE, IF_NONE_MATCH, IF_UNMODIFIED_SINCE};
+    // Most requests are unconditional: no validator to compute.
+    let conditional = [
+        IF_MATCH,
+        IF_NONE_MATCH,
+        IF_MODIFIED_SINCE,
+        IF_UNMODIFIED_SINCE,
+    ]
+    .iter()
+    .any(|name| headers.contains_key(name))
+        || (!is_read && headers.contains_key(IF_STATE_TOKEN));
+    if !conditional {
+        return Condition::Proceed;
+    }
     let get = |name: http::header::HeaderName| headers.get(name).and_then(|v| v.to_str().ok());
     let token = record.map(state_token);
     if let (false, Some(expected)) = (is_read, headers.get(IF_STATE_TOKEN)) {

@@ -97,7 +97,7 @@ pub(crate) async fn begin(ctx: &Ctx) -> Result<Response, ApiError> {
     let h = out.headers_mut();
     set(h, header::LOCATION, &url);
     set(h, header::EXPIRES, &http_date(expires));
-    add_link(h, format!("<{url}>; rel=\"{COMMIT_ENDPOINT}\""));
+    add_link(h, &url, &format!("; rel=\"{COMMIT_ENDPOINT}\""));
     Ok(out)
 }
 

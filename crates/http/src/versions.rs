@@ -65,7 +65,12 @@ fn http_date(datetime: i64) -> String {
 
 /// The URL of a resource's TimeMap.
 pub(crate) fn timemap_url(ctx: &Ctx, id: &FedoraId) -> String {
-    format!("{}/fcr:versions", ctx.url(id).trim_end_matches('/'))
+    timemap_of(&ctx.url(id))
+}
+
+/// The URL of the TimeMap of the resource at `url`.
+fn timemap_of(url: &str) -> String {
+    format!("{}/fcr:versions", url.trim_end_matches('/'))
 }
 
 /// The URL of a memento.
@@ -77,9 +82,9 @@ pub(crate) fn memento_url(ctx: &Ctx, id: &FedoraId, datetime: i64) -> String {
 /// TimeMap and its mementos alike).
 pub(crate) fn add_memento_links(ctx: &Ctx, id: &FedoraId, h: &mut HeaderMap) {
     let url = ctx.url(id);
-    add_link(h, format!("<{url}>; rel=\"timegate\""));
-    add_link(h, format!("<{url}>; rel=\"original\""));
-    add_link(h, format!("<{}>; rel=\"timemap\"", timemap_url(ctx, id)));
+    add_link(h, &url, "; rel=\"timegate\"");
+    add_link(h, &url, "; rel=\"original\"");
+    add_link(h, &timemap_of(&url), "; rel=\"timemap\"");
 }
 
 /// The `Accept-Datetime` of a request: `None` when absent, 400 when it is not an HTTP date
@@ -152,10 +157,8 @@ fn timemap_headers(ctx: &Ctx, id: &FedoraId, h: &mut HeaderMap) {
     // can reach; access to a TimeMap is its resource's).
     add_link(
         h,
-        format!(
-            "<{}/fcr:versions/fcr:acl>; rel=\"acl\"",
-            ctx.url(id).trim_end_matches('/')
-        ),
+        &format!("{}/fcr:acl", timemap_url(ctx, id)),
+        "; rel=\"acl\"",
     );
     for t in [
         format!("{}Resource", vocab::LDP_NS),
@@ -163,7 +166,7 @@ fn timemap_headers(ctx: &Ctx, id: &FedoraId, h: &mut HeaderMap) {
         format!("{}RDFSource", vocab::LDP_NS),
         format!("{}TimeMap", vocab::MEMENTO_NS),
     ] {
-        add_link(h, format!("<{t}>; rel=\"type\""));
+        add_link(h, &t, "; rel=\"type\"");
     }
     set(h, header::ALLOW, TIMEMAP_ALLOW);
     set(
@@ -333,7 +336,11 @@ pub(crate) async fn create(ctx: &Ctx, id: FedoraId, h: &HeaderMap) -> Result<Res
     let mut out = crate::response::response(StatusCode::CREATED, Body::from(url.clone()));
     let h = out.headers_mut();
     add_memento_links(ctx, &id, h);
-    add_link(h, format!("<{}Memento>; rel=\"type\"", vocab::MEMENTO_NS));
+    add_link(
+        h,
+        &format!("{}Memento", vocab::MEMENTO_NS),
+        "; rel=\"type\"",
+    );
     set(
         h,
         header::HeaderName::from_static("memento-datetime"),

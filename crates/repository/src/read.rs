@@ -1,6 +1,8 @@
 //! Reads of resources, all from the catalog: records, children, types and triples.
 
-use arca_catalog::ResourceRecord;
+use std::sync::Arc;
+
+use arca_catalog::{ReadRecord, ResourceRecord};
 use arca_model::{FedoraId, InteractionModel};
 use oxrdf::Triple;
 
@@ -25,11 +27,15 @@ impl Repository {
             // The transaction's own rows overlay the catalog's: read them as any read does.
             let record = self.get(id).await?;
             let stated_types = self.stated_types(&record).await?;
-            return Ok(ReadView {
+            let read = ReadRecord {
                 record,
-                stated_types,
+                description_rdf: None,
                 may_have_children: true,
                 may_have_membership: true,
+            };
+            return Ok(ReadView {
+                read: Arc::new(read),
+                stated_types,
             });
         }
         let read = match self.catalog.get_for_read(id).await? {
@@ -44,12 +50,7 @@ impl Repository {
             },
             _ => own_types(&read.record)?,
         };
-        Ok(ReadView {
-            record: read.record,
-            stated_types,
-            may_have_children: read.may_have_children,
-            may_have_membership: read.may_have_membership,
-        })
+        Ok(ReadView { read, stated_types })
     }
 
     /// A resource, live or tombstone.
@@ -118,15 +119,19 @@ impl Repository {
 /// What a read of a resource's current state needs ([`Repository::get_for_read`]).
 #[derive(Debug, Clone)]
 pub struct ReadView {
-    /// The resource.
-    pub record: ResourceRecord,
+    /// The resource and whether its listing can find anything
+    /// ([`ReadRecord::may_have_children`], [`ReadRecord::may_have_membership`]), as the
+    /// catalog shares it (a description's triples are read into `stated_types`).
+    pub read: Arc<ReadRecord>,
     /// The `rdf:type`s its triples state ([`Repository::stated_types`]).
     pub stated_types: Vec<String>,
-    /// `false` only when it is known to have no live children: no children page to read.
-    pub may_have_children: bool,
-    /// `false` only when it is known to be no membership resource of anything: no
-    /// membership triples to read.
-    pub may_have_membership: bool,
+}
+
+impl ReadView {
+    /// The resource.
+    pub fn record(&self) -> &ResourceRecord {
+        &self.read.record
+    }
 }
 
 /// The classes an RDF source's (or a description's) own triples state of the resource they

@@ -15,6 +15,7 @@
 
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
 
 use parking_lot::{Mutex, MutexGuard};
 use rusqlite::Connection;
@@ -96,7 +97,7 @@ impl Drop for HeldWriter<'_> {
 }
 
 /// Answers of [`Catalog::get_for_read`](crate::Catalog::get_for_read) read at one generation
-/// of the writer lock.
+/// of the writer lock, shared with the reads they answer (not copied).
 #[derive(Default)]
 pub(crate) struct ReadCache {
     inner: Mutex<Entries>,
@@ -106,13 +107,13 @@ pub(crate) struct ReadCache {
 struct Entries {
     /// The generation every entry was read at.
     generation: u64,
-    by_id: HashMap<String, Option<ReadRecord>>,
+    by_id: HashMap<String, Option<Arc<ReadRecord>>>,
     bytes: usize,
 }
 
 impl ReadCache {
     /// The answer for `id` read at `generation`, if that is the generation now and even.
-    pub(crate) fn get(&self, id: &str, generation: u64) -> Option<Option<ReadRecord>> {
+    pub(crate) fn get(&self, id: &str, generation: u64) -> Option<Option<Arc<ReadRecord>>> {
         if generation % 2 == 1 {
             return None;
         }
@@ -125,11 +126,11 @@ impl ReadCache {
 
     /// Keeps `answer` for `id`, read from SQLite after the writer lock was seen at
     /// `generation` (entries of an earlier generation go; an odd one keeps nothing).
-    pub(crate) fn put(&self, id: &str, generation: u64, answer: &Option<ReadRecord>) {
+    pub(crate) fn put(&self, id: &str, generation: u64, answer: &Option<Arc<ReadRecord>>) {
         if generation % 2 == 1 {
             return;
         }
-        let size = id.len() + answer.as_ref().map_or(0, approximate_size);
+        let size = id.len() + answer.as_deref().map_or(0, approximate_size);
         if size > MAX_BYTES / 8 {
             return;
         }

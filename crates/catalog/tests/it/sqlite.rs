@@ -274,7 +274,7 @@ async fn a_read_record_knows_when_there_is_nothing_to_list() {
     let dir = tempfile::tempdir().unwrap();
     let cat = SqliteCatalog::open(&dir.path().join("catalog.db")).unwrap();
     let id = |p: &str| FedoraId::from_path(p).unwrap();
-    let flags = |r: Option<arca_catalog::ReadRecord>| {
+    let flags = |r: Option<std::sync::Arc<arca_catalog::ReadRecord>>| {
         let r = r.unwrap();
         (r.may_have_children, r.may_have_membership)
     };

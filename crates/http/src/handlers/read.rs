@@ -20,48 +20,51 @@ use crate::context::Ctx;
 use crate::error::ApiError;
 use crate::headers::{self, RangeRequest};
 use crate::listing;
-use crate::response::header_value;
-use crate::response::{add_link, range_not_satisfiable, rdf_output_content_type, response, set};
+use crate::response::{
+    add_link, header_value, owned_header_value, range_not_satisfiable, rdf_output_content_type,
+    response, set, set_static,
+};
 use http::HeaderValue;
 
 pub(crate) async fn read(ctx: &Ctx, id: FedoraId, head: bool, req: Request) -> HandlerResult {
     // The current state: the record, its stated types and what its listing can skip, in
     // one catalog round; a memento's from its version.
+    let (view, memento_record);
     let (record, types, listable) = match ctx.memento {
         None => {
-            let view = ctx.repo.get_for_read(&id).await.map_err(|e| ctx.err(e))?;
+            view = ctx.repo.get_for_read(&id).await.map_err(|e| ctx.err(e))?;
             let listable = listing::Listable {
-                children: view.may_have_children,
-                membership: view.may_have_membership,
+                children: view.read.may_have_children,
+                membership: view.read.may_have_membership,
             };
-            (view.record, view.stated_types, listable)
+            (view.record(), view.stated_types.as_slice(), listable)
         }
         Some(_) => {
-            let record = ctx.record(&id).await.map_err(|e| ctx.err(e))?;
-            (record, Vec::new(), listing::Listable::ALL)
+            memento_record = ctx.record(&id).await.map_err(|e| ctx.err(e))?;
+            (&memento_record, &[][..], listing::Listable::ALL)
         }
     };
     let h = req.headers();
-    if let Some(r) = check_condition(ctx, h, &record, true)? {
+    if let Some(r) = check_condition(ctx, h, record, true)? {
         return Ok(r);
     }
-    let mut out = if model_of(&record).is_binary() {
-        read_binary(ctx, &record, head, h).await
+    let mut out = if model_of(record).is_binary() {
+        read_binary(ctx, record, head, h).await
     } else if crate::html::wanted(h) && crate::html::format_override(req.uri().query()).is_none() {
         // A browser: the resource's page (a binary's is its description's).
-        return crate::html::resource::page(ctx, &record, head, req.uri().query()).await;
+        return crate::html::resource::page(ctx, record, head, req.uri().query()).await;
     } else {
-        read_rdf(ctx, &record, listable, head, req).await
+        read_rdf(ctx, record, listable, head, req).await
     }?;
     crate::external::advertise(ctx, out.headers_mut());
     if ctx.memento.is_none() && !id.is_acl() {
         // As Fedora 6: the classes a resource's triples state are named with its model's
         // (a binary's are its description's).
         for t in types {
-            let t = ctx.mapper().to_external(&t);
-            add_link(out.headers_mut(), format!("<{t}>;rel=\"type\""));
+            let t = ctx.mapper().to_external(t);
+            add_link(out.headers_mut(), &t, ";rel=\"type\"");
         }
-        link_linked_acl(ctx, &record, out.headers_mut()).await?;
+        link_linked_acl(ctx, record, out.headers_mut()).await?;
     }
     Ok(out)
 }
@@ -92,7 +95,7 @@ pub(super) async fn link_linked_acl(
     for v in links {
         h.append(header::LINK, v);
     }
-    add_link(h, format!("<{}>;rel=\"acl\"", ctx.url(&source)));
+    add_link(h, &ctx.url(&source), ";rel=\"acl\"");
     Ok(())
 }
 
@@ -247,13 +250,12 @@ pub(super) fn binary_response(ctx: &Ctx, record: &ResourceRecord) -> Response {
             .as_deref()
             .unwrap_or("application/octet-stream"),
     );
-    set(oh, header::ACCEPT_RANGES, "bytes");
-    set(
-        oh,
+    set_static(oh, header::ACCEPT_RANGES, "bytes");
+    oh.insert(
         header::CONTENT_DISPOSITION,
-        &content_disposition(record),
+        owned_header_value(content_disposition(record)),
     );
-    set(oh, header::VARY, BINARY_VARY);
+    set_static(oh, header::VARY, BINARY_VARY);
     out
 }
 
@@ -407,7 +409,8 @@ pub(super) async fn read_rdf(
             percent_encoding::utf8_percent_encode(&after, percent_encoding::NON_ALPHANUMERIC);
         add_link(
             out.headers_mut(),
-            format!("<{url}?limit={limit}&after={cursor}>;rel=\"next\""),
+            &format!("{url}?limit={limit}&after={cursor}"),
+            ";rel=\"next\"",
         );
     }
     if embed {

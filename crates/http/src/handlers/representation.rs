@@ -11,7 +11,7 @@ use http::{header, HeaderMap, StatusCode};
 use super::{ACCEPT_PATCH, ACCEPT_POST};
 use crate::context::Ctx;
 use crate::headers;
-use crate::response::{add_link, response, set};
+use crate::response::{add_link, add_type_link, owned_header_value, response, set, set_static};
 
 /// The interaction model of `record` (a basic container when its headers name none).
 pub(crate) fn model_of(record: &ResourceRecord) -> InteractionModel {
@@ -102,60 +102,61 @@ pub(super) fn fedora_link_types(
 pub(crate) fn resource_headers(ctx: &Ctx, record: &ResourceRecord, h: &mut HeaderMap) {
     let model = model_of(record);
     for t in model.rdf_types() {
-        add_link(h, format!("<{t}>;rel=\"type\""));
+        add_type_link(h, "", t);
     }
     for t in fedora_link_types(record, model) {
-        add_link(h, format!("<{}{t}>;rel=\"type\"", vocab::FEDORA_NS));
+        add_type_link(h, vocab::FEDORA_NS, t);
     }
     crate::versions::add_memento_links(ctx, &record.id, h);
-    let memento_types: &[&str] = match ctx.memento {
+    let memento_types: &[&'static str] = match ctx.memento {
         Some(_) => &["Memento"],
         None => &["OriginalResource", "TimeGate"],
     };
     for t in memento_types {
-        add_link(h, format!("<{}{t}>;rel=\"type\"", vocab::MEMENTO_NS));
+        add_type_link(h, vocab::MEMENTO_NS, t);
     }
     // As Fedora 6: every resource but an ACL and a memento names its ACL (5.3), existing
     // or not; a description names its binary's.
     if !record.id.is_acl() && ctx.memento.is_none() {
-        add_link(
-            h,
-            format!("<{}>;rel=\"acl\"", ctx.url(&record.id.base().acl())),
-        );
+        add_link(h, &ctx.url(&record.id.base().acl()), ";rel=\"acl\"");
     }
     // As Fedora: the root names the transaction endpoint.
     if record.id.is_root() && ctx.memento.is_none() {
         add_link(
             h,
-            format!(
-                "<{}/fcr:tx/>;rel=\"http://fedora.info/definitions/v4/transaction#endpoint\"",
-                ctx.base_url
-            ),
+            &format!("{}/fcr:tx/", ctx.base_url),
+            ";rel=\"http://fedora.info/definitions/v4/transaction#endpoint\"",
         );
     }
     if let Some(ag) = record.headers.archival_group_id.as_deref() {
         if let Ok(ag) = FedoraId::from_internal(ag) {
-            add_link(h, format!("<{}>;rel=\"archival-group\"", ctx.url(&ag)));
+            add_link(h, &ctx.url(&ag), ";rel=\"archival-group\"");
         }
     }
     let token = headers::state_token(record);
-    set(h, header::ETAG, &headers::etag_with(record, &token));
-    set(h, header::HeaderName::from_static("x-state-token"), &token);
+    h.insert(
+        header::ETAG,
+        owned_header_value(headers::etag_with(record, &token)),
+    );
+    h.insert(
+        header::HeaderName::from_static("x-state-token"),
+        owned_header_value(token),
+    );
     set(
         h,
         header::LAST_MODIFIED,
         &httpdate::fmt_http_date(headers::last_modified(record)),
     );
-    set(h, header::ALLOW, allow_for(record));
+    set_static(h, header::ALLOW, allow_for(record));
     if model.is_container() {
-        set(
+        set_static(
             h,
             header::HeaderName::from_static("accept-post"),
             ACCEPT_POST,
         );
     }
     if model.is_rdf_source() {
-        set(
+        set_static(
             h,
             header::HeaderName::from_static("accept-patch"),
             ACCEPT_PATCH,
@@ -164,15 +165,12 @@ pub(crate) fn resource_headers(ctx: &Ctx, record: &ResourceRecord, h: &mut Heade
     match model {
         InteractionModel::NonRdfSource => add_link(
             h,
-            format!(
-                "<{}>;rel=\"describedby\"",
-                ctx.url(&record.id.description())
-            ),
+            &ctx.url(&record.id.description()),
+            ";rel=\"describedby\"",
         ),
-        InteractionModel::NonRdfSourceDescription => add_link(
-            h,
-            format!("<{}>;rel=\"describes\"", ctx.url(&record.id.base())),
-        ),
+        InteractionModel::NonRdfSourceDescription => {
+            add_link(h, &ctx.url(&record.id.base()), ";rel=\"describes\"")
+        }
         _ => {}
     }
     if let Some(datetime) = ctx.memento {
