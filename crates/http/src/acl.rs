@@ -167,7 +167,7 @@ fn default_root_acl(ctx: &Ctx, head: bool, req: &Request) -> Result<Response, Ap
     let mut out = crate::response::response(StatusCode::OK, Body::empty());
     let h = out.headers_mut();
     for t in InteractionModel::Acl.rdf_types() {
-        crate::response::add_link(h, t, ";rel=\"type\"");
+        crate::response::add_type_link(h, "", t);
     }
     crate::response::set(
         h,
