@@ -148,6 +148,50 @@ pub struct ReadRecord {
     /// `false` only when the catalog knows no membership triple names the resource (a
     /// description: its binary) as subject (it is no membership resource of anything).
     pub may_have_membership: bool,
+    /// What a reader built from this record once, kept with it while the catalog's read
+    /// cache shares it (and dropped with it when the resource changes).
+    pub derived: Derived,
+}
+
+/// A slot for one value a reader derives from a shared [`ReadRecord`] (the HTTP layer keeps
+/// a read's headers there), so that every read of the same cached record reuses it.
+///
+/// The value's type is the reader's: the catalog neither knows nor looks at it. A copy of
+/// the record starts empty, and records compare equal whatever their slots hold.
+#[derive(Default)]
+pub struct Derived(std::sync::OnceLock<Box<dyn std::any::Any + Send + Sync>>);
+
+impl Derived {
+    /// The value in the slot, made by `make` if the slot is empty; `None` when the slot
+    /// holds a value of another type.
+    pub fn get_or_init<T: std::any::Any + Send + Sync>(
+        &self,
+        make: impl FnOnce() -> T,
+    ) -> Option<&T> {
+        self.0.get_or_init(|| Box::new(make())).downcast_ref()
+    }
+}
+
+impl Clone for Derived {
+    fn clone(&self) -> Self {
+        Self::default()
+    }
+}
+
+impl PartialEq for Derived {
+    fn eq(&self, _: &Self) -> bool {
+        true
+    }
+}
+
+impl std::fmt::Debug for Derived {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(if self.0.get().is_some() {
+            "Derived(set)"
+        } else {
+            "Derived(empty)"
+        })
+    }
 }
 
 /// The kind of a change-log entry.
@@ -437,6 +481,7 @@ pub trait Catalog: TransactionStore + Coordination {
             description_rdf,
             may_have_children: true,
             may_have_membership: true,
+            derived: Derived::default(),
         })))
     }
     /// Live children of `parent` in id order, after `after` (exclusive), at most `limit`.

@@ -1588,6 +1588,7 @@ impl Catalog for PostgresCatalog {
             description_rdf: description_rdf.filter(|_| binary),
             may_have_children: row.try_get::<bool, _>(8)?,
             may_have_membership: row.try_get::<bool, _>(9)?,
+            derived: Default::default(),
         })))
     }
 

@@ -582,6 +582,7 @@ impl SqliteCatalog {
                             description_rdf: description_rdf.filter(|_| binary),
                             may_have_children: children,
                             may_have_membership: membership,
+                            derived: Default::default(),
                         }
                     }))
                 })

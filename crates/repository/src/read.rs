@@ -32,6 +32,7 @@ impl Repository {
                 description_rdf: None,
                 may_have_children: true,
                 may_have_membership: true,
+                derived: Default::default(),
             };
             return Ok(ReadView {
                 read: Arc::new(read),

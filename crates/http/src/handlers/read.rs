@@ -1,7 +1,7 @@
 //! Reads: GET, HEAD and OPTIONS of RDF sources and binaries (ranges, digests, external
 //! content), with the server-managed triples and `Prefer` rules Fedora applies.
 
-use arca_catalog::ResourceRecord;
+use arca_catalog::{ReadRecord, ResourceRecord};
 use arca_model::{DigestAlgorithm, FedoraId, InteractionModel};
 use arca_rdf::{vocab, Prefer, RdfOutput, ReturnPref};
 use arca_repository::{Error, StoredContent};
@@ -30,31 +30,46 @@ pub(crate) async fn read(ctx: &Ctx, id: FedoraId, head: bool, req: Request) -> H
     // The current state: the record, its stated types and what its listing can skip, in
     // one catalog round; a memento's from its version.
     let (view, memento_record);
-    let (record, types, listable) = match ctx.memento {
+    let (record, types, listable, current) = match ctx.memento {
         None => {
             view = ctx.repo.get_for_read(&id).await.map_err(|e| ctx.err(e))?;
             let listable = listing::Listable {
                 children: view.read.may_have_children,
                 membership: view.read.may_have_membership,
             };
-            (view.record(), view.stated_types.as_slice(), listable)
+            let current = Some(&*view.read);
+            (
+                view.record(),
+                view.stated_types.as_slice(),
+                listable,
+                current,
+            )
         }
         Some(_) => {
             memento_record = ctx.record(&id).await.map_err(|e| ctx.err(e))?;
-            (&memento_record, &[][..], listing::Listable::ALL)
+            (&memento_record, &[][..], listing::Listable::ALL, None)
         }
     };
     let h = req.headers();
     if let Some(r) = check_condition(ctx, h, record, true)? {
         return Ok(r);
     }
-    let mut out = if model_of(record).is_binary() {
-        read_binary(ctx, record, head, h).await
-    } else if crate::html::wanted(h) && crate::html::format_override(req.uri().query()).is_none() {
+    let binary = model_of(record).is_binary();
+    if !binary
+        && crate::html::wanted(h)
+        && crate::html::format_override(req.uri().query()).is_none()
+    {
         // A browser: the resource's page (a binary's is its description's).
         return crate::html::resource::page(ctx, record, head, req.uri().query()).await;
+    }
+    let headers = match current {
+        Some(current) => current_read_headers(ctx, current),
+        None => read_header_set(ctx, record),
+    };
+    let mut out = if binary {
+        serve_binary(ctx, record, head, h, response_with(headers)).await
     } else {
-        read_rdf(ctx, record, listable, head, req).await
+        read_rdf(ctx, record, listable, head, req, headers).await
     }?;
     crate::external::advertise(ctx, out.headers_mut());
     if ctx.memento.is_none() && !id.is_acl() {
@@ -97,15 +112,6 @@ pub(super) async fn link_linked_acl(
     }
     add_link(h, &ctx.url(&source), ";rel=\"acl\"");
     Ok(())
-}
-
-pub(super) async fn read_binary(
-    ctx: &Ctx,
-    record: &ResourceRecord,
-    head: bool,
-    h: &HeaderMap,
-) -> HandlerResult {
-    serve_binary(ctx, record, head, h, binary_response(ctx, record)).await
 }
 
 /// Answers a read of binary `record` with its bytes (a range of them, or none for HEAD),
@@ -220,29 +226,33 @@ pub(crate) async fn content_body(
 }
 
 /// A 200 answer with the headers every read of `record` carries whatever its content and
-/// the request: the resource headers, and a binary's Content-Type, Accept-Ranges and
-/// Content-Disposition (the TimeGate's redirect repeats them).
+/// the request ([`read_header_set`]) and the external-content advertisement (the
+/// TimeGate's redirect repeats them).
 pub(crate) fn read_headers(ctx: &Ctx, record: &ResourceRecord) -> Response {
-    let mut out = if model_of(record).is_binary() {
-        binary_response(ctx, record)
-    } else {
-        let mut out = response(StatusCode::OK, Body::empty());
-        resource_headers(ctx, record, out.headers_mut());
-        set(out.headers_mut(), header::VARY, RDF_VARY);
-        out
-    };
+    let mut out = response_with(read_header_set(ctx, record));
     crate::external::advertise(ctx, out.headers_mut());
     out
 }
 
-/// A 200 answer about a binary with the headers every read of it carries: resource headers,
-/// Content-Type, Accept-Ranges and Content-Disposition.
-pub(super) fn binary_response(ctx: &Ctx, record: &ResourceRecord) -> Response {
+/// An empty 200 answer with `headers`.
+fn response_with(headers: HeaderMap) -> Response {
     let mut out = response(StatusCode::OK, Body::empty());
-    let oh = out.headers_mut();
-    resource_headers(ctx, record, oh);
+    *out.headers_mut() = headers;
+    out
+}
+
+/// The headers every 200 read of `record` carries whatever the request: the resource
+/// headers, then a binary's Content-Type, Accept-Ranges, Content-Disposition and Vary, or
+/// an RDF source's Vary (its Content-Type follows the request's `Accept`).
+fn read_header_set(ctx: &Ctx, record: &ResourceRecord) -> HeaderMap {
+    let mut h = HeaderMap::new();
+    resource_headers(ctx, record, &mut h);
+    if !model_of(record).is_binary() {
+        set_static(&mut h, header::VARY, RDF_VARY);
+        return h;
+    }
     set(
-        oh,
+        &mut h,
         header::CONTENT_TYPE,
         record
             .headers
@@ -250,13 +260,33 @@ pub(super) fn binary_response(ctx: &Ctx, record: &ResourceRecord) -> Response {
             .as_deref()
             .unwrap_or("application/octet-stream"),
     );
-    set_static(oh, header::ACCEPT_RANGES, "bytes");
-    oh.insert(
+    set_static(&mut h, header::ACCEPT_RANGES, "bytes");
+    h.insert(
         header::CONTENT_DISPOSITION,
         owned_header_value(content_disposition(record)),
     );
-    set_static(oh, header::VARY, BINARY_VARY);
-    out
+    set_static(&mut h, header::VARY, BINARY_VARY);
+    h
+}
+
+/// [`read_header_set`] of a resource's current state as the catalog's read cache shares it:
+/// built at the first read of the cached record and copied for the reads after it, until
+/// the resource changes and the catalog holds a new record. A request under another base
+/// URL than the one they were built for builds its own.
+fn current_read_headers(ctx: &Ctx, current: &ReadRecord) -> HeaderMap {
+    /// The headers, and the base URL their links were built under.
+    struct Built {
+        base_url: String,
+        headers: HeaderMap,
+    }
+    let built = current.derived.get_or_init(|| Built {
+        base_url: ctx.base_url.clone(),
+        headers: read_header_set(ctx, &current.record),
+    });
+    match built {
+        Some(built) if built.base_url == ctx.base_url => built.headers.clone(),
+        _ => read_header_set(ctx, &current.record),
+    }
 }
 
 /// Small files are read at once (inline: they come from the page cache, and a hop to the
@@ -339,6 +369,7 @@ pub(super) async fn read_rdf(
     listable: listing::Listable,
     head: bool,
     req: Request,
+    headers: HeaderMap,
 ) -> HandlerResult {
     let h = req.headers();
     // A page's "raw RDF" links name the format in the query (`?format=text/turtle`).
@@ -355,11 +386,9 @@ pub(super) async fn read_rdf(
     let prefer = Prefer::parse(h.get_all("prefer").iter().filter_map(|v| v.to_str().ok()));
     let query = listing::Paging::from_query(req.uri().query(), prefer.max_member_count)
         .map_err(ApiError::bad_request)?;
-    let mut out = response(StatusCode::OK, Body::empty());
+    let mut out = response_with(headers);
     let oh = out.headers_mut();
-    resource_headers(ctx, record, oh);
     set(oh, header::CONTENT_TYPE, &rdf_output_content_type(output));
-    set(oh, header::VARY, RDF_VARY);
     let container = model_of(record).is_container();
     let embed = container && prefer.wants(vocab::OA_PREFER_CONTAINED_DESCRIPTIONS);
     // As Fedora 6: `return=representation` is applied (and said so) without a Prefer too.

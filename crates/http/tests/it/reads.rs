@@ -127,3 +127,54 @@ async fn a_container_lists_children_and_membership_as_they_come_and_go() {
     assert!(!graph(s.get("mr", &[]).await).has(&mr, LDP_CONTAINS, &s.url("mr/in-tx")));
     s.stop().await;
 }
+
+/// The headers of a read are built once per state of a resource and reused (issue 42):
+/// they follow the `Host` a request names, and every change of the resource at once.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_reads_headers_follow_the_host_and_every_change() {
+    let s = TestServer::start().await;
+    container(&s, "c").await;
+    binary(&s, "c/f", "text/plain", b"one").await;
+    let described_by = |r: &Reply| {
+        assert_eq!(r.status, 200, "{}", r.text());
+        links(r, "describedby")
+    };
+    for host in ["a.example", "b.example", "a.example"] {
+        let r = s.get("c/f", &[("host", host)]).await;
+        assert_eq!(
+            described_by(&r),
+            [format!("http://{host}/rest/c/f/fcr:metadata")]
+        );
+    }
+    let first = s.get("c/f", &[]).await;
+    let again = s.get("c/f", &[]).await;
+    assert_eq!(first.header("etag"), again.header("etag"));
+    assert_eq!(first.header("content-type"), Some("text/plain"));
+
+    let r = put_bytes(
+        &s,
+        "c/f",
+        &[
+            ("content-type", "image/png"),
+            ("content-disposition", "attachment; filename=\"scan.png\""),
+        ],
+        b"two",
+    )
+    .await;
+    assert_eq!(r.status, 204, "{}", r.text());
+    let changed = s.get("c/f", &[]).await;
+    assert_eq!(changed.body.as_ref(), b"two");
+    assert_eq!(changed.header("content-type"), Some("image/png"));
+    let disposition = changed.header("content-disposition").unwrap_or_default();
+    assert!(disposition.contains("scan.png"), "{disposition}");
+    assert!(changed.header("etag").is_some());
+    assert_ne!(changed.header("etag"), first.header("etag"));
+    // The container's answer, once read, follows a child's arrival as well.
+    let turtle = ("accept", "text/turtle");
+    let before = s.get("c", &[turtle]).await;
+    assert!(!before.text().contains("/rest/c/d>"), "{}", before.text());
+    container(&s, "c/d").await;
+    let after = s.get("c", &[turtle]).await;
+    assert!(after.text().contains("/rest/c/d>"), "{}", after.text());
+    s.stop().await;
+}
