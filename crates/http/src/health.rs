@@ -7,15 +7,19 @@
 //! is rebuilt from a large root): liveness 200, readiness 503, every other path 503 with
 //! `Retry-After`, until the full application is [`set`](Starting::set).
 
+use std::convert::Infallible;
 use std::sync::{Arc, OnceLock};
+use std::task::Poll;
 
 use arca_observe::health::{Liveness, Readiness};
 use arca_observe::Observer;
-use axum::extract::Request;
 use axum::http::{header, StatusCode};
 use axum::response::{IntoResponse, Response};
 use axum::routing::get;
 use axum::Router;
+use futures_util::future::{self, Either, Ready};
+
+use crate::App;
 
 /// Liveness.
 pub const LIVE_PATH: &str = "/health/live";
@@ -67,10 +71,11 @@ fn json(status: StatusCode, body: &serde_json::Value) -> Response {
 
 /// The application while the server starts: answers the health routes itself and every
 /// other request with 503, until [`set`](Self::set) hands it the full application, to which
-/// it then forwards every request (connections opened while starting included).
+/// it then forwards every request (connections opened while starting included). It is the
+/// service the server serves.
 #[derive(Clone, Default)]
 pub struct Starting {
-    app: Arc<OnceLock<Router>>,
+    app: Arc<OnceLock<App>>,
 }
 
 impl Starting {
@@ -80,28 +85,32 @@ impl Starting {
     }
 
     /// From now on, requests go to `app`.
-    pub fn set(&self, app: Router) {
+    pub fn set(&self, app: App) {
         let _ = self.app.set(app);
     }
+}
 
-    /// The router to serve: forwards to the application once set.
-    pub fn router(&self) -> Router {
-        let app = self.app.clone();
-        Router::new().fallback(move |request: Request| {
-            let app = app.clone();
-            async move {
-                match app.get() {
-                    Some(app) => {
-                        let mut app = app.clone();
-                        match tower_service::Service::call(&mut app, request).await {
-                            Ok(response) => response,
-                            Err(never) => match never {},
-                        }
-                    }
-                    None => starting(request.uri().path()),
-                }
-            }
-        })
+impl<B> tower_service::Service<http::Request<B>> for Starting
+where
+    B: axum::body::HttpBody<Data = bytes::Bytes> + Send + 'static,
+    B::Error: Into<axum::BoxError>,
+{
+    type Response = Response;
+    type Error = Infallible;
+    type Future = Either<
+        <App as tower_service::Service<http::Request<B>>>::Future,
+        Ready<Result<Response, Infallible>>,
+    >;
+
+    fn poll_ready(&mut self, _: &mut std::task::Context<'_>) -> Poll<Result<(), Infallible>> {
+        Poll::Ready(Ok(()))
+    }
+
+    fn call(&mut self, request: http::Request<B>) -> Self::Future {
+        match self.app.get() {
+            Some(app) => Either::Left(app.clone().call(request)),
+            None => Either::Right(future::ready(Ok(starting(request.uri().path())))),
+        }
     }
 }
 

@@ -5,7 +5,6 @@ use std::future::Future;
 use std::sync::Arc;
 use std::time::Duration;
 
-use axum::Router;
 use hyper::server::conn::http1;
 use hyper_util::rt::{TokioIo, TokioTimer};
 use hyper_util::server::graceful::GracefulShutdown;
@@ -39,14 +38,23 @@ impl Default for ConnectionLimits {
     }
 }
 
-/// Serves `app` on `listener` until `shutdown` resolves, then lets requests in flight finish
-/// for at most `limits.shutdown_grace`.
-pub async fn serve(
+/// Serves `app` (the application, or an axum router) on `listener` until `shutdown`
+/// resolves, then lets requests in flight finish for at most `limits.shutdown_grace`.
+pub async fn serve<S>(
     listener: TcpListener,
-    app: Router,
+    app: S,
     limits: &ConnectionLimits,
     shutdown: impl Future<Output = ()>,
-) {
+) where
+    S: tower_service::Service<
+            hyper::Request<hyper::body::Incoming>,
+            Response = axum::response::Response,
+            Error = std::convert::Infallible,
+        > + Clone
+        + Send
+        + 'static,
+    S::Future: Send + 'static,
+{
     let mut builder = http1::Builder::new();
     builder
         .timer(TokioTimer::new())
@@ -127,7 +135,7 @@ pub(crate) fn while_starting(
     shutdown: impl Future<Output = ()> + Send + 'static,
 ) -> (arca_http::health::Starting, Serving) {
     let starting = arca_http::health::Starting::new();
-    let router = starting.router();
-    let task = tokio::spawn(async move { serve(listener, router, &limits, shutdown).await });
+    let app = starting.clone();
+    let task = tokio::spawn(async move { serve(listener, app, &limits, shutdown).await });
     (starting, Serving(Some(task)))
 }
