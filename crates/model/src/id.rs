@@ -88,6 +88,15 @@ const QUOTED_CHARS: usize = 80;
 /// mapper writes `%`, space, U+0000–U+001F and U+007F–U+00A0 as `%xx` escapes of their UTF-8
 /// bytes and keeps every other character.
 pub fn stored_segment_bytes(segment: &str) -> usize {
+    if segment.is_ascii() {
+        return segment
+            .bytes()
+            .map(|b| match b {
+                b'%' | b' ' | 0..0x20 | 0x7f => 3,
+                _ => 1,
+            })
+            .sum();
+    }
     segment
         .chars()
         .map(|ch| {
@@ -124,7 +133,11 @@ impl FedoraId {
         if trimmed.is_empty() {
             return Ok(Self::root());
         }
-        let chars = ROOT_ID.len() + 1 + trimmed.encode_utf16().count();
+        let utf16_units = match trimmed.is_ascii() {
+            true => trimmed.len(),
+            false => trimmed.encode_utf16().count(),
+        };
+        let chars = ROOT_ID.len() + 1 + utf16_units;
         if chars > MAX_ID_CHARS {
             return Err(IdError::TooLong {
                 id: excerpt(&format!("{ROOT_ID}/{trimmed}"), QUOTED_CHARS),
@@ -344,7 +357,11 @@ fn validate_segment(path: &str, seg: &str, is_last: bool) -> Result<(), IdError>
     if seg == "." || seg == ".." {
         return Err(IdError::RelativeSegment(path()));
     }
-    if seg.chars().any(|c| c.is_control()) {
+    let control = match seg.is_ascii() {
+        true => seg.bytes().any(|b| b < 0x20 || b == 0x7f),
+        false => seg.chars().any(|c| c.is_control()),
+    };
+    if control {
         return Err(IdError::ControlCharacter(path()));
     }
     let reserved = matches!(
@@ -440,6 +457,15 @@ mod tests {
         ));
         // Percent-encoded characters count three times, multi-byte characters by bytes.
         assert_eq!(stored_segment_bytes("a b%é"), 1 + 3 + 1 + 3 + 2);
+        assert_eq!(stored_segment_bytes("a b%\t\x7f"), 1 + 3 + 1 + 3 + 3 + 3);
+        assert_eq!(stored_segment_bytes("\u{85}\u{a0}\u{a1}"), 6 + 6 + 2);
+        // Control characters, ASCII or not, have no place in a path.
+        for path in ["a/b\tc", "a\x7f", "a/\u{85}"] {
+            assert!(matches!(
+                FedoraId::from_path(path),
+                Err(IdError::ControlCharacter(_))
+            ));
+        }
         assert!(FedoraId::from_path(&" ".repeat(81)).is_err());
         assert!(FedoraId::from_path(&"é".repeat(120)).is_ok());
         // The whole id: Fedora's 503 characters, `info:fedora/` included.
