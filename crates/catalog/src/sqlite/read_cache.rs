@@ -153,11 +153,15 @@ impl ReadCache {
     }
 }
 
-/// The bytes an answer holds on the heap, roughly: its RDF, its description's, and a fixed
-/// allowance for the strings of its record and headers.
+/// The bytes an answer holds on the heap, roughly: its RDF, its description's, a fixed
+/// allowance for the strings of its record and headers, and one for what a reader keeps
+/// in its [`derived`](ReadRecord::derived) slot (the HTTP layer: a read's ~20 response
+/// headers, about 3 KiB).
 fn approximate_size(read: &ReadRecord) -> usize {
     const RECORD: usize = 1024;
+    const DERIVED: usize = 3072;
     RECORD
+        + DERIVED
         + read.record.rdf.as_ref().map_or(0, Vec::len)
         + read.description_rdf.as_ref().map_or(0, Vec::len)
 }
