@@ -630,8 +630,14 @@ impl<'a> Views<'a> {
             .headers
             .content_size
             .is_some_and(|n| n <= 64 << 10);
-        match content.local_path() {
-            Some(path) if small => std::fs::read(path).map_err(failed),
+        match small.then(|| content.open_local()).flatten() {
+            Some(opened) => opened
+                .and_then(|mut file| {
+                    let mut bytes = Vec::new();
+                    std::io::Read::read_to_end(&mut file, &mut bytes)?;
+                    Ok(bytes)
+                })
+                .map_err(failed),
             _ => {
                 let reading = content.clone();
                 tokio::task::spawn_blocking(move || {

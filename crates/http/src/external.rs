@@ -301,9 +301,14 @@ pub(crate) async fn read(
         return Ok(out);
     }
     let body = match &target {
-        CheckedUrl::File { path, .. } => handlers::file_body(path, start, count)
-            .await
-            .map_err(|e| bad_gateway(url, e.to_string()))?,
+        CheckedUrl::File { path, .. } => {
+            let opened = std::fs::File::open(path);
+            let body = match opened {
+                Ok(file) => handlers::file_body(file, start, count).await,
+                Err(e) => Err(e),
+            };
+            body.map_err(|e| bad_gateway(url, e.to_string()))?
+        }
         CheckedUrl::Http(_) => {
             let ranged = matches!(range, RangeRequest::Partial { .. });
             let (opened, _) = open(

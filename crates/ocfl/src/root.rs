@@ -428,6 +428,12 @@ impl OcflRoot {
         self.store.local_path(key)
     }
 
+    /// The local file of `key` opened for reading, when the store is on the local
+    /// filesystem (see [`ObjectStorage::open_local`]).
+    pub fn open_local(&self, key: &str) -> Option<std::io::Result<std::fs::File>> {
+        self.store.open_local(key)
+    }
+
     /// The staging directory.
     pub fn staging_path(&self) -> &Path {
         &self.staging

@@ -15,10 +15,11 @@ use crate::{Error, Repository, Result};
 /// Where a binary's stored bytes are.
 #[derive(Debug, Clone)]
 pub enum StoredContent {
-    /// A local file: a local root's content file, or a transaction's staged upload.
+    /// A local file by path: a transaction's staged upload.
     File(PathBuf),
-    /// A file of a remote store, by key.
-    Remote {
+    /// A file of the root, by key: on a local root a file read through the root's
+    /// directory handle, else an object of a remote store (S3).
+    Stored {
         /// The root it is in.
         ocfl: Arc<OcflRoot>,
         /// Its key (relative to the storage root).
@@ -28,34 +29,45 @@ pub enum StoredContent {
 
 impl StoredContent {
     /// The local file, if the bytes are in one.
-    pub fn local_path(&self) -> Option<&Path> {
+    pub fn local_path(&self) -> Option<PathBuf> {
         match self {
-            Self::File(path) => Some(path),
-            Self::Remote { .. } => None,
+            Self::File(path) => Some(path.clone()),
+            Self::Stored { ocfl, key } => ocfl.local_path(key),
+        }
+    }
+
+    /// The local file opened for reading, if the bytes are in one: a root's file through
+    /// the storage seam ([`OcflRoot::open_local`]: relative to the root's directory, its
+    /// access time left alone). Blocks (an `open`).
+    pub fn open_local(&self) -> Option<io::Result<std::fs::File>> {
+        match self {
+            Self::File(path) => Some(std::fs::File::open(path)),
+            Self::Stored { ocfl, key } => ocfl.open_local(key),
         }
     }
 
     /// Opens a reader over the bytes `range` (the end clipped to the size). Blocks: call it
     /// on a blocking thread.
     pub fn open(&self, range: Range<u64>) -> io::Result<ByteReader> {
-        match self {
-            Self::File(path) => {
-                use std::io::{Read, Seek, SeekFrom};
-                let mut file = std::fs::File::open(path)?;
-                if range.start > 0 {
-                    file.seek(SeekFrom::Start(range.start))?;
-                }
-                Ok(Box::new(file.take(range.end.saturating_sub(range.start))))
-            }
-            Self::Remote { ocfl, key } => ocfl.read_range(key, range).map_err(io::Error::other),
+        use std::io::{Read, Seek, SeekFrom};
+        let mut file = match self {
+            Self::File(path) => std::fs::File::open(path)?,
+            Self::Stored { ocfl, key } => match ocfl.open_local(key) {
+                Some(opened) => opened?,
+                None => return ocfl.read_range(key, range).map_err(io::Error::other),
+            },
+        };
+        if range.start > 0 {
+            file.seek(SeekFrom::Start(range.start))?;
         }
+        Ok(Box::new(file.take(range.end.saturating_sub(range.start))))
     }
 
     /// A name for messages.
     pub fn describe(&self) -> String {
         match self {
             Self::File(path) => path.display().to_string(),
-            Self::Remote { key, .. } => key.clone(),
+            Self::Stored { key, .. } => key.clone(),
         }
     }
 }
@@ -112,12 +124,9 @@ impl Repository {
             return Ok(Some(StoredContent::File(PathBuf::from(file))));
         }
         self.settled(&record.ocfl_id).await?;
-        Ok(Some(match self.ocfl.local_path(file) {
-            Some(path) => StoredContent::File(path),
-            None => StoredContent::Remote {
-                ocfl: self.ocfl.clone(),
-                key: file.clone(),
-            },
+        Ok(Some(StoredContent::Stored {
+            ocfl: self.ocfl.clone(),
+            key: file.clone(),
         }))
     }
 

@@ -185,8 +185,8 @@ pub(crate) async fn content_body(
     start: u64,
     count: u64,
 ) -> std::io::Result<Body> {
-    if let Some(path) = content.local_path() {
-        return file_body(path, start, count).await;
+    if let Some(opened) = content.open_local() {
+        return file_body(opened?, start, count).await;
     }
     const CHUNK: usize = 256 << 10;
     let (tx, rx) = tokio::sync::mpsc::channel::<std::io::Result<bytes::Bytes>>(4);
@@ -289,18 +289,18 @@ fn current_read_headers(ctx: &Ctx, current: &ReadRecord) -> HeaderMap {
     }
 }
 
-/// Small files are read at once (inline: they come from the page cache, and a hop to the
-/// blocking pool costs more than the read); large ones stream in 256 KiB chunks.
+/// The answer body of `count` bytes of `file` from `start`. Small files are read at once
+/// (inline: they come from the page cache, and a hop to the blocking pool costs more than
+/// the read); large ones stream in 256 KiB chunks.
 pub(crate) async fn file_body(
-    path: &std::path::Path,
+    file: std::fs::File,
     start: u64,
     count: u64,
 ) -> std::io::Result<Body> {
     const INLINE: u64 = 64 << 10;
     const SMALL: u64 = 256 << 10;
-    let read = move |path: &std::path::Path| -> std::io::Result<Vec<u8>> {
+    let read = move |mut f: std::fs::File| -> std::io::Result<Vec<u8>> {
         use std::io::{Read, Seek, SeekFrom};
-        let mut f = std::fs::File::open(path)?;
         if start > 0 {
             f.seek(SeekFrom::Start(start))?;
         }
@@ -309,17 +309,16 @@ pub(crate) async fn file_body(
         Ok(buf)
     };
     if count <= INLINE {
-        return Ok(Body::from(read(path)?));
+        return Ok(Body::from(read(file)?));
     }
     if count <= SMALL {
-        let path = path.to_path_buf();
-        let bytes = tokio::task::spawn_blocking(move || read(&path))
+        let bytes = tokio::task::spawn_blocking(move || read(file))
             .await
             .map_err(std::io::Error::other)??;
         return Ok(Body::from(bytes));
     }
     use tokio::io::{AsyncReadExt, AsyncSeekExt};
-    let mut f = tokio::fs::File::open(path).await?;
+    let mut f = tokio::fs::File::from_std(file);
     if start > 0 {
         f.seek(std::io::SeekFrom::Start(start)).await?;
     }

@@ -63,6 +63,9 @@ const CREATE_ATTEMPTS: u32 = 5;
 #[derive(Debug)]
 pub struct FsStorage {
     root: PathBuf,
+    /// A handle of `root` (`O_PATH`): files are read relative to it, so that a read walks
+    /// only the key's own path components (a content file's are 7 of the 12 below `/`).
+    root_dir: std::os::fd::OwnedFd,
     conditional_locks: [Mutex<()>; LOCK_STRIPES],
     temp_counter: AtomicU64,
     /// Whether every write is synced before it returns (not in deferred mode).
@@ -96,8 +99,15 @@ impl FsStorage {
                 problem: format!("{} is not a directory", root.display()),
             });
         }
+        let root_dir = rustix::fs::open(
+            root,
+            rustix::fs::OFlags::PATH | rustix::fs::OFlags::DIRECTORY | rustix::fs::OFlags::CLOEXEC,
+            rustix::fs::Mode::empty(),
+        )
+        .map_err(|e| StoreError::io(root.display().to_string(), e.into()))?;
         Ok(Self {
             root: root.to_path_buf(),
+            root_dir,
             conditional_locks: std::array::from_fn(|_| Mutex::new(())),
             temp_counter: AtomicU64::new(0),
             sync,
@@ -375,11 +385,11 @@ impl FsStorage {
     /// Opens the file at `key` for reading with its metadata; `NotFound` unless it is a
     /// file.
     fn open_file(&self, key: &str) -> StoreResult<(File, fs::Metadata)> {
-        let path = self.path_of(key)?;
+        check_key(key)?;
         let not_found = || StoreError::NotFound {
             key: key.to_string(),
         };
-        let file = match open_without_atime(&path) {
+        let file = match open_without_atime(&self.root_dir, key) {
             Ok(file) => file,
             Err(e) if is_absent(&e) => return Err(not_found()),
             Err(e) => return Err(StoreError::io(key, e)),
@@ -514,6 +524,13 @@ impl ObjectStorage for FsStorage {
             None => self.put(key, bytes),
             Some(precondition) => self.put_if(key, bytes, precondition),
         }
+    }
+
+    fn open_local(&self, key: &str) -> Option<io::Result<File>> {
+        Some(match check_key(key) {
+            Ok(()) => open_without_atime(&self.root_dir, key),
+            Err(e) => Err(io::Error::new(ErrorKind::InvalidInput, e)),
+        })
     }
 
     fn local_path(&self, key: &str) -> Option<PathBuf> {
@@ -791,28 +808,22 @@ fn is_absent(error: &io::Error) -> bool {
     matches!(error.kind(), ErrorKind::NotFound | ErrorKind::NotADirectory)
 }
 
-/// Opens `path` for reading without updating its access time (`O_NOATIME`): with the
-/// `relatime` default, the first read of a file after it was written, and any a day after
+/// Opens `key` below the directory `root` for reading without updating its access time
+/// (`O_NOATIME`): with the `relatime` default, the first read of a file after it was written, and any a day after
 /// the last, rewrites its inode, so a rebuild or an audit that reads every file of a root
 /// once would write inode table and journal blocks for each (about 1.7 KB per file on
 /// ext4, BENCHMARKS.md). Only the files' owner (or a process with `CAP_FOWNER`) may ask:
 /// where the kernel refuses, files are opened as usual from then on.
-fn open_without_atime(path: &Path) -> io::Result<File> {
-    use std::os::unix::fs::OpenOptionsExt;
+fn open_without_atime(root: &std::os::fd::OwnedFd, key: &str) -> io::Result<File> {
+    use rustix::fs::{openat, Mode, OFlags};
     use std::sync::atomic::AtomicBool;
     static REFUSED: AtomicBool = AtomicBool::new(false);
+    let read = OFlags::RDONLY | OFlags::CLOEXEC;
     if !REFUSED.load(Ordering::Relaxed) {
-        let noatime = rustix::fs::OFlags::NOATIME.bits() as i32;
-        match OpenOptions::new()
-            .read(true)
-            .custom_flags(noatime)
-            .open(path)
-        {
-            Err(e) if e.raw_os_error() == Some(rustix::io::Errno::PERM.raw_os_error()) => {
-                REFUSED.store(true, Ordering::Relaxed);
-            }
-            opened => return opened,
+        match openat(root, key, read | OFlags::NOATIME, Mode::empty()) {
+            Err(rustix::io::Errno::PERM) => REFUSED.store(true, Ordering::Relaxed),
+            opened => return Ok(File::from(opened?)),
         }
     }
-    File::open(path)
+    Ok(File::from(openat(root, key, read, Mode::empty())?))
 }

@@ -244,6 +244,19 @@ pub trait ObjectStorage: Send + Sync + std::fmt::Debug {
         None
     }
 
+    /// The local file at `key` opened for reading, relative to the store's directory and
+    /// without updating its access time where the kernel allows (see
+    /// [`local_path`](Self::local_path) for what readers may do with it); `None` for a
+    /// remote store.
+    ///
+    /// # Errors
+    /// The `open`'s (`NotFound` if there is no file at `key`); `InvalidInput` for a key
+    /// that is not one.
+    fn open_local(&self, key: &str) -> Option<std::io::Result<std::fs::File>> {
+        let _ = key;
+        None
+    }
+
     /// Removes what writes cut short by a crash left below the directory `prefix`: a
     /// filesystem store's temporary files (a remote store's writes leave nothing, the
     /// default). For recovery, while nothing writes below `prefix`. Returns how many files

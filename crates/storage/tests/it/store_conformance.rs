@@ -840,6 +840,22 @@ fn local_paths_hold_the_bytes(store: &Store) {
             "only a remote store has no local files"
         ),
     }
+    // Opened through the store: the same bytes, nothing for a missing file, and no key
+    // that leaves the store.
+    match store.open_local("l/a/file") {
+        Some(opened) => {
+            let mut bytes = Vec::new();
+            std::io::Read::read_to_end(&mut opened.unwrap(), &mut bytes).unwrap();
+            assert_eq!(bytes, b"local");
+            let missing = store.open_local("l/a/none").unwrap().unwrap_err();
+            assert_eq!(missing.kind(), std::io::ErrorKind::NotFound);
+            for key in ["../l/a/file", "l/../l/a/file", "/etc/hostname"] {
+                let refused = store.open_local(key).unwrap().unwrap_err();
+                assert_eq!(refused.kind(), std::io::ErrorKind::InvalidInput, "{key}");
+            }
+        }
+        None => assert!(store.local_path("l/a/file").is_none(), "local files open"),
+    }
 }
 
 fn directories_move_in_whole_or_not_at_all(store: &Store) {
