@@ -19,7 +19,7 @@ use axum::routing::get;
 use axum::Router;
 use futures_util::future::{self, Either, Ready};
 
-use crate::App;
+use crate::{App, AppFuture};
 
 /// Liveness.
 pub const LIVE_PATH: &str = "/health/live";
@@ -97,10 +97,7 @@ where
 {
     type Response = Response;
     type Error = Infallible;
-    type Future = Either<
-        <App as tower_service::Service<http::Request<B>>>::Future,
-        Ready<Result<Response, Infallible>>,
-    >;
+    type Future = Either<AppFuture, Ready<Result<Response, Infallible>>>;
 
     fn poll_ready(&mut self, _: &mut std::task::Context<'_>) -> Poll<Result<(), Infallible>> {
         Poll::Ready(Ok(()))
@@ -108,7 +105,7 @@ where
 
     fn call(&mut self, request: http::Request<B>) -> Self::Future {
         match self.app.get() {
-            Some(app) => Either::Left(app.clone().call(request)),
+            Some(app) => Either::Left(app.answer(request)),
             None => Either::Right(future::ready(Ok(starting(request.uri().path())))),
         }
     }
