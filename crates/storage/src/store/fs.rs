@@ -66,6 +66,10 @@ pub struct FsStorage {
     /// A handle of `root` (`O_PATH`): files are read relative to it, so that a read walks
     /// only the key's own path components (a content file's are 7 of the 12 below `/`).
     root_dir: std::os::fd::OwnedFd,
+    /// The device and inode of the directory `root_dir` holds: a file missing below it is
+    /// looked for at `root` again when `root` is another directory now (a root deleted and
+    /// made anew while the store is open).
+    root_id: (u64, u64),
     conditional_locks: [Mutex<()>; LOCK_STRIPES],
     temp_counter: AtomicU64,
     /// Whether every write is synced before it returns (not in deferred mode).
@@ -105,9 +109,12 @@ impl FsStorage {
             rustix::fs::Mode::empty(),
         )
         .map_err(|e| StoreError::io(root.display().to_string(), e.into()))?;
+        let stat = rustix::fs::fstat(&root_dir)
+            .map_err(|e| StoreError::io(root.display().to_string(), e.into()))?;
         Ok(Self {
             root: root.to_path_buf(),
             root_dir,
+            root_id: (stat.st_dev, stat.st_ino),
             conditional_locks: std::array::from_fn(|_| Mutex::new(())),
             temp_counter: AtomicU64::new(0),
             sync,
@@ -389,7 +396,7 @@ impl FsStorage {
         let not_found = || StoreError::NotFound {
             key: key.to_string(),
         };
-        let file = match open_without_atime(&self.root_dir, key) {
+        let file = match self.open_for_reading(key) {
             Ok(file) => file,
             Err(e) if is_absent(&e) => return Err(not_found()),
             Err(e) => return Err(StoreError::io(key, e)),
@@ -403,6 +410,22 @@ impl FsStorage {
 
     /// Removes the empty directories from `dir` upwards (the root stays), and syncs the
     /// directory that lost the last one removed.
+    /// Opens the file at (checked) `key` for reading, below the root's handle: by its path
+    /// when it is missing there and `root` is no longer the directory the handle holds.
+    fn open_for_reading(&self, key: &str) -> io::Result<File> {
+        match open_without_atime(&self.root_dir, key) {
+            Err(e) if is_absent(&e) && self.root_replaced() => {
+                open_without_atime(rustix::fs::CWD, self.root.join(key).as_path())
+            }
+            opened => opened,
+        }
+    }
+
+    /// Whether `root` names another directory than the one the store opened.
+    fn root_replaced(&self) -> bool {
+        fs::metadata(&self.root).map_or(true, |m| (m.dev(), m.ino()) != self.root_id)
+    }
+
     fn remove_empty_dirs(&self, dir: &Path) {
         let mut current = dir;
         while current != self.root && current.starts_with(&self.root) {
@@ -528,7 +551,7 @@ impl ObjectStorage for FsStorage {
 
     fn open_local(&self, key: &str) -> Option<io::Result<File>> {
         Some(match check_key(key) {
-            Ok(()) => open_without_atime(&self.root_dir, key),
+            Ok(()) => self.open_for_reading(key),
             Err(e) => Err(io::Error::new(ErrorKind::InvalidInput, e)),
         })
     }
@@ -808,19 +831,23 @@ fn is_absent(error: &io::Error) -> bool {
     matches!(error.kind(), ErrorKind::NotFound | ErrorKind::NotADirectory)
 }
 
-/// Opens `key` below the directory `root` for reading without updating its access time
-/// (`O_NOATIME`): with the `relatime` default, the first read of a file after it was written, and any a day after
+/// Opens `key` below the directory `root` (or a path from the working directory, with
+/// `rustix::fs::CWD`) for reading without updating its access time (`O_NOATIME`): with the
+/// `relatime` default, the first read of a file after it was written, and any a day after
 /// the last, rewrites its inode, so a rebuild or an audit that reads every file of a root
 /// once would write inode table and journal blocks for each (about 1.7 KB per file on
 /// ext4, BENCHMARKS.md). Only the files' owner (or a process with `CAP_FOWNER`) may ask:
 /// where the kernel refuses, files are opened as usual from then on.
-fn open_without_atime(root: &std::os::fd::OwnedFd, key: &str) -> io::Result<File> {
+fn open_without_atime(
+    root: impl std::os::fd::AsFd,
+    key: impl rustix::path::Arg + Copy,
+) -> io::Result<File> {
     use rustix::fs::{openat, Mode, OFlags};
     use std::sync::atomic::AtomicBool;
     static REFUSED: AtomicBool = AtomicBool::new(false);
     let read = OFlags::RDONLY | OFlags::CLOEXEC;
     if !REFUSED.load(Ordering::Relaxed) {
-        match openat(root, key, read | OFlags::NOATIME, Mode::empty()) {
+        match openat(&root, key, read | OFlags::NOATIME, Mode::empty()) {
             Err(rustix::io::Errno::PERM) => REFUSED.store(true, Ordering::Relaxed),
             opened => return Ok(File::from(opened?)),
         }

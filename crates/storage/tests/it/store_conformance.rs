@@ -884,3 +884,23 @@ fn directories_move_in_whole_or_not_at_all(store: &Store) {
         assert!(store.list("m").unwrap().is_empty());
     }
 }
+
+/// The filesystem store reads through a handle of its root directory: a root deleted and
+/// made anew while the store is open (a restore, a test's reset) is read where it is now.
+#[test]
+fn a_filesystem_root_made_anew_is_read_where_it_is() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path().join("root");
+    let store = FsStorage::open(&root).unwrap();
+    store.put("a/file", b"old").unwrap();
+    std::fs::remove_dir_all(&root).unwrap();
+    std::fs::create_dir_all(root.join("a")).unwrap();
+    std::fs::write(root.join("a/file"), b"new").unwrap();
+    assert_eq!(store.read("a/file").unwrap().bytes, b"new");
+    let mut bytes = Vec::new();
+    let mut opened = store.open_local("a/file").unwrap().unwrap();
+    std::io::Read::read_to_end(&mut opened, &mut bytes).unwrap();
+    assert_eq!(bytes, b"new");
+    std::fs::remove_dir_all(&root).unwrap();
+    assert!(store.read("a/file").unwrap_err().is_not_found());
+}
