@@ -630,24 +630,19 @@ impl<'a> Views<'a> {
             .headers
             .content_size
             .is_some_and(|n| n <= 64 << 10);
+        fn read_all(mut reader: impl std::io::Read) -> std::io::Result<Vec<u8>> {
+            let mut bytes = Vec::new();
+            reader.read_to_end(&mut bytes)?;
+            Ok(bytes)
+        }
         match small.then(|| content.open_local()).flatten() {
-            Some(opened) => opened
-                .and_then(|mut file| {
-                    let mut bytes = Vec::new();
-                    std::io::Read::read_to_end(&mut file, &mut bytes)?;
-                    Ok(bytes)
-                })
-                .map_err(failed),
-            _ => {
+            Some(opened) => opened.and_then(read_all).map_err(failed),
+            None => {
                 let reading = content.clone();
-                tokio::task::spawn_blocking(move || {
-                    let mut bytes = Vec::new();
-                    std::io::Read::read_to_end(&mut reading.open(0..u64::MAX)?, &mut bytes)?;
-                    Ok(bytes)
-                })
-                .await
-                .map_err(|e| failed(std::io::Error::other(e)))?
-                .map_err(failed)
+                tokio::task::spawn_blocking(move || read_all(reading.open(0..u64::MAX)?))
+                    .await
+                    .map_err(|e| failed(std::io::Error::other(e)))?
+                    .map_err(failed)
             }
         }
     }
